@@ -1,0 +1,69 @@
+//! The PTX entry table: the only `extern "gpu-kernel"` items in the crate.
+//!
+//! Every kernel is instantiated for every operator and element type, and the
+//! const-`BLOCK` kernels for every block size from 32 to 1024. Names follow
+//! one rule, which the host's registry relies on:
+//!
+//! * `{kernel}_{op}_{type}` when the block size is chosen at launch
+//!   (`reduce3_sum_i32`);
+//! * `{kernel}_b{block}_{op}_{type}` when it is compiled in (`reduce7_b256_max_f64`).
+//!
+//! All of them take `(g_idata: *const T, g_odata: *mut T, n: u32)`.
+
+use crate::kernels::*;
+use crate::op::{Max, Min, Sum};
+
+/// Calls `$m!(op, Op, type)` for each of the 18 (operator, type) pairs.
+macro_rules! for_each_op_and_type {
+    ($m:ident) => {
+        for_each_op_and_type!(@types $m, i32 u32 i64 u64 f32 f64);
+    };
+    (@types $m:ident, $($t:ident)*) => {$(
+        $m!(sum, Sum, $t);
+        $m!(min, Min, $t);
+        $m!(max, Max, $t);
+    )*};
+}
+
+/// `{kernel}_{op}_{type}`: block size chosen at launch.
+macro_rules! entry {
+    ($kernel:ident, $module:ident :: $f:ident, $op:ident, $Op:ty, $t:ident) => {
+        #[unsafe(no_mangle)]
+        pub unsafe extern "gpu-kernel" fn ${concat($kernel, _, $op, _, $t)}(
+            g_idata: *const $t,
+            g_odata: *mut $t,
+            n: u32,
+        ) {
+            $module::$f::<$t, $Op>(g_idata, g_odata, n)
+        }
+    };
+}
+
+/// `{kernel}_b{block}_{op}_{type}`, one per block size.
+macro_rules! entry_per_block {
+    ($kernel:ident, $module:ident :: $f:ident, $op:ident, $Op:ty, $t:ident, [$($block:literal)*]) => {$(
+        #[unsafe(no_mangle)]
+        pub unsafe extern "gpu-kernel" fn ${concat($kernel, _b, $block, _, $op, _, $t)}(
+            g_idata: *const $t,
+            g_odata: *mut $t,
+            n: u32,
+        ) {
+            $module::$f::<$t, $Op, $block>(g_idata, g_odata, n)
+        }
+    )*};
+}
+
+macro_rules! seed_kernels {
+    ($op:ident, $Op:ty, $t:ident) => {
+        entry!(reduce1, reduce1_interleaved_divergent::reduce1, $op, $Op, $t);
+        entry!(reduce2, reduce2_interleaved_bank_conflicts::reduce2, $op, $Op, $t);
+        entry!(reduce3, reduce3_sequential::reduce3, $op, $Op, $t);
+        entry!(reduce4, reduce4_first_add_during_load::reduce4, $op, $Op, $t);
+        entry!(reduce5, reduce5_unroll_last_warp::reduce5, $op, $Op, $t);
+        entry_per_block!(reduce6, reduce6_complete_unroll::reduce6, $op, $Op, $t, [32 64 128 256 512 1024]);
+        entry_per_block!(reduce7, reduce7_multiple_elements::reduce7, $op, $Op, $t, [32 64 128 256 512 1024]);
+        entry_per_block!(reduce8, reduce8_warp_tile::reduce8, $op, $Op, $t, [32 64 128 256 512 1024]);
+        entry_per_block!(reduce9, reduce9_warp_shuffle::reduce9, $op, $Op, $t, [32 64 128 256 512 1024]);
+    };
+}
+for_each_op_and_type!(seed_kernels);

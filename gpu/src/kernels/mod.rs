@@ -1,0 +1,26 @@
+//! The kernels, one file per step.
+//!
+//! Steps 1-7 are Mark Harris's "Optimizing Parallel Reduction in CUDA"
+//! (seed 000); 8 and 9 come from the 2023 review of it on a V100 (seed 004).
+//! Harris numbers his kernels from 1, as we do; NVIDIA's cuda-samples
+//! `reduction_kernel.cu` numbers the same kernels from `reduce0`.
+//!
+//! Steps 1-7 are self-contained on purpose: `diff` two neighbouring files and
+//! you see that slide's change and nothing else.
+//!
+//! Every kernel here is an `unsafe fn` generic over the element type `T` and
+//! the operator `O`; `entries.rs` turns each into named PTX entries. Every
+//! kernel reduces `g_idata[0..n]` for any `n` (padding with `O::IDENTITY`)
+//! and writes one partial result per block to `g_odata[block_idx_x()]`; the
+//! host launches again on the partials until one value remains (Harris's
+//! "kernel decomposition").
+
+pub mod reduce1_interleaved_divergent;
+pub mod reduce2_interleaved_bank_conflicts;
+pub mod reduce3_sequential;
+pub mod reduce4_first_add_during_load;
+pub mod reduce5_unroll_last_warp;
+pub mod reduce6_complete_unroll;
+pub mod reduce7_multiple_elements;
+pub mod reduce8_warp_tile;
+pub mod reduce9_warp_shuffle;

@@ -1,0 +1,61 @@
+//! Atomic operations and memory fences on global memory.
+
+use core::arch::asm;
+
+/// CUDA `__threadfence()`; PTX `membar.gl` (`fence.sc.gpu` since sm_70).
+///
+/// Orders this thread's earlier global-memory writes before its later ones,
+/// as every thread of the GPU observes them.
+#[inline(always)]
+pub fn threadfence() {
+    // SAFETY: a fence has no operands and no preconditions.
+    unsafe { asm!("membar.gl;", options(nostack)) }
+}
+
+/// CUDA `atomicInc(p, limit)`; PTX `atom.global.inc.u32`: stores
+/// `old >= limit ? 0 : old + 1` and returns `old`.
+///
+/// # Safety
+/// `p` must point to a live, aligned `u32` in global memory.
+#[inline(always)]
+pub unsafe fn atomic_inc(p: *mut u32, limit: u32) -> u32 {
+    let old: u32;
+    asm!("atom.global.inc.u32 {old}, [{p}], {limit};",
+         old = out(reg32) old, p = in(reg64) p, limit = in(reg32) limit, options(nostack));
+    old
+}
+
+/// An element type with a native atomic add in global memory.
+pub trait AtomicAdd: Copy {
+    /// CUDA `atomicAdd(p, v)` with the result unused; PTX `red.global.add`.
+    ///
+    /// # Safety
+    /// `p` must point to a live, aligned `Self` in global memory.
+    unsafe fn atomic_add(p: *mut Self, v: Self);
+}
+
+macro_rules! red_add {
+    ($t:ty, $ptx:literal, $reg:ident) => {
+        impl AtomicAdd for $t {
+            #[inline(always)]
+            unsafe fn atomic_add(p: *mut Self, v: Self) {
+                asm!(concat!("red.global.add.", $ptx, " [{p}], {v};"),
+                     p = in(reg64) p, v = in($reg) v, options(nostack));
+            }
+        }
+    };
+}
+red_add!(u32, "u32", reg32);
+red_add!(i32, "s32", reg32);
+red_add!(u64, "u64", reg64);
+red_add!(f32, "f32", reg32);
+red_add!(f64, "f64", reg64);
+
+/// CUDA `atomicAdd(p, v)` with the result unused: see [`AtomicAdd`].
+///
+/// # Safety
+/// `p` must point to a live, aligned `T` in global memory.
+#[inline(always)]
+pub unsafe fn atomic_add<T: AtomicAdd>(p: *mut T, v: T) {
+    T::atomic_add(p, v)
+}

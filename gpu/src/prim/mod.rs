@@ -1,0 +1,19 @@
+//! Device primitives with CUDA's names, so a reader of CUDA C++ finds each
+//! one with grep: `threadIdx.x` is [`thread_idx_x`], `__syncthreads()` is
+//! [`sync_threads`], `__shfl_down_sync` is [`shfl_down_sync`], `extern
+//! __shared__ T sdata[]` is [`dyn_shared`]. Kernels use only these.
+//!
+//! Each is a thin wrapper over a `core::arch::nvptx` function, an LLVM NVVM
+//! intrinsic or one line of inline PTX; its doc names the PTX it becomes.
+
+pub mod atomic;
+pub mod memory;
+pub mod shared;
+pub mod thread;
+pub mod warp;
+
+pub use atomic::{atomic_add, atomic_inc, threadfence};
+pub use memory::{load, store};
+pub use shared::{DynShared, dyn_shared};
+pub use thread::{WARP_SIZE, block_dim_x, block_idx_x, grid_dim_x, lane_id, sync_threads, thread_idx_x, warp_id};
+pub use warp::{FULL_MASK, Shuffle, ballot_sync, match_any_sync, shfl_down_sync, shfl_sync, sync_warp};

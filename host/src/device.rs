@@ -1,0 +1,258 @@
+//! The GPU: a CUDA context and stream (through cudarc, with the driver
+//! loaded at run time), what the device is, the kernels loaded from PTX, and
+//! the one launch function for the reduction kernels' signature.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+use cudarc::driver::sys::{self, CUdevice_attribute as Attr};
+use cudarc::driver::{
+    CudaContext, CudaEvent, CudaFunction, CudaSlice, CudaStream, CudaView, CudaViewMut, DeviceRepr, DriverError,
+    LaunchConfig, PushKernelArg,
+};
+use serde::Serialize;
+
+use crate::error::{Error, Result, driver};
+use crate::ptx::Ptx;
+
+/// What the device is, read from its attributes.
+#[derive(Clone, Debug, Serialize)]
+pub struct DeviceInfo {
+    /// `NVIDIA H100 80GB HBM3`.
+    pub name: String,
+    /// Device ordinal.
+    pub ordinal: usize,
+    /// `(9, 0)` for Hopper.
+    pub compute_capability: (i32, i32),
+    /// Streaming multiprocessors.
+    pub sm_count: u32,
+    /// L2 cache size in bytes.
+    pub l2_bytes: usize,
+    /// Device memory in bytes.
+    pub total_mem: usize,
+    /// Peak memory clock in kHz.
+    pub mem_clock_khz: u32,
+    /// Memory bus width in bits.
+    pub bus_width_bits: u32,
+    /// Driver version, e.g. 13000 for CUDA 13.0.
+    pub driver_version: i32,
+}
+
+impl DeviceInfo {
+    /// Theoretical DRAM bandwidth in bytes/s: memory clock × bus width × 2
+    /// (double data rate).
+    ///
+    /// ```
+    /// # let info = reduction::DeviceInfo { name: "G80".into(), ordinal: 0, compute_capability: (1, 0), sm_count: 16,
+    /// #     l2_bytes: 0, total_mem: 0, mem_clock_khz: 900_000, bus_width_bits: 384, driver_version: 0 };
+    /// // Harris's slide 6: 384-bit, 900 MHz DDR = 86.4 GB/s.
+    /// assert_eq!(info.peak_bandwidth(), 86.4e9);
+    /// ```
+    pub fn peak_bandwidth(&self) -> f64 {
+        2.0 * self.mem_clock_khz as f64 * 1e3 * self.bus_width_bits as f64 / 8.0
+    }
+
+    /// `sm_90` for compute capability 9.0.
+    pub fn arch(&self) -> String {
+        format!("sm_{}{}", self.compute_capability.0, self.compute_capability.1)
+    }
+}
+
+/// An open GPU: context, stream, device info and the kernels loaded so far.
+pub struct Gpu {
+    ctx: Arc<CudaContext>,
+    stream: Arc<CudaStream>,
+    info: DeviceInfo,
+    ptx: Ptx,
+    functions: Mutex<HashMap<String, CudaFunction>>,
+    resident: Mutex<HashMap<(String, u32), u32>>,
+}
+
+impl std::fmt::Debug for Gpu {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Gpu").field("info", &self.info).field("ptx", &self.ptx.origin()).finish()
+    }
+}
+
+/// Why no GPU can be used here, or `None` if one can: the reason tests
+/// print after `SKIPPED:`.
+///
+/// ```
+/// // On a machine without the NVIDIA driver this is Some("no CUDA driver: ...").
+/// let _ = reduction::no_gpu_reason();
+/// ```
+pub fn no_gpu_reason() -> Option<String> {
+    match device_count() {
+        Ok(0) => Some(Error::NoDevice { ordinal: 0, count: 0 }.to_string()),
+        Ok(_) => None,
+        Err(e) => Some(e.to_string()),
+    }
+}
+
+/// The number of CUDA devices; [`Error::NoDriver`] without the driver.
+fn device_count() -> Result<usize> {
+    // SAFETY: only tries to dlopen libcuda; cudarc panics on first use without it.
+    if !unsafe { sys::is_culib_present() } {
+        return Err(Error::NoDriver);
+    }
+    match CudaContext::device_count() {
+        Ok(n) => Ok(n.max(0) as usize),
+        Err(DriverError(sys::CUresult::CUDA_ERROR_NO_DEVICE)) => Ok(0),
+        Err(e) => Err(driver("cuInit/cuDeviceGetCount")(e)),
+    }
+}
+
+impl Gpu {
+    /// Open device `ordinal` with the kernels of `ptx`.
+    pub fn open(ordinal: usize, ptx: Ptx) -> Result<Self> {
+        let count = device_count()?;
+        if ordinal >= count {
+            return Err(Error::NoDevice { ordinal, count });
+        }
+        let ctx = CudaContext::new(ordinal).map_err(driver("cuCtxRetain"))?;
+        let stream = ctx.default_stream();
+        Self::from_stream(stream, ptx)
+    }
+
+    /// Use an existing stream (and its context): reductions are ordered after
+    /// the work already queued on it.
+    pub fn from_stream(stream: Arc<CudaStream>, ptx: Ptx) -> Result<Self> {
+        let ctx = stream.context().clone();
+        let attr = |a: Attr| ctx.attribute(a).map_err(driver("cuDeviceGetAttribute"));
+        let mut driver_version = 0;
+        // SAFETY: writes one int.
+        unsafe { sys::cuDriverGetVersion(&mut driver_version) }.result().map_err(driver("cuDriverGetVersion"))?;
+        let info = DeviceInfo {
+            name: ctx.name().map_err(driver("cuDeviceGetName"))?,
+            ordinal: ctx.ordinal(),
+            compute_capability: ctx.compute_capability().map_err(driver("cuDeviceGetAttribute"))?,
+            sm_count: attr(Attr::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)? as u32,
+            l2_bytes: attr(Attr::CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE)? as usize,
+            total_mem: ctx.total_mem().map_err(driver("cuDeviceTotalMem"))?,
+            mem_clock_khz: attr(Attr::CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE)? as u32,
+            bus_width_bits: attr(Attr::CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH)? as u32,
+            driver_version,
+        };
+        Ok(Gpu { ctx, stream, info, ptx, functions: Mutex::default(), resident: Mutex::default() })
+    }
+
+    /// What the device is.
+    pub fn info(&self) -> &DeviceInfo {
+        &self.info
+    }
+
+    /// The stream every launch goes to.
+    pub fn stream(&self) -> &Arc<CudaStream> {
+        &self.stream
+    }
+
+    /// The PTX the kernels come from.
+    pub fn ptx(&self) -> &Ptx {
+        &self.ptx
+    }
+
+    /// `(free, total)` device memory in bytes.
+    pub fn mem_info(&self) -> Result<(usize, usize)> {
+        self.ctx.mem_get_info().map_err(driver("cuMemGetInfo"))
+    }
+
+    /// The kernel `entry`, JIT-compiled from its own small module on first use.
+    pub fn function(&self, entry: &str) -> Result<CudaFunction> {
+        let mut cache = self.functions.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        if let Some(f) = cache.get(entry) {
+            return Ok(f.clone());
+        }
+        let src = self.ptx.module_for(entry)?;
+        let load_err =
+            |source| Error::ModuleLoad { entry: entry.to_string(), ptx: self.ptx.origin().to_string(), source };
+        let module = self.ctx.load_module(cudarc::nvrtc::Ptx::from_src(src)).map_err(load_err)?;
+        let f = module.load_function(entry).map_err(load_err)?;
+        cache.insert(entry.to_string(), f.clone());
+        Ok(f)
+    }
+
+    /// Blocks of kernel `entry` that fit on the whole GPU at once, launched
+    /// with `block` threads and `smem` bytes of shared memory (occupancy API
+    /// × SM count); cached.
+    pub fn resident_blocks(&self, entry: &str, block: u32, smem: u32) -> Result<u32> {
+        let key = (entry.to_string(), block);
+        if let Some(&n) = self.resident.lock().unwrap_or_else(|p| p.into_inner()).get(&key) {
+            return Ok(n);
+        }
+        let per_sm = self
+            .function(entry)?
+            .occupancy_max_active_blocks_per_multiprocessor(block, smem as usize, None)
+            .map_err(driver("cuOccupancyMaxActiveBlocksPerMultiprocessor"))?;
+        let n = per_sm.max(1) * self.info.sm_count;
+        self.resident.lock().unwrap_or_else(|p| p.into_inner()).insert(key, n);
+        Ok(n)
+    }
+
+    /// Allocate `len` elements; running out of memory is [`Error::OutOfMemory`].
+    pub fn alloc<T: DeviceRepr>(&self, len: usize, what: &'static str) -> Result<CudaSlice<T>> {
+        // SAFETY: the memory is uninitialised; every caller writes before it reads.
+        match unsafe { self.stream.alloc::<T>(len.max(1)) } {
+            Ok(slice) => Ok(slice),
+            Err(DriverError(sys::CUresult::CUDA_ERROR_OUT_OF_MEMORY)) => {
+                let (free, total) = self.mem_info().unwrap_or((0, self.info.total_mem));
+                Err(Error::OutOfMemory { what, bytes: len * size_of::<T>(), free, total })
+            }
+            Err(e) => Err(driver("cuMemAlloc")(e)),
+        }
+    }
+
+    /// An event that records time (cudarc's default event does not).
+    pub fn timing_event(&self) -> Result<CudaEvent> {
+        self.ctx.new_event(Some(sys::CUevent_flags::CU_EVENT_DEFAULT)).map_err(driver("cuEventCreate"))
+    }
+
+    /// Wait for everything queued on the stream.
+    pub fn synchronize(&self) -> Result<()> {
+        self.stream.synchronize().map_err(driver("cuStreamSynchronize"))
+    }
+
+    /// Launch a reduction kernel `(g_idata: *const T, g_odata: *mut T, n: u32)`
+    /// with `grid` blocks of `block` threads and `block × size_of::<T>()`
+    /// bytes of shared memory.
+    ///
+    /// This is the only place the reduction kernels are launched. It checks
+    /// what the kernel relies on and cannot check itself: `input` has `n`
+    /// elements, `output` one slot per block, and the shape is a legal launch.
+    pub(crate) fn launch_reduce<T: DeviceRepr>(
+        &self,
+        entry: &str,
+        input: &CudaView<'_, T>,
+        output: &mut CudaViewMut<'_, T>,
+        n: u32,
+        grid: u32,
+        block: u32,
+    ) -> Result<()> {
+        let smem = block * size_of::<T>() as u32;
+        if input.len() < n as usize {
+            return Err(Error::SliceTooShort { len: input.len(), n: n as usize });
+        }
+        if output.len() < grid as usize || grid == 0 || !block.is_power_of_two() || !(32..=1024).contains(&block) {
+            return Err(Error::Invalid(format!(
+                "{entry}: bad launch: grid {grid}, block {block}, {} output slots",
+                output.len()
+            )));
+        }
+        let func = self.function(entry)?;
+        let cfg = LaunchConfig { grid_dim: (grid, 1, 1), block_dim: (block, 1, 1), shared_mem_bytes: smem };
+        let mut args = self.stream.launch_builder(&func);
+        args.arg(input).arg(output).arg(&n);
+        // SAFETY: every entry named like a reduction kernel has the signature
+        // (const T*, T*, u32) for this T (`gpu/src/entries.rs`; the registry
+        // test checks the names); it reads input[0..n] and writes
+        // output[0..grid], both checked above, and needs block × size_of::<T>()
+        // bytes of shared memory, which the config provides.
+        unsafe { args.launch(cfg) }.map_err(|source| Error::Launch {
+            entry: entry.to_string(),
+            grid,
+            block,
+            smem,
+            source,
+        })?;
+        Ok(())
+    }
+}

@@ -1,0 +1,200 @@
+//! Launch planning: which launches reduce `n` elements with a kernel. Pure
+//! arithmetic on the CPU, shared by the library, the tests and the benchmark.
+//!
+//! CUDA has no barrier across blocks, so a reduction is a sequence of
+//! launches (Harris's *kernel decomposition*, slide 5): the first level reads
+//! the input and writes one partial per block; each next level reduces the
+//! previous level's partials with the same kernel, until one value remains.
+
+use crate::registry::{Kernel, PerThread};
+
+/// The most elements one launch reads. Kernels index with `u32` and step by
+/// `2 × block × grid`; with `n ≤ 2^31` no index can wrap. Longer inputs are
+/// split into chunks of this size, each its own launch, whose partials are
+/// written side by side.
+pub const MAX_CHUNK: usize = 1 << 31;
+
+/// One kernel launch.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Launch {
+    /// First element this launch reads, in its level's input.
+    pub in_offset: usize,
+    /// How many elements it reads.
+    pub n: u32,
+    /// Blocks in the grid: one partial each.
+    pub grid: u32,
+    /// Where its first partial goes, in its level's output.
+    pub out_offset: usize,
+}
+
+/// The launches of one level; together they write [`Level::outputs`] partials.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Level {
+    pub launches: Vec<Launch>,
+}
+
+impl Level {
+    /// How many partials this level writes.
+    pub fn outputs(&self) -> usize {
+        self.launches.iter().map(|l| l.grid as usize).sum()
+    }
+}
+
+/// Blocks for one launch of `kernel` over `n` elements: enough to cover them
+/// (one or two elements per thread), or for grid-stride kernels at most the
+/// `resident` blocks the GPU holds at once.
+///
+/// ```
+/// use reduction::{grid_for, Kernel};
+/// assert_eq!(grid_for(Kernel::find("reduce1").unwrap(), 1000, 128, 264), 8);
+/// assert_eq!(grid_for(Kernel::find("reduce4").unwrap(), 1000, 128, 264), 4);
+/// assert_eq!(grid_for(Kernel::find("reduce7").unwrap(), 1 << 24, 128, 264), 264);
+/// assert_eq!(grid_for(Kernel::find("reduce7").unwrap(), 100, 128, 264), 1);
+/// ```
+pub fn grid_for(kernel: &Kernel, n: usize, block: u32, resident: u32) -> u32 {
+    let block = block as usize;
+    let grid = match kernel.per_thread {
+        PerThread::One => n.div_ceil(block),
+        PerThread::Two => n.div_ceil(2 * block),
+        PerThread::GridStride => n.div_ceil(2 * block).min(resident.max(1) as usize),
+    };
+    grid.max(1) as u32
+}
+
+/// The levels that reduce `n > 0` elements to one. Levels after the first
+/// read partials; a grid-stride kernel reduces them with a single block.
+///
+/// ```
+/// use reduction::{plan, Kernel};
+/// let levels = plan(Kernel::find("reduce3").unwrap(), 1 << 20, 128, 264);
+/// let grids: Vec<usize> = levels.iter().map(|l| l.outputs()).collect();
+/// assert_eq!(grids, [8192, 64, 1]);
+/// let levels = plan(Kernel::find("reduce7").unwrap(), 1 << 20, 128, 264);
+/// assert_eq!(levels.iter().map(|l| l.outputs()).collect::<Vec<_>>(), [264, 1]);
+/// ```
+pub fn plan(kernel: &Kernel, n: usize, block: u32, resident: u32) -> Vec<Level> {
+    let mut levels = Vec::new();
+    let mut remaining = n;
+    while remaining > 1 || levels.is_empty() {
+        let resident = if levels.is_empty() { resident } else { 1 };
+        let mut launches = Vec::new();
+        let mut out_offset = 0;
+        for in_offset in (0..remaining).step_by(MAX_CHUNK) {
+            let len = (remaining - in_offset).min(MAX_CHUNK);
+            let grid = grid_for(kernel, len, block, resident);
+            launches.push(Launch { in_offset, n: len as u32, grid, out_offset });
+            out_offset += grid as usize;
+        }
+        let level = Level { launches };
+        remaining = level.outputs();
+        levels.push(level);
+    }
+    levels
+}
+
+/// Partials buffers a plan needs: the largest output of the even levels
+/// and of the odd levels, not counting the last level (it writes the result).
+/// Levels alternate between the two buffers.
+///
+/// ```
+/// use reduction::{plan, scratch_sizes, Kernel};
+/// assert_eq!(scratch_sizes(&plan(Kernel::find("reduce3").unwrap(), 1 << 20, 128, 264)), (8192, 64));
+/// ```
+pub fn scratch_sizes(levels: &[Level]) -> (usize, usize) {
+    let mut sizes = (0, 0);
+    for (i, level) in levels.iter().enumerate().take(levels.len().saturating_sub(1)) {
+        let slot = if i % 2 == 0 { &mut sizes.0 } else { &mut sizes.1 };
+        *slot = (*slot).max(level.outputs());
+    }
+    sizes
+}
+
+/// The longest chain of `combine`s from an input element to the result,
+/// the `h` of the floating-point error bound `|error| <= h · ε · Σ|x|`
+/// (Higham, *Accuracy and Stability of Numerical Algorithms*, §4.2): per
+/// level, the elements one thread folds in sequence plus the block's tree.
+///
+/// ```
+/// use reduction::{depth, plan, Kernel};
+/// let k = Kernel::find("reduce3").unwrap();
+/// assert_eq!(depth(k, &plan(k, 1 << 20, 128, 264), 128), 3 * 7); // three levels of 7 rounds
+/// let k = Kernel::find("reduce7").unwrap();
+/// // 2^20 / (2 × 128 × 264) → 16 iterations of 2 adds and a 7-round tree,
+/// // then one block over the 264 partials: 2 iterations of 2 adds and the tree.
+/// assert_eq!(depth(k, &plan(k, 1 << 20, 128, 264), 128), (32 + 7) + (4 + 7));
+/// ```
+pub fn depth(kernel: &Kernel, levels: &[Level], block: u32) -> usize {
+    let tree = block.ilog2() as usize;
+    levels
+        .iter()
+        .map(|level| {
+            let chain = level
+                .launches
+                .iter()
+                .map(|l| match kernel.per_thread {
+                    PerThread::One => 0,
+                    PerThread::Two => 1,
+                    PerThread::GridStride => 2 * (l.n as usize).div_ceil(2 * block as usize * l.grid as usize),
+                })
+                .max()
+                .unwrap_or(0);
+            chain + tree
+        })
+        .sum()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::registry::KERNELS;
+
+    #[test]
+    fn every_level_covers_its_input_and_ends_in_one() {
+        for kernel in KERNELS {
+            for block in kernel.block_sizes() {
+                for n in [1usize, 2, 31, 33, 127, 128, 129, 1000, 65537, (1 << 20) + 7, 3 << 30] {
+                    let levels = plan(kernel, n, block, 132 * 8);
+                    assert_eq!(levels.last().map(Level::outputs), Some(1), "{} b{block} n={n}", kernel.id);
+                    let mut input = n;
+                    for level in &levels {
+                        let covered: usize = level.launches.iter().map(|l| l.n as usize).sum();
+                        assert_eq!(covered, input);
+                        for l in &level.launches {
+                            let per_block = match kernel.per_thread {
+                                PerThread::One => block as usize,
+                                _ => 2 * block as usize,
+                            };
+                            if kernel.per_thread == PerThread::GridStride {
+                                // The stride 2 × block × grid is a u32, and i < n plus one stride fits.
+                                assert!(l.n as u64 + 2 * block as u64 * l.grid as u64 <= u32::MAX as u64);
+                            } else {
+                                // One block per `per_block` elements, and no block index past u32.
+                                assert!(l.grid as usize * per_block >= l.n as usize);
+                                assert!(l.grid as u64 * per_block as u64 <= l.n as u64 + per_block as u64);
+                            }
+                        }
+                        input = level.outputs();
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn long_inputs_are_chunked() {
+        let k = Kernel::find("reduce4").unwrap();
+        let levels = plan(k, MAX_CHUNK + 17, 256, 1000);
+        let first = &levels[0].launches;
+        assert_eq!(first.len(), 2);
+        assert_eq!(first[1].in_offset, MAX_CHUNK);
+        assert_eq!(first[1].n, 17);
+        assert_eq!(first[1].out_offset, first[0].grid as usize);
+    }
+
+    #[test]
+    fn one_element_is_one_launch() {
+        for kernel in KERNELS {
+            assert_eq!(plan(kernel, 1, 128, 10).len(), 1);
+        }
+    }
+}

@@ -1,0 +1,124 @@
+//! The kernels' PTX: the copy embedded at build time, or a file the user names.
+//!
+//! The embedded PTX holds hundreds of entries (every kernel × block size ×
+//! operator × type). Loading it whole would make the driver JIT-compile all
+//! of them before the first launch, seconds of work. Instead each entry is
+//! loaded as its own small module when it is first used: [`Ptx::module_for`]
+//! keeps the module's header and declarations and drops every other entry.
+
+use std::sync::Arc;
+
+use crate::error::{Error, Result};
+
+/// The PTX that `build.rs` made with `xtask::PtxBuild` (the default arch, sm_75).
+pub const EMBEDDED: &str = include_str!(concat!(env!("OUT_DIR"), "/gpu.ptx"));
+
+/// PTX text and where it came from.
+#[derive(Clone, Debug)]
+pub struct Ptx {
+    text: Arc<str>,
+    origin: String,
+}
+
+impl Ptx {
+    /// The PTX embedded in this library.
+    ///
+    /// ```
+    /// let ptx = reduction::Ptx::embedded();
+    /// assert_eq!(ptx.target(), Some("sm_75"));
+    /// assert!(ptx.entries().any(|e| e == "reduce3_sum_i32"));
+    /// ```
+    pub fn embedded() -> Self {
+        Ptx { text: EMBEDDED.into(), origin: "embedded".into() }
+    }
+
+    /// PTX read from a file, e.g. one written by `cargo xtask build-ptx`.
+    ///
+    /// ```
+    /// let err = reduction::Ptx::from_file("/no/such.ptx").unwrap_err();
+    /// assert!(matches!(err, reduction::Error::PtxMissing { .. }));
+    /// ```
+    pub fn from_file(path: impl AsRef<std::path::Path>) -> Result<Self> {
+        let path = path.as_ref();
+        let text = std::fs::read_to_string(path)
+            .map_err(|source| Error::PtxMissing { path: path.display().to_string(), source })?;
+        Ok(Ptx { text: text.into(), origin: path.display().to_string() })
+    }
+
+    /// PTX given as text; `origin` names it in error messages.
+    ///
+    /// ```
+    /// let ptx = reduction::Ptx::from_text(".version 7.0\n.target sm_80\n", "inline");
+    /// assert_eq!(ptx.target(), Some("sm_80"));
+    /// ```
+    pub fn from_text(text: impl Into<Arc<str>>, origin: impl Into<String>) -> Self {
+        Ptx { text: text.into(), origin: origin.into() }
+    }
+
+    /// Where this PTX came from: `embedded` or a path.
+    ///
+    /// ```
+    /// assert_eq!(reduction::Ptx::embedded().origin(), "embedded");
+    /// ```
+    pub fn origin(&self) -> &str {
+        &self.origin
+    }
+
+    /// The `.target` architecture, e.g. `sm_75`.
+    ///
+    /// ```
+    /// assert_eq!(reduction::Ptx::from_text(".target sm_90, debug", "x").target(), Some("sm_90"));
+    /// ```
+    pub fn target(&self) -> Option<&str> {
+        let line = self.text.lines().find(|l| l.starts_with(".target "))?;
+        line[".target ".len()..].split([',', ' ']).next()
+    }
+
+    /// The names of all `.entry` functions, in file order.
+    ///
+    /// ```
+    /// let n = reduction::Ptx::embedded().entries().count();
+    /// assert!(n > 500);
+    /// ```
+    pub fn entries(&self) -> impl Iterator<Item = &str> {
+        self.text.lines().filter_map(entry_name)
+    }
+
+    /// The text of a module that holds only `entry` (plus the header and all
+    /// declarations), ready for the driver's JIT.
+    ///
+    /// ```
+    /// let ptx = reduction::Ptx::embedded();
+    /// let one = ptx.module_for("reduce3_sum_i32").unwrap();
+    /// assert_eq!(reduction::Ptx::from_text(one, "one").entries().collect::<Vec<_>>(), ["reduce3_sum_i32"]);
+    /// assert!(matches!(ptx.module_for("nope"), Err(reduction::Error::MissingEntry { .. })));
+    /// ```
+    pub fn module_for(&self, entry: &str) -> Result<String> {
+        let mut out = String::new();
+        let mut found = false;
+        let mut skipping = false;
+        for line in self.text.lines() {
+            if let Some(name) = entry_name(line) {
+                skipping = name != entry;
+                found |= !skipping;
+            }
+            if !skipping {
+                out.push_str(line);
+                out.push('\n');
+            }
+            if line == "}" {
+                skipping = false; // the end of a function body
+            }
+        }
+        if !found {
+            return Err(Error::MissingEntry { entry: entry.to_string(), ptx: self.origin.clone() });
+        }
+        Ok(out)
+    }
+}
+
+/// `reduce3_sum_i32` from `.visible .entry reduce3_sum_i32(`.
+fn entry_name(line: &str) -> Option<&str> {
+    let rest = line.strip_prefix(".visible .entry ").or_else(|| line.strip_prefix(".entry "))?;
+    rest.split('(').next().map(str::trim)
+}

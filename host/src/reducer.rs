@@ -1,0 +1,494 @@
+//! The library API: [`Reducer`] reduces host slices and device buffers with
+//! any kernel of the registry, reusing its device scratch buffers.
+
+use std::any::{Any, TypeId};
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use cudarc::driver::{CudaSlice, CudaStream, CudaView, CudaViewMut, DeviceRepr, ValidAsZeroBits};
+
+use crate::device::Gpu;
+use crate::error::{Error, Result, driver};
+use crate::plan::{Level, plan, scratch_sizes};
+use crate::ptx::Ptx;
+use crate::registry::{DEFAULT_BLOCK, Kernel, PerThread};
+use gpu::op::{Max, Min, ReduceOp, Sum};
+
+/// An element type the library reduces: `i32, u32, i64, u64, f32, f64`.
+///
+/// Integer sums wrap on overflow (like CUDA's `int`); float results follow
+/// the rules in [`gpu::op`] (NaN propagates, `-0.0 < +0.0` for min/max).
+pub trait Element: gpu::op::Element + DeviceRepr + ValidAsZeroBits + Default + std::fmt::Display {}
+impl Element for i32 {}
+impl Element for u32 {}
+impl Element for i64 {}
+impl Element for u64 {}
+impl Element for f32 {}
+impl Element for f64 {}
+
+/// Where the last partials are combined.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Finish {
+    /// Launch again on the partials until one value remains (Harris).
+    #[default]
+    Gpu,
+    /// One launch; copy its per-block partials to the host and combine them
+    /// there (seed 004 does this).
+    Cpu,
+}
+
+/// How to reduce: which kernel, block size and finish. The default is the
+/// library's fastest kernel for the device.
+///
+/// ```
+/// use reduction::{Finish, Kernel, Options};
+/// let teaching = Options { kernel: Some(Kernel::find("reduce4").unwrap()), block: Some(256), finish: Finish::Cpu };
+/// assert!(Options::default().kernel.is_none());
+/// # let _ = teaching;
+/// ```
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Options {
+    /// `None`: the fastest kernel for this device and size.
+    pub kernel: Option<&'static Kernel>,
+    /// `None`: [`DEFAULT_BLOCK`] for an explicit kernel, the tuned size for the default.
+    pub block: Option<u32>,
+    /// Where the partials are combined.
+    pub finish: Finish,
+}
+
+/// Where the elements to reduce are.
+#[derive(Debug)]
+pub enum Source<'a, T> {
+    /// In host memory: copied to a device staging buffer first.
+    Host(&'a [T]),
+    /// Already on the device.
+    Device(CudaView<'a, T>),
+}
+
+/// Something to reduce: a host slice or a cudarc device buffer.
+///
+/// ```
+/// use reduction::{Input, Source};
+/// assert!(matches!(vec![1i32, 2].source(), Source::Host(s) if s.len() == 2));
+/// ```
+pub trait Input<T> {
+    /// Where the elements are.
+    fn source(&self) -> Source<'_, T>;
+}
+
+impl<T> Input<T> for [T] {
+    fn source(&self) -> Source<'_, T> {
+        Source::Host(self)
+    }
+}
+
+impl<T> Input<T> for Vec<T> {
+    fn source(&self) -> Source<'_, T> {
+        Source::Host(self)
+    }
+}
+
+impl<T> Input<T> for CudaSlice<T> {
+    fn source(&self) -> Source<'_, T> {
+        Source::Device(self.as_view())
+    }
+}
+
+impl<T> Input<T> for CudaView<'_, T> {
+    fn source(&self) -> Source<'_, T> {
+        Source::Device(self.slice(..))
+    }
+}
+
+/// Device buffers of one element type, kept between calls and grown to the
+/// largest size seen.
+struct Scratch<T> {
+    work: Work<T>,
+    /// Host input is copied here.
+    staging: CudaSlice<T>,
+}
+
+/// The buffers a reduction writes.
+struct Work<T> {
+    /// Partials of the even and odd levels.
+    levels: [CudaSlice<T>; 2],
+    /// The result, when the caller wants it on the host.
+    result: CudaSlice<T>,
+    /// The first level's partials when they are finished on the CPU.
+    partials: CudaSlice<T>,
+}
+
+/// Reduces data on one GPU with the kernels of the registry.
+///
+/// Create one and keep it: the first call with a kernel loads it (a small
+/// JIT compile), and device scratch buffers grow to the largest size seen and
+/// are reused, so later calls allocate nothing. A `Reducer` is `Sync`; calls
+/// from several threads take turns.
+///
+/// ```no_run
+/// use reduction::{Max, Reducer};
+/// # fn main() -> reduction::Result<()> {
+/// let r = Reducer::new()?; // no driver or no GPU: Err(Error::NoDriver / NoDevice)
+/// let data: Vec<f32> = (0..1000).map(|i| i as f32).collect();
+/// let s: f32 = r.sum(&data)?;
+/// assert_eq!(s, 499_500.0);
+/// let on_device = r.gpu().stream().clone_htod(&data).unwrap();
+/// assert_eq!(r.reduce::<Max, _, _>(&on_device)?, 999.0);
+/// # Ok(()) }
+/// ```
+pub struct Reducer {
+    gpu: Gpu,
+    scratch: Mutex<HashMap<TypeId, Box<dyn Any + Send>>>,
+}
+
+impl std::fmt::Debug for Reducer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Reducer").field("gpu", &self.gpu).finish_non_exhaustive()
+    }
+}
+
+impl Reducer {
+    /// A reducer on device 0 with the embedded kernels.
+    ///
+    /// Errors: [`Error::NoDriver`] without the NVIDIA driver, [`Error::NoDevice`]
+    /// without a GPU; never a panic.
+    ///
+    /// ```no_run
+    /// let r = reduction::Reducer::new()?;
+    /// println!("{}", r.gpu().info().name);
+    /// # Ok::<(), reduction::Error>(())
+    /// ```
+    pub fn new() -> Result<Self> {
+        Self::with_ptx(0, Ptx::embedded())
+    }
+
+    /// A reducer on device `ordinal` with the kernels of `ptx` (see [`Ptx::from_file`]).
+    ///
+    /// ```no_run
+    /// use reduction::{Ptx, Reducer};
+    /// let r = Reducer::with_ptx(0, Ptx::from_file("target/ptx/gpu.ptx")?)?;
+    /// # Ok::<(), reduction::Error>(())
+    /// ```
+    pub fn with_ptx(ordinal: usize, ptx: Ptx) -> Result<Self> {
+        Ok(Self::from_gpu(Gpu::open(ordinal, ptx)?))
+    }
+
+    /// A reducer that queues its work on `stream`, after what is already
+    /// there: use this when your data comes from your own cudarc stream.
+    ///
+    /// ```no_run
+    /// let ctx = cudarc::driver::CudaContext::new(0).unwrap();
+    /// let r = reduction::Reducer::on_stream(ctx.default_stream())?;
+    /// # Ok::<(), reduction::Error>(())
+    /// ```
+    pub fn on_stream(stream: Arc<CudaStream>) -> Result<Self> {
+        Ok(Self::from_gpu(Gpu::from_stream(stream, Ptx::embedded())?))
+    }
+
+    fn from_gpu(gpu: Gpu) -> Self {
+        Reducer { gpu, scratch: Mutex::new(HashMap::new()) }
+    }
+
+    /// The device, its stream and its kernels.
+    ///
+    /// ```no_run
+    /// let r = reduction::Reducer::new()?;
+    /// assert!(r.gpu().info().sm_count > 0);
+    /// # Ok::<(), reduction::Error>(())
+    /// ```
+    pub fn gpu(&self) -> &Gpu {
+        &self.gpu
+    }
+
+    /// The sum (wrapping for integers).
+    ///
+    /// ```no_run
+    /// let r = reduction::Reducer::new()?;
+    /// assert_eq!(r.sum(&vec![i32::MAX, 1])?, i32::MIN);
+    /// # Ok::<(), reduction::Error>(())
+    /// ```
+    pub fn sum<T: Element, D: Input<T> + ?Sized>(&self, data: &D) -> Result<T>
+    where
+        Sum: ReduceOp<T>,
+    {
+        self.reduce::<Sum, T, D>(data)
+    }
+
+    /// The smallest element (`T::MAX` or `+inf` for no elements).
+    ///
+    /// ```no_run
+    /// let r = reduction::Reducer::new()?;
+    /// assert_eq!(r.min(&vec![3u64, 1, 2])?, 1);
+    /// # Ok::<(), reduction::Error>(())
+    /// ```
+    pub fn min<T: Element, D: Input<T> + ?Sized>(&self, data: &D) -> Result<T>
+    where
+        Min: ReduceOp<T>,
+    {
+        self.reduce::<Min, T, D>(data)
+    }
+
+    /// The largest element (`T::MIN` or `-inf` for no elements).
+    ///
+    /// ```no_run
+    /// let r = reduction::Reducer::new()?;
+    /// assert_eq!(r.max(&vec![-1.5f64, 2.5])?, 2.5);
+    /// # Ok::<(), reduction::Error>(())
+    /// ```
+    pub fn max<T: Element, D: Input<T> + ?Sized>(&self, data: &D) -> Result<T>
+    where
+        Max: ReduceOp<T>,
+    {
+        self.reduce::<Max, T, D>(data)
+    }
+
+    /// Reduce with operator `O` and the default (fastest) kernel.
+    ///
+    /// ```no_run
+    /// use reduction::{Min, Reducer};
+    /// let r = Reducer::new()?;
+    /// assert_eq!(r.reduce::<Min, _, _>(&[5i64, -7, 3][..])?, -7);
+    /// # Ok::<(), reduction::Error>(())
+    /// ```
+    pub fn reduce<O: ReduceOp<T>, T: Element, D: Input<T> + ?Sized>(&self, data: &D) -> Result<T> {
+        self.reduce_with::<O, T, D>(data, &Options::default())
+    }
+
+    /// Reduce with operator `O` and an explicit kernel, block size and finish.
+    ///
+    /// ```no_run
+    /// use reduction::{Finish, Kernel, Options, Reducer, Sum};
+    /// let r = Reducer::new()?;
+    /// let opts = Options { kernel: Some(Kernel::find("reduce1")?), block: Some(64), finish: Finish::Cpu };
+    /// assert_eq!(r.reduce_with::<Sum, _, _>(&vec![1u32; 1000], &opts)?, 1000);
+    /// # Ok::<(), reduction::Error>(())
+    /// ```
+    pub fn reduce_with<O: ReduceOp<T>, T: Element, D: Input<T> + ?Sized>(&self, data: &D, opts: &Options) -> Result<T> {
+        match data.source() {
+            Source::Device(view) => self.reduce_view::<O, T>(&view, opts),
+            Source::Host([]) => Ok(O::IDENTITY),
+            Source::Host(host) => {
+                let mut scratch = self.scratch::<T>()?;
+                let s = &mut *scratch;
+                grow(&self.gpu, &mut s.staging, host.len(), "the input copied from the host")?;
+                let mut staging = s.staging.slice_mut(..host.len());
+                self.gpu.stream().memcpy_htod(host, &mut staging).map_err(driver("cuMemcpyHtoD"))?;
+                self.reduce_locked::<O, T>(&mut s.work, &s.staging.slice(..host.len()), opts)
+            }
+        }
+    }
+
+    /// Reduce the first `n` elements of a device buffer.
+    ///
+    /// ```no_run
+    /// use reduction::{Error, Options, Reducer, Sum};
+    /// let r = Reducer::new()?;
+    /// let buf = r.gpu().stream().clone_htod(&[1i32, 2, 3, 4]).unwrap();
+    /// assert_eq!(r.reduce_prefix::<Sum, _>(&buf, 3, &Options::default())?, 6);
+    /// assert!(matches!(r.reduce_prefix::<Sum, i32>(&buf, 5, &Options::default()), Err(Error::SliceTooShort { len: 4, n: 5 })));
+    /// # Ok::<(), reduction::Error>(())
+    /// ```
+    pub fn reduce_prefix<O: ReduceOp<T>, T: Element>(
+        &self,
+        data: &CudaSlice<T>,
+        n: usize,
+        opts: &Options,
+    ) -> Result<T> {
+        if n > data.len() {
+            return Err(Error::SliceTooShort { len: data.len(), n });
+        }
+        self.reduce_view::<O, T>(&data.slice(..n), opts)
+    }
+
+    /// Queue the reduction of `data` on the stream and leave the result in
+    /// `out[0]`, without waiting: nothing is copied to the host. With
+    /// no elements, `out` is left as it is.
+    ///
+    /// ```no_run
+    /// use reduction::{Options, Reducer, Sum};
+    /// let r = Reducer::new()?;
+    /// let stream = r.gpu().stream();
+    /// let data = stream.clone_htod(&vec![2.0f64; 1 << 20]).unwrap();
+    /// let mut out = stream.alloc_zeros::<f64>(1).unwrap();
+    /// r.reduce_into::<Sum, _>(&data.as_view(), &mut out.as_view_mut(), &Options::default())?;
+    /// assert_eq!(stream.clone_dtoh(&out).unwrap()[0], 2097152.0);
+    /// # Ok::<(), reduction::Error>(())
+    /// ```
+    pub fn reduce_into<O: ReduceOp<T>, T: Element>(
+        &self,
+        data: &CudaView<'_, T>,
+        out: &mut CudaViewMut<'_, T>,
+        opts: &Options,
+    ) -> Result<()> {
+        if data.is_empty() {
+            return Ok(());
+        }
+        if out.is_empty() {
+            return Err(Error::SliceTooShort { len: 0, n: 1 });
+        }
+        let mut scratch = self.scratch::<T>()?;
+        self.enqueue::<O, T>(&mut scratch.work.levels, data, opts, out, false)
+    }
+
+    /// The kernel and block size for `n` elements: the caller's, checked, or
+    /// the default.
+    pub fn choose<T: Element>(&self, n: usize, opts: &Options) -> Result<(&'static Kernel, u32)> {
+        let _ = n;
+        let kernel = match opts.kernel {
+            Some(k) => k,
+            None => Kernel::find("reduce9")?,
+        };
+        let block = opts.block.unwrap_or(if opts.kernel.is_some() { DEFAULT_BLOCK } else { 256 });
+        kernel.check_block(block)?;
+        Ok((kernel, block))
+    }
+
+    /// The launches that reduce `n` elements with `kernel` at `block`
+    /// threads on this device (grid-stride kernels get the grid the occupancy
+    /// API allows).
+    ///
+    /// ```no_run
+    /// use reduction::{Kernel, Reducer, Sum};
+    /// let r = Reducer::new()?;
+    /// let levels = r.plan::<Sum, f32>(Kernel::find("reduce7")?, 256, 1 << 24)?;
+    /// assert_eq!(levels.len(), 2);
+    /// # Ok::<(), reduction::Error>(())
+    /// ```
+    pub fn plan<O: ReduceOp<T>, T: Element>(&self, kernel: &Kernel, block: u32, n: usize) -> Result<Vec<Level>> {
+        let resident = match kernel.per_thread {
+            PerThread::GridStride => {
+                let entry = kernel.entry(block, O::NAME, T::NAME);
+                self.gpu.resident_blocks(&entry, block, block * size_of::<T>() as u32)?
+            }
+            _ => 0,
+        };
+        Ok(plan(kernel, n, block, resident))
+    }
+
+    fn reduce_view<O: ReduceOp<T>, T: Element>(&self, data: &CudaView<'_, T>, opts: &Options) -> Result<T> {
+        if data.is_empty() {
+            return Ok(O::IDENTITY);
+        }
+        let mut scratch = self.scratch::<T>()?;
+        self.reduce_locked::<O, T>(&mut scratch.work, data, opts)
+    }
+
+    /// Reduce non-empty `data` to one value on the host.
+    fn reduce_locked<O: ReduceOp<T>, T: Element>(
+        &self,
+        s: &mut Work<T>,
+        data: &CudaView<'_, T>,
+        opts: &Options,
+    ) -> Result<T> {
+        let stream = self.gpu.stream();
+        match opts.finish {
+            Finish::Gpu => {
+                self.enqueue::<O, T>(&mut s.levels, data, opts, &mut s.result.as_view_mut(), false)?;
+                let mut host = [O::IDENTITY];
+                stream.memcpy_dtoh(&s.result, &mut host).map_err(driver("cuMemcpyDtoH"))?;
+                Ok(host[0])
+            }
+            Finish::Cpu => {
+                let (kernel, block) = self.choose::<T>(data.len(), opts)?;
+                let partials = self.plan::<O, T>(kernel, block, data.len())?[0].outputs();
+                grow(&self.gpu, &mut s.partials, partials, "partial sums")?;
+                self.enqueue::<O, T>(&mut s.levels, data, opts, &mut s.partials.slice_mut(..partials), true)?;
+                let host = stream.clone_dtoh(&s.partials.slice(..partials)).map_err(driver("cuMemcpyDtoH"))?;
+                Ok(host.into_iter().fold(O::IDENTITY, O::combine))
+            }
+        }
+    }
+
+    /// Queue the launches that reduce non-empty `data` into `out[0]` (or,
+    /// with `first_level_only`, its per-block partials into `out`).
+    fn enqueue<O: ReduceOp<T>, T: Element>(
+        &self,
+        buffers: &mut [CudaSlice<T>; 2],
+        data: &CudaView<'_, T>,
+        opts: &Options,
+        out: &mut CudaViewMut<'_, T>,
+        first_level_only: bool,
+    ) -> Result<()> {
+        let (kernel, block) = self.choose::<T>(data.len(), opts)?;
+        let mut levels = self.plan::<O, T>(kernel, block, data.len())?;
+        if first_level_only {
+            levels.truncate(1);
+        }
+        let entry = kernel.entry(block, O::NAME, T::NAME);
+        self.run_levels(buffers, &entry, block, data, &levels, out)
+    }
+
+    /// Queue every level: level 0 reads `data`, each next level the previous
+    /// one's partials (alternating between the two scratch buffers), and the
+    /// last level writes into `out`.
+    fn run_levels<T: Element>(
+        &self,
+        buffers: &mut [CudaSlice<T>; 2],
+        entry: &str,
+        block: u32,
+        data: &CudaView<'_, T>,
+        levels: &[Level],
+        out: &mut CudaViewMut<'_, T>,
+    ) -> Result<()> {
+        let (a, b) = scratch_sizes(levels);
+        for (buffer, need) in buffers.iter_mut().zip([a, b]) {
+            grow(&self.gpu, buffer, need, "partial sums")?;
+        }
+        let [even, odd] = buffers;
+        for (i, level) in levels.iter().enumerate() {
+            let last = i + 1 == levels.len();
+            let (input, output) = if i % 2 == 0 { (&*odd, &mut *even) } else { (&*even, &mut *odd) };
+            for l in &level.launches {
+                let src = if i == 0 { data.slice(l.in_offset..) } else { input.slice(l.in_offset..) };
+                let mut dst = if last { out.slice_mut(l.out_offset..) } else { output.slice_mut(l.out_offset..) };
+                self.gpu.launch_reduce(entry, &src, &mut dst, l.n, l.grid, block)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// This type's scratch buffers (created on first use), locked.
+    fn scratch<T: Element>(&self) -> Result<TypedScratch<'_, T>> {
+        let mut map = self.scratch.lock().unwrap_or_else(|p| p.into_inner());
+        if let std::collections::hash_map::Entry::Vacant(slot) = map.entry(TypeId::of::<T>()) {
+            let buffer = || self.gpu.alloc::<T>(1, "scratch");
+            let work = Work { levels: [buffer()?, buffer()?], result: buffer()?, partials: buffer()? };
+            slot.insert(Box::new(Scratch::<T> { work, staging: buffer()? }));
+        }
+        Ok(TypedScratch { guard: map, _t: std::marker::PhantomData })
+    }
+}
+
+/// Make `buffer` hold at least `len` elements, freeing the old one first.
+fn grow<T: Element>(gpu: &Gpu, buffer: &mut CudaSlice<T>, len: usize, what: &'static str) -> Result<()> {
+    if buffer.len() < len {
+        *buffer = gpu.alloc(1, what)?; // drop the old buffer before the new one is taken
+        *buffer = gpu.alloc(len, what)?;
+    }
+    Ok(())
+}
+
+/// The locked scratch map, viewed as one type's [`Scratch`].
+struct TypedScratch<'a, T> {
+    guard: MutexGuard<'a, HashMap<TypeId, Box<dyn Any + Send>>>,
+    _t: std::marker::PhantomData<T>,
+}
+
+impl<T: 'static> std::ops::Deref for TypedScratch<'_, T> {
+    type Target = Scratch<T>;
+    fn deref(&self) -> &Scratch<T> {
+        self.guard
+            .get(&TypeId::of::<T>())
+            .and_then(|b| b.downcast_ref())
+            .expect("scratch() inserted this type before building the guard")
+    }
+}
+
+impl<T: 'static> std::ops::DerefMut for TypedScratch<'_, T> {
+    fn deref_mut(&mut self) -> &mut Scratch<T> {
+        self.guard
+            .get_mut(&TypeId::of::<T>())
+            .and_then(|b| b.downcast_mut())
+            .expect("scratch() inserted this type before building the guard")
+    }
+}

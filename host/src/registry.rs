@@ -1,0 +1,254 @@
+//! The one list of kernels. Tests, the CLI and the benchmark all iterate
+//! [`KERNELS`]; nothing else names a kernel.
+
+use crate::error::{Error, Result};
+
+/// Block sizes the const-`BLOCK` kernels are compiled for, and the sizes any
+/// kernel may be launched with: powers of two from one warp to the limit.
+pub const BLOCK_SIZES: [u32; 6] = [32, 64, 128, 256, 512, 1024];
+
+/// Harris's block size for all his measurements (slide 10).
+pub const DEFAULT_BLOCK: u32 = 128;
+
+/// How many input elements one thread reads in the first pass.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PerThread {
+    /// One element: grid = ceil(n / block).
+    One,
+    /// Two elements, added during the load: grid = ceil(n / (2 × block)).
+    Two,
+    /// As many as it takes, in a grid-stride loop: the grid is what fits on
+    /// the GPU at once (SM count × resident blocks per SM).
+    GridStride,
+}
+
+/// How the block size reaches the kernel.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BlockParam {
+    /// Read at run time from `blockDim.x`: one entry per op and type.
+    Runtime,
+    /// A const generic: one entry per block size (`_b256_`).
+    Compiled,
+}
+
+/// One kernel of the registry.
+#[derive(Clone, Copy, Debug)]
+pub struct Kernel {
+    /// The id in entry names and on the command line: `reduce4`.
+    pub id: &'static str,
+    /// What the step does, in a few words.
+    pub title: &'static str,
+    /// Where it comes from (seed and slide).
+    pub source: &'static str,
+    /// The step number in the report's table (Harris's 1-7, seed 004's 8-9).
+    pub step: u32,
+    /// Elements per thread in the first pass.
+    pub per_thread: PerThread,
+    /// How the block size is passed.
+    pub block_param: BlockParam,
+    /// The smallest block size it supports.
+    pub min_block: u32,
+}
+
+/// Every kernel, in teaching order.
+pub const KERNELS: &[Kernel] = &[
+    Kernel {
+        id: "reduce1",
+        title: "interleaved addressing, divergent branch",
+        source: "Harris slides 7-10",
+        step: 1,
+        per_thread: PerThread::One,
+        block_param: BlockParam::Runtime,
+        min_block: 32,
+    },
+    Kernel {
+        id: "reduce2",
+        title: "interleaved addressing, bank conflicts",
+        source: "Harris slides 11-13",
+        step: 2,
+        per_thread: PerThread::One,
+        block_param: BlockParam::Runtime,
+        min_block: 32,
+    },
+    Kernel {
+        id: "reduce3",
+        title: "sequential addressing",
+        source: "Harris slides 14-16",
+        step: 3,
+        per_thread: PerThread::One,
+        block_param: BlockParam::Runtime,
+        min_block: 32,
+    },
+    Kernel {
+        id: "reduce4",
+        title: "first add during global load",
+        source: "Harris slides 17-19",
+        step: 4,
+        per_thread: PerThread::Two,
+        block_param: BlockParam::Runtime,
+        min_block: 32,
+    },
+    Kernel {
+        id: "reduce5",
+        title: "unroll the last warp (__syncwarp)",
+        source: "Harris slides 20-23, seed 004",
+        step: 5,
+        per_thread: PerThread::Two,
+        block_param: BlockParam::Runtime,
+        min_block: 64,
+    },
+    Kernel {
+        id: "reduce6",
+        title: "completely unrolled (const BLOCK)",
+        source: "Harris slides 24-28",
+        step: 6,
+        per_thread: PerThread::Two,
+        block_param: BlockParam::Compiled,
+        min_block: 32,
+    },
+    Kernel {
+        id: "reduce7",
+        title: "multiple elements per thread",
+        source: "Harris slides 29-35",
+        step: 7,
+        per_thread: PerThread::GridStride,
+        block_param: BlockParam::Compiled,
+        min_block: 32,
+    },
+    Kernel {
+        id: "reduce8",
+        title: "last warp as a synced tile",
+        source: "seed 004 (Reduce8)",
+        step: 8,
+        per_thread: PerThread::GridStride,
+        block_param: BlockParam::Compiled,
+        min_block: 32,
+    },
+    Kernel {
+        id: "reduce9",
+        title: "warp shuffle for the last warp",
+        source: "seed 004 (Reduce9)",
+        step: 9,
+        per_thread: PerThread::GridStride,
+        block_param: BlockParam::Compiled,
+        min_block: 32,
+    },
+];
+
+impl Kernel {
+    /// The registry entry with this id, or an error listing the valid ids.
+    ///
+    /// ```
+    /// assert_eq!(reduction::Kernel::find("reduce4").unwrap().step, 4);
+    /// let err = reduction::Kernel::find("reduce0").unwrap_err();
+    /// assert!(err.to_string().contains("reduce1, reduce2"));
+    /// ```
+    pub fn find(id: &str) -> Result<&'static Kernel> {
+        KERNELS.iter().find(|k| k.id == id).ok_or_else(|| Error::UnknownKernel {
+            name: id.to_string(),
+            valid: KERNELS.iter().map(|k| k.id).collect::<Vec<_>>().join(", "),
+        })
+    }
+
+    /// The block sizes this kernel can be launched with.
+    ///
+    /// ```
+    /// let k = reduction::Kernel::find("reduce5").unwrap();
+    /// assert_eq!(k.block_sizes().collect::<Vec<_>>(), [64, 128, 256, 512, 1024]);
+    /// ```
+    pub fn block_sizes(&self) -> impl Iterator<Item = u32> + '_ {
+        BLOCK_SIZES.into_iter().filter(|&b| b >= self.min_block)
+    }
+
+    /// `Ok(())` if `block` is one of [`Kernel::block_sizes`], else an error
+    /// saying why (not a power of two, out of range, too small).
+    ///
+    /// ```
+    /// let k = reduction::Kernel::find("reduce5").unwrap();
+    /// assert!(k.check_block(128).is_ok());
+    /// assert!(k.check_block(32).unwrap_err().to_string().contains("too small"));
+    /// assert!(k.check_block(100).unwrap_err().to_string().contains("not a power of two"));
+    /// assert!(k.check_block(2048).unwrap_err().to_string().contains("more than 1024"));
+    /// ```
+    pub fn check_block(&self, block: u32) -> Result<()> {
+        let why = if !block.is_power_of_two() {
+            format!("block size {block}: not a power of two")
+        } else if block > 1024 {
+            format!("block size {block}: more than 1024 threads per block")
+        } else if block < self.min_block {
+            format!("block size {block}: too small, the kernel works on at least {} threads", self.min_block)
+        } else {
+            return Ok(());
+        };
+        Err(Error::Unsupported {
+            kernel: self.id.to_string(),
+            what: why,
+            valid: self.block_sizes().map(|b| b.to_string()).collect::<Vec<_>>().join(", "),
+        })
+    }
+
+    /// The PTX entry for this kernel at a block size, operator and type:
+    /// `{id}_{op}_{type}` or `{id}_b{block}_{op}_{type}` (see `gpu/src/entries.rs`).
+    ///
+    /// ```
+    /// let k = reduction::Kernel::find("reduce7").unwrap();
+    /// assert_eq!(k.entry(256, "sum", "f32"), "reduce7_b256_sum_f32");
+    /// assert_eq!(reduction::Kernel::find("reduce3").unwrap().entry(256, "max", "u64"), "reduce3_max_u64");
+    /// ```
+    pub fn entry(&self, block: u32, op: &str, ty: &str) -> String {
+        match self.block_param {
+            BlockParam::Runtime => format!("{}_{op}_{ty}", self.id),
+            BlockParam::Compiled => format!("{}_b{block}_{op}_{ty}", self.id),
+        }
+    }
+
+    /// Every entry name this kernel has in the PTX, for the given ops and types.
+    pub fn all_entries<'a>(&'a self, ops: &'a [&str], types: &'a [&str]) -> impl Iterator<Item = String> + 'a {
+        let blocks: Vec<u32> = match self.block_param {
+            BlockParam::Runtime => vec![self.min_block],
+            BlockParam::Compiled => self.block_sizes().collect(),
+        };
+        blocks
+            .into_iter()
+            .flat_map(move |b| ops.iter().flat_map(move |op| types.iter().map(move |ty| self.entry(b, op, ty))))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeSet;
+
+    use super::*;
+    use crate::{DType, Op, Ptx};
+
+    #[test]
+    fn registry_and_ptx_name_the_same_entries() {
+        let ops: Vec<&str> = Op::ALL.iter().map(|o| o.name()).collect();
+        let types: Vec<&str> = DType::ALL.iter().map(|t| t.name()).collect();
+        let registry: BTreeSet<String> = KERNELS.iter().flat_map(|k| k.all_entries(&ops, &types)).collect();
+        let ptx = Ptx::embedded();
+        let in_ptx: BTreeSet<String> = ptx.entries().map(str::to_string).collect();
+        let missing: Vec<_> = registry.difference(&in_ptx).collect();
+        let unlisted: Vec<_> = in_ptx.difference(&registry).collect();
+        assert!(missing.is_empty(), "registry entries missing from the PTX: {missing:?}");
+        assert!(unlisted.is_empty(), "PTX entries the registry does not know: {unlisted:?}");
+    }
+
+    #[test]
+    fn ids_are_unique_and_steps_in_order() {
+        let ids: BTreeSet<&str> = KERNELS.iter().map(|k| k.id).collect();
+        assert_eq!(ids.len(), KERNELS.len());
+        assert!(KERNELS.windows(2).all(|w| w[0].step < w[1].step));
+    }
+
+    #[test]
+    fn block_checks_name_the_problem() {
+        let k = Kernel::find("reduce1").unwrap();
+        for bad in [0, 1, 16, 100, 2048] {
+            assert!(matches!(k.check_block(bad), Err(Error::Unsupported { .. })), "block {bad}");
+        }
+        for good in BLOCK_SIZES {
+            assert!(k.check_block(good).is_ok());
+        }
+    }
+}

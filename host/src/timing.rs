@@ -1,0 +1,65 @@
+//! GPU timing with CUDA events: warm up, then time each run between two
+//! events on the stream, and report median, min and max.
+
+use serde::Serialize;
+
+use crate::device::Gpu;
+use crate::error::{Result, driver};
+
+/// Times of repeated runs, in milliseconds.
+#[derive(Clone, Debug, Serialize)]
+pub struct Stats {
+    /// Median of the timed runs.
+    pub median_ms: f64,
+    /// Fastest run.
+    pub min_ms: f64,
+    /// Slowest run.
+    pub max_ms: f64,
+    /// Number of timed runs.
+    pub runs: usize,
+}
+
+impl Stats {
+    /// Summary of `times` (must not be empty).
+    ///
+    /// ```
+    /// let s = reduction::Stats::of(vec![3.0, 1.0, 2.0, 10.0]);
+    /// assert_eq!((s.median_ms, s.min_ms, s.max_ms, s.runs), (2.5, 1.0, 10.0, 4));
+    /// ```
+    pub fn of(mut times: Vec<f64>) -> Self {
+        times.sort_by(f64::total_cmp);
+        let n = times.len();
+        let median = if n % 2 == 1 { times[n / 2] } else { (times[n / 2 - 1] + times[n / 2]) / 2.0 };
+        Stats { median_ms: median, min_ms: times[0], max_ms: times[n - 1], runs: n }
+    }
+
+    /// Bytes per second for moving `bytes` in the median time.
+    pub fn bandwidth(&self, bytes: usize) -> f64 {
+        bytes as f64 / (self.median_ms * 1e-3)
+    }
+}
+
+/// Run `work(i)` `warmup` times untimed, then `runs` times, each between two
+/// CUDA events, and return the event times. `i` counts all calls from 0, so
+/// the caller can rotate through several input buffers.
+pub fn time_runs(gpu: &Gpu, warmup: usize, runs: usize, mut work: impl FnMut(usize) -> Result<()>) -> Result<Stats> {
+    for i in 0..warmup {
+        work(i)?;
+    }
+    let mut pairs = Vec::with_capacity(runs);
+    for _ in 0..runs {
+        pairs.push((gpu.timing_event()?, gpu.timing_event()?));
+    }
+    let stream = gpu.stream();
+    for (i, (start, stop)) in pairs.iter().enumerate() {
+        start.record(stream).map_err(driver("cuEventRecord"))?;
+        work(warmup + i)?;
+        stop.record(stream).map_err(driver("cuEventRecord"))?;
+    }
+    gpu.synchronize()?;
+    let mut times = Vec::with_capacity(runs);
+    for (start, stop) in &pairs {
+        times.push(start.elapsed_ms(stop).map_err(driver("cuEventElapsedTime"))? as f64);
+    }
+    Ok(Stats::of(times))
+}

@@ -1,0 +1,260 @@
+//! `cargo xtask <command>`: the developer commands.
+//!
+//! * `build-ptx [--arch sm_XX] [--features F,..] [--out DIR]`: compile the
+//!   kernels to PTX, write `DIR/gpu.ptx`, print its path.
+//! * `check-ptx`: assemble every kernel with `ptxas` for sm_75, sm_80 and
+//!   sm_90; fail on spills, local memory or unresolved calls. `ptxas` comes
+//!   from PyPI (`nvidia-cuda-nvcc-cu12`) and is installed into `.tools/`.
+//! * `bundle [--out DIR]`: build the release test executables and the CLI
+//!   and copy them into `DIR` (default `.gpu/`), with `run-tests.sh`, to be
+//!   carried to a GPU machine that has no Rust toolchain.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitCode};
+
+use xtask::PtxBuild;
+
+/// The `ptxas` wheel `check-ptx` installs (CUDA 12.9).
+const PTXAS_WHEEL: &str = "nvidia-cuda-nvcc-cu12==12.9.86";
+/// Where `check-ptx` installs it, relative to the workspace (git-ignored).
+const TOOLS_DIR: &str = ".tools/cuda";
+/// The architectures `check-ptx` assembles for: Turing, Ampere, Hopper.
+const CHECK_ARCHS: [&str; 3] = ["sm_75", "sm_80", "sm_90"];
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let result = match args.first().map(String::as_str) {
+        Some("build-ptx") => build_ptx(&args[1..]),
+        Some("check-ptx") => check_ptx(&args[1..]),
+        Some("bundle") => bundle(&args[1..]),
+        _ => Err(format!(
+            "usage: cargo xtask <command>\n\n{}",
+            "commands:\n  build-ptx [--arch sm_XX] [--features F,..] [--out DIR]\n  check-ptx [--ptxas PATH]\n  bundle [--out DIR]"
+        )),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("xtask: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn workspace() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).parent().map(Path::to_path_buf).unwrap_or_default()
+}
+
+/// `--name value` pairs; anything else is an error naming the flag.
+fn options<'a>(args: &'a [String], known: &[&str]) -> Result<Vec<(&'a str, &'a str)>, String> {
+    let mut out = Vec::new();
+    let mut it = args.iter();
+    while let Some(flag) = it.next() {
+        if !known.contains(&flag.as_str()) {
+            return Err(format!("unknown option {flag:?} (expected one of {known:?})"));
+        }
+        let value = it.next().ok_or(format!("{flag} needs a value"))?;
+        out.push((flag.as_str(), value.as_str()));
+    }
+    Ok(out)
+}
+
+fn build_ptx(args: &[String]) -> Result<(), String> {
+    let mut build = PtxBuild::new(workspace());
+    let mut out_dir = workspace().join("target").join("ptx");
+    for (flag, value) in options(args, &["--arch", "--features", "--out"])? {
+        match flag {
+            "--arch" => build.arch = value.to_string(),
+            "--features" => build.features = value.split(',').map(str::to_string).collect(),
+            _ => out_dir = PathBuf::from(value),
+        }
+    }
+    let out = out_dir.join("gpu.ptx");
+    build.build(&out)?;
+    println!("{}", out.display());
+    Ok(())
+}
+
+/// The `ptxas` to use: `--ptxas`, `$PTXAS`, or the one in `.tools/`,
+/// installed from PyPI on first use.
+fn ptxas(explicit: Option<&str>) -> Result<PathBuf, String> {
+    if let Some(p) = explicit.map(PathBuf::from).or_else(|| std::env::var_os("PTXAS").map(PathBuf::from)) {
+        return Ok(p);
+    }
+    let tools = workspace().join(TOOLS_DIR);
+    let bin = tools.join("nvidia/cuda_nvcc/bin/ptxas");
+    if !bin.exists() {
+        eprintln!("xtask: installing ptxas ({PTXAS_WHEEL}) into {}", tools.display());
+        let status = Command::new("python3")
+            .args(["-m", "pip", "install", "--quiet", "--disable-pip-version-check", "--no-deps", "--target"])
+            .arg(&tools)
+            .arg(PTXAS_WHEEL)
+            .status()
+            .map_err(|e| format!("cannot run python3 -m pip: {e}"))?;
+        if !status.success() || !bin.exists() {
+            return Err(format!("installing {PTXAS_WHEEL} with pip failed"));
+        }
+    }
+    Ok(bin)
+}
+
+fn check_ptx(args: &[String]) -> Result<(), String> {
+    let opts = options(args, &["--ptxas"])?;
+    let ptxas = ptxas(opts.first().map(|(_, v)| *v))?;
+    let out_dir = workspace().join("target").join("ptx");
+    let ptx = out_dir.join("gpu.ptx");
+    PtxBuild::new(workspace()).build(&ptx)?;
+    let entries = std::fs::read_to_string(&ptx)
+        .map_err(|e| format!("cannot read {}: {e}", ptx.display()))?
+        .lines()
+        .filter(|l| l.starts_with(".visible .entry"))
+        .count();
+    let mut failed = false;
+    for arch in CHECK_ARCHS {
+        let output = Command::new(&ptxas)
+            .arg(format!("-arch={arch}"))
+            .args(["-v", "-o", "/dev/null"])
+            .arg(&ptx)
+            .output()
+            .map_err(|e| format!("cannot run {}: {e}", ptxas.display()))?;
+        let log = String::from_utf8_lossy(&output.stderr).into_owned() + &String::from_utf8_lossy(&output.stdout);
+        let log_path = out_dir.join(format!("ptxas-{arch}.log"));
+        std::fs::write(&log_path, &log).map_err(|e| format!("cannot write {}: {e}", log_path.display()))?;
+        let report = PtxasReport::parse(&log);
+        let ok = output.status.success() && report.problems.is_empty() && report.entries == entries;
+        println!(
+            "{arch}: {}/{entries} entries assembled, max {} registers, {} with spills or stack{}",
+            report.entries,
+            report.max_registers,
+            report.problems.len(),
+            if ok { "" } else { "  <-- FAILED" }
+        );
+        for p in report.problems.iter().take(10) {
+            println!("    {p}");
+        }
+        if !output.status.success() {
+            println!("    ptxas failed; see {}", log_path.display());
+        }
+        failed |= !ok;
+    }
+    if failed {
+        return Err("check-ptx failed".into());
+    }
+    println!("check-ptx: OK ({})", ptx.display());
+    Ok(())
+}
+
+/// What `ptxas -v` said about each entry.
+struct PtxasReport {
+    entries: usize,
+    max_registers: u32,
+    /// Entries with spills or a stack frame, as "name: line".
+    problems: Vec<String>,
+}
+
+impl PtxasReport {
+    fn parse(log: &str) -> Self {
+        let mut report = PtxasReport { entries: 0, max_registers: 0, problems: Vec::new() };
+        let mut current = String::new();
+        for line in log.lines() {
+            if let Some(rest) = line.split("Compiling entry function '").nth(1) {
+                current = rest.split('\'').next().unwrap_or_default().to_string();
+                report.entries += 1;
+            } else if line.contains("bytes stack frame") {
+                let numbers: Vec<u64> =
+                    line.split(|c: char| !c.is_ascii_digit()).filter_map(|w| w.parse().ok()).collect();
+                if numbers.iter().any(|&n| n != 0) {
+                    report.problems.push(format!("{current}: {}", line.trim()));
+                }
+            } else if let Some(rest) = line.split("Used ").nth(1) {
+                if let Some(regs) = rest.split(' ').next().and_then(|n| n.parse::<u32>().ok()) {
+                    report.max_registers = report.max_registers.max(regs);
+                }
+            } else if line.contains("error") || line.contains("warning") {
+                report.problems.push(line.trim().to_string());
+            }
+        }
+        report
+    }
+}
+
+fn run(cmd: &mut Command) -> Result<String, String> {
+    let output = cmd.output().map_err(|e| format!("cannot run {cmd:?}: {e}"))?;
+    if !output.status.success() {
+        return Err(format!("{cmd:?} failed:\n{}", String::from_utf8_lossy(&output.stderr)));
+    }
+    Ok(String::from_utf8_lossy(&output.stdout).into_owned())
+}
+
+/// Build everything a GPU machine without Rust needs and copy it into one
+/// folder: the test executables, the CLI, and a script that runs the tests.
+fn bundle(args: &[String]) -> Result<(), String> {
+    let mut out = workspace().join(".gpu");
+    for (_, value) in options(args, &["--out"])? {
+        out = PathBuf::from(value);
+    }
+    let bin = out.join("bin");
+    std::fs::create_dir_all(&bin).map_err(|e| format!("cannot create {}: {e}", bin.display()))?;
+    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+    let json = run(Command::new(&cargo).current_dir(workspace()).args([
+        "test",
+        "--workspace",
+        "--release",
+        "--no-run",
+        "--message-format=json",
+    ]))?;
+    run(Command::new(&cargo).current_dir(workspace()).args(["build", "--release", "--package", "host", "--bins"]))?;
+    let mut tests = Vec::new();
+    for line in json.lines().filter(|l| l.contains("\"executable\":\"")) {
+        let Some(exe) = line.split("\"executable\":\"").nth(1).and_then(|r| r.split('"').next()) else {
+            continue;
+        };
+        let exe = PathBuf::from(exe);
+        let name = exe.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+        std::fs::copy(&exe, bin.join(&name)).map_err(|e| format!("cannot copy {}: {e}", exe.display()))?;
+        tests.push(name);
+    }
+    let cli = workspace().join("target/release/reduce");
+    std::fs::copy(&cli, bin.join("reduce")).map_err(|e| format!("cannot copy {}: {e}", cli.display()))?;
+    tests.sort();
+    let mut script = String::from(
+        "#!/usr/bin/env bash\n# Written by `cargo xtask bundle`: runs every test executable of the workspace.\n\
+         cd \"$(dirname \"$0\")/..\" || exit 1\nexport REDUCE_BIN=\"$PWD/$(basename \"$(dirname \"$0\")\")/bin/reduce\"\nstatus=0\n",
+    );
+    for t in &tests {
+        script.push_str(&format!("echo \"== {t}\"; \"$(dirname \"$0\")/bin/{t}\" \"$@\" || status=1\n"));
+    }
+    script.push_str("exit $status\n");
+    let script_path = out.join("run-tests.sh");
+    std::fs::write(&script_path, script).map_err(|e| format!("cannot write {}: {e}", script_path.display()))?;
+    println!("{} ({} test executables + reduce)", out.display(), tests.len());
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ptxas_report_flags_spills_and_counts_entries() {
+        let log = "ptxas info    : Compiling entry function 'a' for 'sm_90'\n\
+                   ptxas info    : Used 12 registers, used 0 barriers\n\
+                   ptxas info    : 0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads\n\
+                   ptxas info    : Compiling entry function 'b' for 'sm_90'\n\
+                   ptxas info    : Used 40 registers\n\
+                   ptxas info    : 8 bytes stack frame, 4 bytes spill stores, 4 bytes spill loads\n";
+        let r = PtxasReport::parse(log);
+        assert_eq!(r.entries, 2);
+        assert_eq!(r.max_registers, 40);
+        assert_eq!(r.problems.len(), 1);
+        assert!(r.problems[0].starts_with("b: "));
+    }
+
+    #[test]
+    fn options_reject_unknown_flags_and_missing_values() {
+        let args = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        assert!(options(&args(&["--arch"]), &["--arch"]).is_err());
+        assert!(options(&args(&["--nope", "x"]), &["--arch"]).is_err());
+        assert_eq!(options(&args(&["--arch", "sm_90"]), &["--arch"]).unwrap(), vec![("--arch", "sm_90")]);
+    }
+}
