@@ -2,8 +2,8 @@
 //!
 //! Each trial is one (operator, type, input pattern). It reduces fresh data
 //! of every size below with every kernel at every block size it supports
-//! (finishing on the GPU), and with every kernel at the default block size
-//! finishing on the CPU. Integers and min/max must match exactly; float sums
+//! (finishing on the GPU), and with every multi-pass kernel at the default
+//! block size finishing on the CPU. Integers and min/max must match exactly; float sums
 //! must lie within `(depth + 1) · ε · Σ|x|` of a compensated f64 sum, where
 //! `depth` is the longest chain of additions in the launch plan (tree rounds
 //! plus each thread's sequential part, see `reduction::depth`).
@@ -81,7 +81,8 @@ fn check_all<O: ReduceOp<T>, T: Element + Reference + Sample>(pattern: Pattern) 
         let expected = T::reference(op, &host);
         let device = if n > 0 { Some(stream.clone_htod(&host).map_err(|e| e.to_string())?) } else { None };
         for kernel in KERNELS {
-            let configs = kernel.block_sizes().map(|b| (b, Finish::Gpu)).chain([(DEFAULT_BLOCK, Finish::Cpu)]);
+            let cpu_finish = (!kernel.single_pass()).then_some((DEFAULT_BLOCK, Finish::Cpu));
+            let configs = kernel.block_sizes().map(|b| (b, Finish::Gpu)).chain(cpu_finish);
             for (block, finish) in configs {
                 let opts = Options { kernel: Some(kernel), block: Some(block), finish };
                 let got = match &device {
@@ -94,7 +95,7 @@ fn check_all<O: ReduceOp<T>, T: Element + Reference + Sample>(pattern: Pattern) 
                     let levels = r.plan::<O, T>(kernel, block, n)?;
                     match finish {
                         Finish::Gpu => depth(kernel, &levels, block),
-                        Finish::Cpu => depth(kernel, &levels[..1], block) + levels[0].outputs(),
+                        Finish::Cpu => depth(kernel, &levels[..1], block) + levels[0].outputs,
                     }
                 };
                 let tol = tolerance(chain, &host);

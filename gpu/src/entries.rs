@@ -8,7 +8,9 @@
 //!   (`reduce3_sum_i32`);
 //! * `{kernel}_b{block}_{op}_{type}` when it is compiled in (`reduce7_b256_max_f64`).
 //!
-//! All of them take `(g_idata: *const T, g_odata: *mut T, n: u32)`.
+//! All take `(g_idata: *const T, g_odata: *mut T, n: u32)` except
+//! `single_pass`, which takes `(input: *const T, n: u64, partials: *mut T,
+//! ticket: *mut u32, out: *mut T)`.
 
 use crate::kernels::*;
 use crate::op::{Max, Min, Sum};
@@ -53,6 +55,22 @@ macro_rules! entry_per_block {
     )*};
 }
 
+/// `single_pass_b{block}_{op}_{type}`, one per block size.
+macro_rules! single_pass_entry {
+    ($op:ident, $Op:ty, $t:ident, [$($block:literal)*]) => {$(
+        #[unsafe(no_mangle)]
+        pub unsafe extern "gpu-kernel" fn ${concat(single_pass_b, $block, _, $op, _, $t)}(
+            input: *const $t,
+            n: u64,
+            partials: *mut $t,
+            ticket: *mut u32,
+            out: *mut $t,
+        ) {
+            single_pass::single_pass::<$t, $Op, $block>(input, n, partials, ticket, out)
+        }
+    )*};
+}
+
 macro_rules! seed_kernels {
     ($op:ident, $Op:ty, $t:ident) => {
         entry!(reduce1, reduce1_interleaved_divergent::reduce1, $op, $Op, $t);
@@ -64,6 +82,8 @@ macro_rules! seed_kernels {
         entry_per_block!(reduce7, reduce7_multiple_elements::reduce7, $op, $Op, $t, [32 64 128 256 512 1024]);
         entry_per_block!(reduce8, reduce8_warp_tile::reduce8, $op, $Op, $t, [32 64 128 256 512 1024]);
         entry_per_block!(reduce9, reduce9_warp_shuffle::reduce9, $op, $Op, $t, [32 64 128 256 512 1024]);
+        entry_per_block!(vectorized, vectorized::vectorized, $op, $Op, $t, [32 64 128 256 512 1024]);
+        single_pass_entry!($op, $Op, $t, [32 64 128 256 512 1024]);
     };
 }
 for_each_op_and_type!(seed_kernels);

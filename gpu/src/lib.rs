@@ -6,8 +6,8 @@
 //!   loads: device primitives ([`prim`]), the warp/block building blocks, one
 //!   file per optimisation step in `kernels/`, and the table of
 //!   `extern "gpu-kernel"` entries in `entries.rs`;
-//! * for the host, where only [`op`] exists, so the host library names the
-//!   same operators and element types as the kernels.
+//! * for the host, where only [`op`] and [`layout`] exist, so the host library
+//!   names the same operators, element types and launch sizes as the kernels.
 //!
 //! Read the kernels in order, `kernels/reduce1_interleaved_divergent.rs` to
 //! `kernels/reduce9_warp_shuffle.rs`: each file's header says what changed
@@ -29,10 +29,17 @@
 )]
 #![cfg_attr(target_arch = "nvptx64", allow(internal_features))]
 
+pub mod layout;
 pub mod op;
 
 #[cfg(target_arch = "nvptx64")]
 pub mod prim;
+
+#[cfg(target_arch = "nvptx64")]
+pub mod warp_reduce;
+
+#[cfg(target_arch = "nvptx64")]
+pub mod block_reduce;
 
 #[cfg(target_arch = "nvptx64")]
 pub mod kernels;

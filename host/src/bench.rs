@@ -89,7 +89,7 @@ pub fn measure<O: ReduceOp<T>, T: Element + Reference + Sample>(
     let levels = reducer.plan::<O, T>(kernel, block, n)?;
     let chain = match finish {
         Finish::Gpu => depth(kernel, &levels, block),
-        Finish::Cpu => depth(kernel, &levels[..1], block) + levels[0].outputs(),
+        Finish::Cpu => depth(kernel, &levels[..1], block) + levels[0].outputs,
     };
     let ok = T::matches(op, got, expected, tolerance(chain, &input.host));
 

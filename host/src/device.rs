@@ -14,6 +14,8 @@ use serde::Serialize;
 
 use crate::error::{Error, Result, driver};
 use crate::ptx::Ptx;
+use crate::registry::shared_mem_bytes;
+use gpu::layout::SINGLE_PASS_SMEM;
 
 /// What the device is, read from its attributes.
 #[derive(Clone, Debug, Serialize)]
@@ -212,47 +214,95 @@ impl Gpu {
     }
 
     /// Launch a reduction kernel `(g_idata: *const T, g_odata: *mut T, n: u32)`
-    /// with `grid` blocks of `block` threads and `block × size_of::<T>()`
-    /// bytes of shared memory.
+    /// with `grid` blocks of `block` threads and [`shared_mem_bytes`] of
+    /// shared memory.
     ///
-    /// This is the only place the reduction kernels are launched. It checks
-    /// what the kernel relies on and cannot check itself: `input` has `n`
-    /// elements, `output` one slot per block, and the shape is a legal launch.
+    /// This and [`Gpu::launch_single_pass`] are the only places kernels are
+    /// launched. They check what the kernel relies on and cannot check
+    /// itself: the buffers are long enough for `n` and `grid`, and the shape
+    /// is a legal launch.
     pub(crate) fn launch_reduce<T: DeviceRepr>(
         &self,
         entry: &str,
         input: &CudaView<'_, T>,
         output: &mut CudaViewMut<'_, T>,
-        n: u32,
+        n: usize,
         grid: u32,
         block: u32,
     ) -> Result<()> {
-        let smem = block * size_of::<T>() as u32;
-        if input.len() < n as usize {
-            return Err(Error::SliceTooShort { len: input.len(), n: n as usize });
-        }
-        if output.len() < grid as usize || grid == 0 || !block.is_power_of_two() || !(32..=1024).contains(&block) {
-            return Err(Error::Invalid(format!(
-                "{entry}: bad launch: grid {grid}, block {block}, {} output slots",
-                output.len()
-            )));
-        }
+        let n = u32::try_from(n).map_err(|_| Error::Invalid(format!("{entry}: {n} elements in one launch")))?;
+        check_launch(entry, input.len(), n as usize, output.len(), grid, block)?;
+        let smem = shared_mem_bytes(block, size_of::<T>());
         let func = self.function(entry)?;
-        let cfg = LaunchConfig { grid_dim: (grid, 1, 1), block_dim: (block, 1, 1), shared_mem_bytes: smem };
         let mut args = self.stream.launch_builder(&func);
         args.arg(input).arg(output).arg(&n);
-        // SAFETY: every entry named like a reduction kernel has the signature
-        // (const T*, T*, u32) for this T (`gpu/src/entries.rs`; the registry
-        // test checks the names); it reads input[0..n] and writes
-        // output[0..grid], both checked above, and needs block × size_of::<T>()
-        // bytes of shared memory, which the config provides.
-        unsafe { args.launch(cfg) }.map_err(|source| Error::Launch {
-            entry: entry.to_string(),
-            grid,
-            block,
-            smem,
-            source,
-        })?;
+        let cfg = LaunchConfig { grid_dim: (grid, 1, 1), block_dim: (block, 1, 1), shared_mem_bytes: smem };
+        // SAFETY: every entry named like a two-pointer reduction kernel has
+        // the signature (const T*, T*, u32) for this T (`gpu/src/entries.rs`;
+        // the callers build `entry` from the registry with T's name); it
+        // reads input[0..n] and writes output[0..grid], both checked above,
+        // and reads shared memory below shared_mem_bytes(block), which the
+        // launch provides.
+        unsafe { args.launch(cfg) }.map_err(|source| launch_error(entry, &cfg, source))?;
         Ok(())
     }
+
+    /// Launch a single-pass kernel `(input: *const T, n: u64, partials: *mut T,
+    /// ticket: *mut u32, out: *mut T)`; `*ticket` must be 0 (the kernel's
+    /// last block leaves it 0 again).
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn launch_single_pass<T: DeviceRepr>(
+        &self,
+        entry: &str,
+        input: &CudaView<'_, T>,
+        n: usize,
+        partials: &mut CudaViewMut<'_, T>,
+        ticket: &mut CudaViewMut<'_, u32>,
+        out: &mut CudaViewMut<'_, T>,
+        grid: u32,
+        block: u32,
+    ) -> Result<()> {
+        check_launch(entry, input.len(), n, partials.len(), grid, block)?;
+        if ticket.is_empty() || out.is_empty() {
+            return Err(Error::Invalid(format!("{entry}: no room for the ticket or the result")));
+        }
+        let n = n as u64;
+        let func = self.function(entry)?;
+        let mut args = self.stream.launch_builder(&func);
+        args.arg(input).arg(&n).arg(partials).arg(ticket).arg(out);
+        let cfg = LaunchConfig { grid_dim: (grid, 1, 1), block_dim: (block, 1, 1), shared_mem_bytes: SINGLE_PASS_SMEM };
+        // SAFETY: `single_pass_*` entries have the signature (const T*, u64,
+        // T*, u32*, T*) for this T (`gpu/src/entries.rs`); the kernel reads
+        // input[0..n], writes partials[0..grid], ticket[0] and out[0], all
+        // checked above, and uses SINGLE_PASS_SMEM bytes of shared memory,
+        // which the launch provides. Launches that share the ticket are
+        // ordered by the stream.
+        unsafe { args.launch(cfg) }.map_err(|source| launch_error(entry, &cfg, source))?;
+        Ok(())
+    }
+}
+
+/// A failed launch, with the kernel and its shape.
+fn launch_error(entry: &str, cfg: &LaunchConfig, source: DriverError) -> Error {
+    Error::Launch {
+        entry: entry.to_string(),
+        grid: cfg.grid_dim.0,
+        block: cfg.block_dim.0,
+        smem: cfg.shared_mem_bytes,
+        source,
+    }
+}
+
+/// The checks every launch makes: the input holds `n` elements, the output
+/// one per block, and the shape is legal.
+fn check_launch(entry: &str, input_len: usize, n: usize, output_len: usize, grid: u32, block: u32) -> Result<()> {
+    if input_len < n {
+        return Err(Error::SliceTooShort { len: input_len, n });
+    }
+    if output_len < grid as usize || grid == 0 || !block.is_power_of_two() || !(32..=1024).contains(&block) {
+        return Err(Error::Invalid(format!(
+            "{entry}: bad launch: grid {grid}, block {block}, {output_len} output slots"
+        )));
+    }
+    Ok(())
 }

@@ -20,24 +20,20 @@ pub struct Launch {
     /// First element this launch reads, in its level's input.
     pub in_offset: usize,
     /// How many elements it reads.
-    pub n: u32,
+    pub n: usize,
     /// Blocks in the grid: one partial each.
     pub grid: u32,
     /// Where its first partial goes, in its level's output.
     pub out_offset: usize,
 }
 
-/// The launches of one level; together they write [`Level::outputs`] partials.
+/// The launches of one level.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Level {
     pub launches: Vec<Launch>,
-}
-
-impl Level {
-    /// How many partials this level writes.
-    pub fn outputs(&self) -> usize {
-        self.launches.iter().map(|l| l.grid as usize).sum()
-    }
+    /// How many values the level writes: one per block, or one in all for a
+    /// single-pass kernel.
+    pub outputs: usize,
 }
 
 /// Blocks for one launch of `kernel` over `n` elements: enough to cover them
@@ -57,22 +53,30 @@ pub fn grid_for(kernel: &Kernel, n: usize, block: u32, resident: u32) -> u32 {
         PerThread::One => n.div_ceil(block),
         PerThread::Two => n.div_ceil(2 * block),
         PerThread::GridStride => n.div_ceil(2 * block).min(resident.max(1) as usize),
+        PerThread::SinglePass => n.div_ceil(16 * block).min(resident.max(1) as usize),
     };
     grid.max(1) as u32
 }
 
 /// The levels that reduce `n > 0` elements to one. Levels after the first
-/// read partials; a grid-stride kernel reduces them with a single block.
+/// read partials; a grid-stride kernel reduces them with a single block. A
+/// single-pass kernel is one launch over all `n` elements.
 ///
 /// ```
 /// use reduction::{plan, Kernel};
 /// let levels = plan(Kernel::find("reduce3").unwrap(), 1 << 20, 128, 264);
-/// let grids: Vec<usize> = levels.iter().map(|l| l.outputs()).collect();
+/// let grids: Vec<usize> = levels.iter().map(|l| l.outputs).collect();
 /// assert_eq!(grids, [8192, 64, 1]);
 /// let levels = plan(Kernel::find("reduce7").unwrap(), 1 << 20, 128, 264);
-/// assert_eq!(levels.iter().map(|l| l.outputs()).collect::<Vec<_>>(), [264, 1]);
+/// assert_eq!(levels.iter().map(|l| l.outputs).collect::<Vec<_>>(), [264, 1]);
+/// let levels = plan(Kernel::find("single_pass").unwrap(), 3 << 31, 256, 1056);
+/// assert_eq!((levels.len(), levels[0].launches[0].grid, levels[0].outputs), (1, 1056, 1));
 /// ```
 pub fn plan(kernel: &Kernel, n: usize, block: u32, resident: u32) -> Vec<Level> {
+    if kernel.single_pass() {
+        let grid = grid_for(kernel, n, block, resident);
+        return vec![Level { launches: vec![Launch { in_offset: 0, n, grid, out_offset: 0 }], outputs: 1 }];
+    }
     let mut levels = Vec::new();
     let mut remaining = n;
     while remaining > 1 || levels.is_empty() {
@@ -82,12 +86,11 @@ pub fn plan(kernel: &Kernel, n: usize, block: u32, resident: u32) -> Vec<Level> 
         for in_offset in (0..remaining).step_by(MAX_CHUNK) {
             let len = (remaining - in_offset).min(MAX_CHUNK);
             let grid = grid_for(kernel, len, block, resident);
-            launches.push(Launch { in_offset, n: len as u32, grid, out_offset });
+            launches.push(Launch { in_offset, n: len, grid, out_offset });
             out_offset += grid as usize;
         }
-        let level = Level { launches };
-        remaining = level.outputs();
-        levels.push(level);
+        remaining = out_offset;
+        levels.push(Level { launches, outputs: out_offset });
     }
     levels
 }
@@ -104,7 +107,7 @@ pub fn scratch_sizes(levels: &[Level]) -> (usize, usize) {
     let mut sizes = (0, 0);
     for (i, level) in levels.iter().enumerate().take(levels.len().saturating_sub(1)) {
         let slot = if i % 2 == 0 { &mut sizes.0 } else { &mut sizes.1 };
-        *slot = (*slot).max(level.outputs());
+        *slot = (*slot).max(level.outputs);
     }
     sizes
 }
@@ -134,7 +137,14 @@ pub fn depth(kernel: &Kernel, levels: &[Level], block: u32) -> usize {
                 .map(|l| match kernel.per_thread {
                     PerThread::One => 0,
                     PerThread::Two => 1,
-                    PerThread::GridStride => 2 * (l.n as usize).div_ceil(2 * block as usize * l.grid as usize),
+                    PerThread::GridStride => 2 * l.n.div_ceil(2 * block as usize * l.grid as usize),
+                    // Each thread's elements, then the last block's fold of
+                    // one partial per block, then its block reduction.
+                    PerThread::SinglePass => {
+                        l.n.div_ceil(block as usize * l.grid as usize)
+                            + (l.grid as usize).div_ceil(block as usize)
+                            + tree
+                    }
                 })
                 .max()
                 .unwrap_or(0);
@@ -154,26 +164,28 @@ mod tests {
             for block in kernel.block_sizes() {
                 for n in [1usize, 2, 31, 33, 127, 128, 129, 1000, 65537, (1 << 20) + 7, 3 << 30] {
                     let levels = plan(kernel, n, block, 132 * 8);
-                    assert_eq!(levels.last().map(Level::outputs), Some(1), "{} b{block} n={n}", kernel.id);
+                    assert_eq!(levels.last().map(|l| l.outputs), Some(1), "{} b{block} n={n}", kernel.id);
                     let mut input = n;
                     for level in &levels {
-                        let covered: usize = level.launches.iter().map(|l| l.n as usize).sum();
+                        let covered: usize = level.launches.iter().map(|l| l.n).sum();
                         assert_eq!(covered, input);
                         for l in &level.launches {
                             let per_block = match kernel.per_thread {
                                 PerThread::One => block as usize,
                                 _ => 2 * block as usize,
                             };
-                            if kernel.per_thread == PerThread::GridStride {
+                            if kernel.single_pass() {
+                                assert_eq!(levels.len(), 1);
+                            } else if kernel.per_thread == PerThread::GridStride {
                                 // The stride 2 × block × grid is a u32, and i < n plus one stride fits.
                                 assert!(l.n as u64 + 2 * block as u64 * l.grid as u64 <= u32::MAX as u64);
                             } else {
                                 // One block per `per_block` elements, and no block index past u32.
-                                assert!(l.grid as usize * per_block >= l.n as usize);
+                                assert!(l.grid as usize * per_block >= l.n);
                                 assert!(l.grid as u64 * per_block as u64 <= l.n as u64 + per_block as u64);
                             }
                         }
-                        input = level.outputs();
+                        input = level.outputs;
                     }
                 }
             }

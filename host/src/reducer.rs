@@ -5,13 +5,14 @@ use std::any::{Any, TypeId};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard};
 
-use cudarc::driver::{CudaSlice, CudaStream, CudaView, CudaViewMut, DeviceRepr, ValidAsZeroBits};
+use cudarc::driver::{CudaSlice, CudaStream, CudaView, CudaViewMut, DevicePtr, DeviceRepr, ValidAsZeroBits};
 
 use crate::device::Gpu;
 use crate::error::{Error, Result, driver};
 use crate::plan::{Level, plan, scratch_sizes};
 use crate::ptx::Ptx;
-use crate::registry::{DEFAULT_BLOCK, Kernel, PerThread};
+use crate::registry::{DEFAULT_BLOCK, Kernel, PerThread, shared_mem_bytes};
+use gpu::layout::SINGLE_PASS_SMEM;
 use gpu::op::{Max, Min, ReduceOp, Sum};
 
 /// An element type the library reduces: `i32, u32, i64, u64, f32, f64`.
@@ -108,14 +109,31 @@ struct Scratch<T> {
     staging: CudaSlice<T>,
 }
 
-/// The buffers a reduction writes.
+/// The buffers a reduction to the host writes.
 struct Work<T> {
-    /// Partials of the even and odd levels.
-    levels: [CudaSlice<T>; 2],
+    bufs: Buffers<T>,
     /// The result, when the caller wants it on the host.
     result: CudaSlice<T>,
     /// The first level's partials when they are finished on the CPU.
     partials: CudaSlice<T>,
+}
+
+/// The buffers the launches of one reduction use between its input and its
+/// output.
+struct Buffers<T> {
+    /// Partials of the even and odd levels (a single-pass kernel uses the first).
+    levels: [CudaSlice<T>; 2],
+    /// The single-pass kernels' ticket counter: zeroed once, left zero by
+    /// every launch.
+    ticket: CudaSlice<u32>,
+}
+
+/// A reduction, planned: kernel, block size, entry and launches.
+struct Job {
+    kernel: &'static Kernel,
+    block: u32,
+    entry: String,
+    levels: Vec<Level>,
 }
 
 /// Reduces data on one GPU with the kernels of the registry.
@@ -326,21 +344,46 @@ impl Reducer {
         if out.is_empty() {
             return Err(Error::SliceTooShort { len: 0, n: 1 });
         }
+        let job = self.job::<O, T>(data.len(), opts)?;
         let mut scratch = self.scratch::<T>()?;
-        self.enqueue::<O, T>(&mut scratch.work.levels, data, opts, out, false)
+        self.enqueue(&mut scratch.work.bufs, &job, &job.levels, data, out)
     }
 
     /// The kernel and block size for `n` elements: the caller's, checked, or
-    /// the default.
+    /// the default: `single_pass` with 256 threads.
+    ///
+    /// ```no_run
+    /// use reduction::{Kernel, Options, Reducer};
+    /// let r = Reducer::new()?;
+    /// let (k, block) = r.choose::<f32>(1 << 20, &Options::default())?;
+    /// assert_eq!((k.id, block), ("single_pass", 256));
+    /// let bad = Options { kernel: Some(Kernel::find("reduce5")?), block: Some(32), ..Options::default() };
+    /// assert!(r.choose::<f32>(1 << 20, &bad).is_err());
+    /// # Ok::<(), reduction::Error>(())
+    /// ```
     pub fn choose<T: Element>(&self, n: usize, opts: &Options) -> Result<(&'static Kernel, u32)> {
         let _ = n;
-        let kernel = match opts.kernel {
-            Some(k) => k,
-            None => Kernel::find("reduce9")?,
+        let (kernel, default_block) = match opts.kernel {
+            Some(k) => (k, DEFAULT_BLOCK),
+            None => (Kernel::find("single_pass")?, 256),
         };
-        let block = opts.block.unwrap_or(if opts.kernel.is_some() { DEFAULT_BLOCK } else { 256 });
+        let block = opts.block.unwrap_or(default_block);
         kernel.check_block(block)?;
+        if kernel.single_pass() && opts.finish == Finish::Cpu {
+            return Err(Error::Unsupported {
+                kernel: kernel.id.to_string(),
+                what: "finishing on the CPU: it combines its partials itself".into(),
+                valid: "finish on the GPU".into(),
+            });
+        }
         Ok((kernel, block))
+    }
+
+    /// Choose and plan the reduction of `n > 0` elements.
+    fn job<O: ReduceOp<T>, T: Element>(&self, n: usize, opts: &Options) -> Result<Job> {
+        let (kernel, block) = self.choose::<T>(n, opts)?;
+        let levels = self.plan::<O, T>(kernel, block, n)?;
+        Ok(Job { kernel, block, entry: kernel.entry(block, O::NAME, T::NAME), levels })
     }
 
     /// The launches that reduce `n` elements with `kernel` at `block`
@@ -355,12 +398,13 @@ impl Reducer {
     /// # Ok::<(), reduction::Error>(())
     /// ```
     pub fn plan<O: ReduceOp<T>, T: Element>(&self, kernel: &Kernel, block: u32, n: usize) -> Result<Vec<Level>> {
+        let entry = kernel.entry(block, O::NAME, T::NAME);
         let resident = match kernel.per_thread {
             PerThread::GridStride => {
-                let entry = kernel.entry(block, O::NAME, T::NAME);
-                self.gpu.resident_blocks(&entry, block, block * size_of::<T>() as u32)?
+                self.gpu.resident_blocks(&entry, block, shared_mem_bytes(block, size_of::<T>()))?
             }
-            _ => 0,
+            PerThread::SinglePass => self.gpu.resident_blocks(&entry, block, SINGLE_PASS_SMEM)?,
+            PerThread::One | PerThread::Two => 0,
         };
         Ok(plan(kernel, n, block, resident))
     }
@@ -381,67 +425,69 @@ impl Reducer {
         opts: &Options,
     ) -> Result<T> {
         let stream = self.gpu.stream();
+        let job = self.job::<O, T>(data.len(), opts)?;
         match opts.finish {
             Finish::Gpu => {
-                self.enqueue::<O, T>(&mut s.levels, data, opts, &mut s.result.as_view_mut(), false)?;
+                self.enqueue(&mut s.bufs, &job, &job.levels, data, &mut s.result.as_view_mut())?;
                 let mut host = [O::IDENTITY];
                 stream.memcpy_dtoh(&s.result, &mut host).map_err(driver("cuMemcpyDtoH"))?;
                 Ok(host[0])
             }
             Finish::Cpu => {
-                let (kernel, block) = self.choose::<T>(data.len(), opts)?;
-                let partials = self.plan::<O, T>(kernel, block, data.len())?[0].outputs();
+                let first = &job.levels[..1];
+                let partials = first[0].outputs;
                 grow(&self.gpu, &mut s.partials, partials, "partial sums")?;
-                self.enqueue::<O, T>(&mut s.levels, data, opts, &mut s.partials.slice_mut(..partials), true)?;
+                self.enqueue(&mut s.bufs, &job, first, data, &mut s.partials.slice_mut(..partials))?;
                 let host = stream.clone_dtoh(&s.partials.slice(..partials)).map_err(driver("cuMemcpyDtoH"))?;
                 Ok(host.into_iter().fold(O::IDENTITY, O::combine))
             }
         }
     }
 
-    /// Queue the launches that reduce non-empty `data` into `out[0]` (or,
-    /// with `first_level_only`, its per-block partials into `out`).
-    fn enqueue<O: ReduceOp<T>, T: Element>(
+    /// Queue `levels` of `job` on non-empty `data`: the last level writes
+    /// into `out` (one value, or its per-block partials).
+    fn enqueue<T: Element>(
         &self,
-        buffers: &mut [CudaSlice<T>; 2],
-        data: &CudaView<'_, T>,
-        opts: &Options,
-        out: &mut CudaViewMut<'_, T>,
-        first_level_only: bool,
-    ) -> Result<()> {
-        let (kernel, block) = self.choose::<T>(data.len(), opts)?;
-        let mut levels = self.plan::<O, T>(kernel, block, data.len())?;
-        if first_level_only {
-            levels.truncate(1);
-        }
-        let entry = kernel.entry(block, O::NAME, T::NAME);
-        self.run_levels(buffers, &entry, block, data, &levels, out)
-    }
-
-    /// Queue every level: level 0 reads `data`, each next level the previous
-    /// one's partials (alternating between the two scratch buffers), and the
-    /// last level writes into `out`.
-    fn run_levels<T: Element>(
-        &self,
-        buffers: &mut [CudaSlice<T>; 2],
-        entry: &str,
-        block: u32,
-        data: &CudaView<'_, T>,
+        bufs: &mut Buffers<T>,
+        job: &Job,
         levels: &[Level],
+        data: &CudaView<'_, T>,
         out: &mut CudaViewMut<'_, T>,
     ) -> Result<()> {
+        if job.kernel.align > 0 {
+            let (addr, _) = data.device_ptr(self.gpu.stream());
+            if addr % job.kernel.align as u64 != 0 {
+                return Err(Error::Misaligned { kernel: job.kernel.id.to_string(), align: job.kernel.align, addr });
+            }
+        }
+        if job.kernel.single_pass() {
+            let l = levels[0].launches[0];
+            let partials = &mut bufs.levels[0];
+            grow(&self.gpu, partials, l.grid as usize, "partial sums")?;
+            let (mut partials, mut ticket) = (partials.as_view_mut(), bufs.ticket.as_view_mut());
+            return self.gpu.launch_single_pass(
+                &job.entry,
+                data,
+                l.n,
+                &mut partials,
+                &mut ticket,
+                out,
+                l.grid,
+                job.block,
+            );
+        }
         let (a, b) = scratch_sizes(levels);
-        for (buffer, need) in buffers.iter_mut().zip([a, b]) {
+        for (buffer, need) in bufs.levels.iter_mut().zip([a, b]) {
             grow(&self.gpu, buffer, need, "partial sums")?;
         }
-        let [even, odd] = buffers;
+        let [even, odd] = &mut bufs.levels;
         for (i, level) in levels.iter().enumerate() {
             let last = i + 1 == levels.len();
             let (input, output) = if i % 2 == 0 { (&*odd, &mut *even) } else { (&*even, &mut *odd) };
             for l in &level.launches {
                 let src = if i == 0 { data.slice(l.in_offset..) } else { input.slice(l.in_offset..) };
                 let mut dst = if last { out.slice_mut(l.out_offset..) } else { output.slice_mut(l.out_offset..) };
-                self.gpu.launch_reduce(entry, &src, &mut dst, l.n, l.grid, block)?;
+                self.gpu.launch_reduce(&job.entry, &src, &mut dst, l.n, l.grid, job.block)?;
             }
         }
         Ok(())
@@ -452,7 +498,10 @@ impl Reducer {
         let mut map = self.scratch.lock().unwrap_or_else(|p| p.into_inner());
         if let std::collections::hash_map::Entry::Vacant(slot) = map.entry(TypeId::of::<T>()) {
             let buffer = || self.gpu.alloc::<T>(1, "scratch");
-            let work = Work { levels: [buffer()?, buffer()?], result: buffer()?, partials: buffer()? };
+            let mut ticket = self.gpu.alloc::<u32>(1, "the single-pass ticket")?;
+            self.gpu.stream().memset_zeros(&mut ticket).map_err(driver("cuMemsetD8"))?;
+            let bufs = Buffers { levels: [buffer()?, buffer()?], ticket };
+            let work = Work { bufs, result: buffer()?, partials: buffer()? };
             slot.insert(Box::new(Scratch::<T> { work, staging: buffer()? }));
         }
         Ok(TypedScratch { guard: map, _t: std::marker::PhantomData })

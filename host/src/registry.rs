@@ -10,6 +10,21 @@ pub const BLOCK_SIZES: [u32; 6] = [32, 64, 128, 256, 512, 1024];
 /// Harris's block size for all his measurements (slide 10).
 pub const DEFAULT_BLOCK: u32 = 128;
 
+/// Dynamic shared memory for a launch of `block` threads: one element per
+/// thread, but never fewer than 64. The last-warp code of steps 6 and 7
+/// (Harris's `sdata[tid] += sdata[tid + 16]` for all 32 lanes) reads up to
+/// `sdata[47]`, past the array of a 32-thread block; the extra lanes' values
+/// are never used, but the reads must stay inside the allocation. NVIDIA's
+/// cuda-samples pad the same way (`smemSize = 2 * threads` for `threads <= 32`).
+///
+/// ```
+/// assert_eq!(reduction::shared_mem_bytes(32, 4), 256);
+/// assert_eq!(reduction::shared_mem_bytes(256, 8), 2048);
+/// ```
+pub fn shared_mem_bytes(block: u32, elem_size: usize) -> u32 {
+    block.max(64) * elem_size as u32
+}
+
 /// How many input elements one thread reads in the first pass.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum PerThread {
@@ -20,6 +35,9 @@ pub enum PerThread {
     /// As many as it takes, in a grid-stride loop: the grid is what fits on
     /// the GPU at once (SM count × resident blocks per SM).
     GridStride,
+    /// Grid-stride, and the last block to finish combines the partials: the
+    /// whole reduction is one launch. At least 16 elements per thread.
+    SinglePass,
 }
 
 /// How the block size reaches the kernel.
@@ -48,6 +66,9 @@ pub struct Kernel {
     pub block_param: BlockParam,
     /// The smallest block size it supports.
     pub min_block: u32,
+    /// The alignment, in bytes, the input must have beyond the element's own
+    /// (16 for kernels that assume whole 16-byte vectors), else 0.
+    pub align: usize,
 }
 
 /// Every kernel, in teaching order.
@@ -60,6 +81,7 @@ pub const KERNELS: &[Kernel] = &[
         per_thread: PerThread::One,
         block_param: BlockParam::Runtime,
         min_block: 32,
+        align: 0,
     },
     Kernel {
         id: "reduce2",
@@ -69,6 +91,7 @@ pub const KERNELS: &[Kernel] = &[
         per_thread: PerThread::One,
         block_param: BlockParam::Runtime,
         min_block: 32,
+        align: 0,
     },
     Kernel {
         id: "reduce3",
@@ -78,6 +101,7 @@ pub const KERNELS: &[Kernel] = &[
         per_thread: PerThread::One,
         block_param: BlockParam::Runtime,
         min_block: 32,
+        align: 0,
     },
     Kernel {
         id: "reduce4",
@@ -87,6 +111,7 @@ pub const KERNELS: &[Kernel] = &[
         per_thread: PerThread::Two,
         block_param: BlockParam::Runtime,
         min_block: 32,
+        align: 0,
     },
     Kernel {
         id: "reduce5",
@@ -96,6 +121,7 @@ pub const KERNELS: &[Kernel] = &[
         per_thread: PerThread::Two,
         block_param: BlockParam::Runtime,
         min_block: 64,
+        align: 0,
     },
     Kernel {
         id: "reduce6",
@@ -105,6 +131,7 @@ pub const KERNELS: &[Kernel] = &[
         per_thread: PerThread::Two,
         block_param: BlockParam::Compiled,
         min_block: 32,
+        align: 0,
     },
     Kernel {
         id: "reduce7",
@@ -114,6 +141,7 @@ pub const KERNELS: &[Kernel] = &[
         per_thread: PerThread::GridStride,
         block_param: BlockParam::Compiled,
         min_block: 32,
+        align: 0,
     },
     Kernel {
         id: "reduce8",
@@ -123,6 +151,7 @@ pub const KERNELS: &[Kernel] = &[
         per_thread: PerThread::GridStride,
         block_param: BlockParam::Compiled,
         min_block: 32,
+        align: 0,
     },
     Kernel {
         id: "reduce9",
@@ -132,10 +161,36 @@ pub const KERNELS: &[Kernel] = &[
         per_thread: PerThread::GridStride,
         block_param: BlockParam::Compiled,
         min_block: 32,
+        align: 0,
+    },
+    Kernel {
+        id: "vectorized",
+        title: "16-byte loads (aligned input)",
+        source: "ours",
+        step: 10,
+        per_thread: PerThread::GridStride,
+        block_param: BlockParam::Compiled,
+        min_block: 32,
+        align: 16,
+    },
+    Kernel {
+        id: "single_pass",
+        title: "one launch: last block combines",
+        source: "ours (threadFenceReduction)",
+        step: 11,
+        per_thread: PerThread::SinglePass,
+        block_param: BlockParam::Compiled,
+        min_block: 32,
+        align: 0,
     },
 ];
 
 impl Kernel {
+    /// Whether the whole reduction is one launch (no partials to finish).
+    pub fn single_pass(&self) -> bool {
+        self.per_thread == PerThread::SinglePass
+    }
+
     /// The registry entry with this id, or an error listing the valid ids.
     ///
     /// ```

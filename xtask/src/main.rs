@@ -186,6 +186,12 @@ fn run(cmd: &mut Command) -> Result<String, String> {
     Ok(String::from_utf8_lossy(&output.stdout).into_owned())
 }
 
+/// Copy an executable without its debug info (the bundle travels to the GPU
+/// machine, whose uploads are size-limited).
+fn copy_stripped(from: &Path, to: &Path) -> Result<(), String> {
+    run(Command::new("objcopy").arg("--strip-debug").arg(from).arg(to)).map(drop)
+}
+
 /// Build everything a GPU machine without Rust needs and copy it into one
 /// folder: the test executables, the CLI, and a script that runs the tests.
 fn bundle(args: &[String]) -> Result<(), String> {
@@ -196,26 +202,28 @@ fn bundle(args: &[String]) -> Result<(), String> {
     let bin = out.join("bin");
     std::fs::create_dir_all(&bin).map_err(|e| format!("cannot create {}: {e}", bin.display()))?;
     let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+    // The host crate's tests are the ones that use the GPU.
     let json = run(Command::new(&cargo).current_dir(workspace()).args([
         "test",
-        "--workspace",
+        "--package",
+        "host",
         "--release",
         "--no-run",
         "--message-format=json",
     ]))?;
     run(Command::new(&cargo).current_dir(workspace()).args(["build", "--release", "--package", "host", "--bins"]))?;
     let mut tests = Vec::new();
-    for line in json.lines().filter(|l| l.contains("\"executable\":\"")) {
+    let test_artifacts = json.lines().filter(|l| l.contains("\"test\":true") && l.contains("\"executable\":\""));
+    for line in test_artifacts {
         let Some(exe) = line.split("\"executable\":\"").nth(1).and_then(|r| r.split('"').next()) else {
             continue;
         };
         let exe = PathBuf::from(exe);
         let name = exe.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-        std::fs::copy(&exe, bin.join(&name)).map_err(|e| format!("cannot copy {}: {e}", exe.display()))?;
+        copy_stripped(&exe, &bin.join(&name))?;
         tests.push(name);
     }
-    let cli = workspace().join("target/release/reduce");
-    std::fs::copy(&cli, bin.join("reduce")).map_err(|e| format!("cannot copy {}: {e}", cli.display()))?;
+    copy_stripped(&workspace().join("target/release/reduce"), &bin.join("reduce"))?;
     tests.sort();
     let mut script = String::from(
         "#!/usr/bin/env bash\n# Written by `cargo xtask bundle`: runs every test executable of the workspace.\n\

@@ -8,6 +8,10 @@
 //! Steps 1-7 are self-contained on purpose: `diff` two neighbouring files and
 //! you see that slide's change and nothing else.
 //!
+//! `vectorized` (step 10) and `single_pass` (step 11) are ours: 16-byte
+//! loads, then the whole reduction in one launch; `single_pass` is the
+//! library's default.
+//!
 //! Every kernel here is an `unsafe fn` generic over the element type `T` and
 //! the operator `O`; `entries.rs` turns each into named PTX entries. Every
 //! kernel reduces `g_idata[0..n]` for any `n` (padding with `O::IDENTITY`)
@@ -24,3 +28,5 @@ pub mod reduce6_complete_unroll;
 pub mod reduce7_multiple_elements;
 pub mod reduce8_warp_tile;
 pub mod reduce9_warp_shuffle;
+pub mod single_pass;
+pub mod vectorized;

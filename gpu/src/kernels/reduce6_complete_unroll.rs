@@ -10,7 +10,10 @@
 //! picks the entry that matches the launch, like Harris's `switch (threads)`.
 //!
 //! Launch: block = `BLOCK`, grid = ceil(n / (2 × block)), shared memory =
-//! block × size_of::<T>(). Result: one partial per block.
+//! max(block, 64) × size_of::<T>(): for `BLOCK = 32` the last warp still
+//! reads `sdata[tid + 16]` for all 32 lanes, up to `sdata[47]` (lanes 16-31
+//! compute values nobody uses, as in Harris's code), so the array must have
+//! 64 slots; cuda-samples pads it the same way. Result: one partial per block.
 
 use crate::op::{Element, ReduceOp};
 use crate::prim::*;

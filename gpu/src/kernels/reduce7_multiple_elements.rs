@@ -14,8 +14,8 @@
 //! Like seed 004 (and unlike Harris's slide, which adds into `sdata[tid]`),
 //! the running value stays in a register until the loop ends.
 //!
-//! Launch: block = `BLOCK`, any grid ≥ 1, shared memory = block ×
-//! size_of::<T>(). Result: one partial per block.
+//! Launch: block = `BLOCK`, any grid ≥ 1, shared memory = max(block, 64) ×
+//! size_of::<T>() (see reduce6). Result: one partial per block.
 
 use crate::op::{Element, ReduceOp};
 use crate::prim::*;

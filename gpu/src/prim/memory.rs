@@ -18,3 +18,93 @@ pub unsafe fn load<T: Copy>(p: *const T, i: u32) -> T {
 pub unsafe fn store<T>(p: *mut T, i: u32, v: T) {
     *p.add(i as usize) = v
 }
+
+/// An element type that the kernels load 16 bytes at a time: four 32-bit or
+/// two 64-bit elements in one `ld.global.nc.v4.b32` / `ld.global.nc.v2.b64`.
+/// Wide loads move the same bytes with a quarter (or half) of the load
+/// instructions, so fewer are needed in flight to keep DRAM busy.
+pub trait Vector: Copy {
+    /// The 16 bytes as elements: `[T; 4]` or `[T; 2]`.
+    type Lanes: Lanes<Self>;
+    /// Elements per 16 bytes.
+    const LANES: u32;
+    /// CUDA `__ldg(reinterpret_cast<const int4*>(p) + i)`: 16 bytes through
+    /// the read-only (non-coherent) data path.
+    ///
+    /// # Safety
+    /// `p` must be 16-byte aligned, and the 16 bytes at `p + 16 × i` must be
+    /// in bounds and not written by anyone during the kernel.
+    unsafe fn load16(p: *const Self, i: u64) -> Self::Lanes;
+}
+
+/// The elements of one 16-byte vector.
+pub trait Lanes<T>: Copy {
+    /// Fold the lanes pairwise with `f`: `f(f(a, b), f(c, d))`.
+    fn fold(self, f: impl Fn(T, T) -> T) -> T;
+}
+
+impl<T: Copy> Lanes<T> for [T; 4] {
+    #[inline(always)]
+    fn fold(self, f: impl Fn(T, T) -> T) -> T {
+        f(f(self[0], self[1]), f(self[2], self[3]))
+    }
+}
+
+impl<T: Copy> Lanes<T> for [T; 2] {
+    #[inline(always)]
+    fn fold(self, f: impl Fn(T, T) -> T) -> T {
+        f(self[0], self[1])
+    }
+}
+
+macro_rules! vector_32 {
+    ($($t:ty)*) => {$(
+        impl Vector for $t {
+            type Lanes = [$t; 4];
+            const LANES: u32 = 4;
+            #[inline(always)]
+            unsafe fn load16(p: *const Self, i: u64) -> [$t; 4] {
+                let (a, b, c, d): (u32, u32, u32, u32);
+                core::arch::asm!(
+                    "ld.global.nc.v4.b32 {{{a}, {b}, {c}, {d}}}, [{p}];",
+                    a = out(reg32) a, b = out(reg32) b, c = out(reg32) c, d = out(reg32) d,
+                    p = in(reg64) p.add(4 * i as usize),
+                    options(pure, readonly, nostack),
+                );
+                [a, b, c, d].map(|w| <$t>::from_ne_bytes(w.to_ne_bytes()))
+            }
+        }
+    )*};
+}
+vector_32!(i32 u32 f32);
+
+macro_rules! vector_64 {
+    ($($t:ty)*) => {$(
+        impl Vector for $t {
+            type Lanes = [$t; 2];
+            const LANES: u32 = 2;
+            #[inline(always)]
+            unsafe fn load16(p: *const Self, i: u64) -> [$t; 2] {
+                let (a, b): (u64, u64);
+                core::arch::asm!(
+                    "ld.global.nc.v2.b64 {{{a}, {b}}}, [{p}];",
+                    a = out(reg64) a, b = out(reg64) b,
+                    p = in(reg64) p.add(2 * i as usize),
+                    options(pure, readonly, nostack),
+                );
+                [a, b].map(|w| <$t>::from_ne_bytes(w.to_ne_bytes()))
+            }
+        }
+    )*};
+}
+vector_64!(i64 u64 f64);
+
+/// A read that bypasses the (non-coherent) L1 cache: PTX `ld.volatile.global`.
+/// For data other blocks of the same launch wrote before a fence.
+///
+/// # Safety
+/// As for [`load`].
+#[inline(always)]
+pub unsafe fn load_volatile<T: Copy>(p: *const T, i: u32) -> T {
+    core::ptr::read_volatile(p.add(i as usize))
+}

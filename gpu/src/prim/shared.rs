@@ -27,6 +27,19 @@ pub unsafe fn dyn_shared<T>() -> DynShared<T> {
     DynShared { base: gpu_launch_sized_workgroup_mem::<T>(), _not_send: PhantomData }
 }
 
+impl<T> DynShared<T> {
+    /// The same shared memory from `bytes` on, viewed as an array of `U`:
+    /// for kernels that keep two arrays (or a flag and an array) in it.
+    ///
+    /// # Safety
+    /// `bytes` must be a multiple of `align_of::<U>()`, and the caller's
+    /// indices into the result must stay inside the launch's shared memory.
+    #[inline(always)]
+    pub unsafe fn at_byte<U>(&self, bytes: usize) -> DynShared<U> {
+        DynShared { base: self.base.cast::<u8>().add(bytes).cast(), _not_send: PhantomData }
+    }
+}
+
 impl<T> Index<u32> for DynShared<T> {
     type Output = T;
     #[inline(always)]

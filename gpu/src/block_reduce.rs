@@ -1,0 +1,43 @@
+//! Reduction across a thread block, CUB's `BLOCK_REDUCE_WARP_REDUCTIONS`:
+//! every warp reduces its 32 values with shuffles, lane 0 of each warp puts
+//! its warp's result in shared memory, one barrier, then warp 0 reduces those
+//! (at most 32) values with shuffles again.
+//!
+//! ```text
+//! warp 0: v0..v31    → w0 ┐
+//! warp 1: v32..v63   → w1 ├─ shared memory ─→ warp 0: w0 ⊕ w1 ⊕ ... → thread 0
+//! warp k: ...        → wk ┘
+//! ```
+//! One barrier instead of Harris's log2(block) tree rounds, each with a
+//! barrier and shared-memory traffic.
+
+use crate::op::{Element, ReduceOp};
+use crate::prim::{DynShared, Shuffle, WARP_SIZE, lane_id, sync_threads, warp_id};
+use crate::warp_reduce::warp_reduce;
+
+/// Reduce `v` over the block of `BLOCK` threads; the result is valid in
+/// thread 0 only. `warp_sums` must have room for `BLOCK / 32` elements.
+///
+/// # Safety
+/// `BLOCK` must be the launch's block size, a multiple of 32; every thread
+/// of the block must call it. It ends without a barrier after the last read
+/// of `warp_sums`: sync before writing them again.
+#[inline(always)]
+pub unsafe fn block_reduce<T: Element + Shuffle, O: ReduceOp<T>, const BLOCK: u32>(
+    v: T,
+    warp_sums: &mut DynShared<T>,
+) -> T {
+    let v = warp_reduce::<T, O>(v);
+    if lane_id() == 0 {
+        warp_sums[warp_id()] = v;
+    }
+    sync_threads();
+    let mut r = O::IDENTITY;
+    if warp_id() == 0 {
+        if lane_id() < BLOCK / WARP_SIZE {
+            r = warp_sums[lane_id()];
+        }
+        r = warp_reduce::<T, O>(r);
+    }
+    r
+}

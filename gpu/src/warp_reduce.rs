@@ -1,0 +1,27 @@
+//! Reduction across the 32 lanes of a warp, through shuffles.
+//!
+//! ```text
+//! lane:   0   1   2   3   4   5 ...  31
+//! offset 16:  v0+v16  v1+v17 ...          (lanes 16-31 add their own garbage)
+//! offset 8:   (v0+v16)+(v8+v24) ...
+//!   ... after offsets 4, 2, 1 lane 0 holds v0 + ... + v31
+//! ```
+
+use crate::op::{Element, ReduceOp};
+use crate::prim::{FULL_MASK, Shuffle, WARP_SIZE, shfl_down_sync};
+
+/// Reduce `v` over the warp with `O`; the result is valid in lane 0 only
+/// (other lanes hold partial results).
+///
+/// # Safety
+/// All 32 lanes of the warp must call it together (it shuffles with the
+/// full mask).
+#[inline(always)]
+pub unsafe fn warp_reduce<T: Element + Shuffle, O: ReduceOp<T>>(mut v: T) -> T {
+    let mut offset = WARP_SIZE / 2;
+    while offset > 0 {
+        v = O::combine(v, shfl_down_sync(FULL_MASK, v, offset));
+        offset /= 2;
+    }
+    v
+}
