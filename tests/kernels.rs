@@ -11,15 +11,13 @@
 //! Without a GPU every trial is reported as ignored, after one line
 //! `SKIPPED: <reason>`.
 
-use std::sync::OnceLock;
+mod common;
 
-use libtest_mimic::{Arguments, Failed, Trial};
-use reduction::bench::tolerance;
-use reduction::data::{Pattern, Sample, generate};
-use reduction::{
-    DEFAULT_BLOCK, DType, Element, Finish, KERNELS, Op, Options, ReduceOp, Reducer, Reference, depth, no_gpu_reason,
-    with_dtype, with_op,
-};
+use common::{gpu_trial, reducer};
+use libtest_mimic::Failed;
+use reduction::bench::{Prepared, verify};
+use reduction::data::{Pattern, Sample};
+use reduction::{DEFAULT_BLOCK, DType, Element, Finish, KERNELS, Op, ReduceOp, Reference, with_dtype, with_op};
 
 /// The sizes: empty, tiny, around one warp and one block, around
 /// 2^16, and large.
@@ -45,66 +43,41 @@ const SIZES: [usize; 19] = [
     (1 << 25) + 3,
 ];
 
-fn reducer() -> &'static Reducer {
-    static R: OnceLock<Reducer> = OnceLock::new();
-    R.get_or_init(|| Reducer::new().unwrap_or_else(|e| panic!("the GPU was there a moment ago: {e}")))
-}
-
 fn main() {
-    let args = Arguments::from_args();
-    let skip = no_gpu_reason();
-    if let Some(reason) = &skip {
-        println!("SKIPPED: {reason}");
-    }
     let mut trials = Vec::new();
     for dtype in DType::ALL {
         for op in Op::ALL {
             for pattern in Pattern::ALL {
                 let name = format!("all_kernels::{}_{}_{:?}", op.name(), dtype.name(), pattern).to_lowercase();
-                let trial =
-                    Trial::test(name, move || with_dtype!(dtype, |T| with_op!(op, |O| check_all::<O, T>(pattern))));
-                trials.push(trial.with_ignored_flag(skip.is_some()));
+                trials.push(gpu_trial(name, move || {
+                    with_dtype!(dtype, |T| with_op!(op, |O| check_all::<O, T>(pattern)))
+                }));
             }
         }
     }
-    libtest_mimic::run(&args, trials).exit();
+    common::run(trials)
 }
 
 /// Reduce fresh data of every size with every kernel configuration.
 fn check_all<O: ReduceOp<T>, T: Element + Reference + Sample>(pattern: Pattern) -> Result<(), Failed> {
     let r = reducer();
     let op = Op::parse(O::NAME)?;
-    let stream = r.gpu().stream();
     for (i, &n) in SIZES.iter().enumerate() {
         let seed = 1000 * i as u64 + 7 * op as u64 + pattern as u64;
-        let host: Vec<T> = generate(pattern, n, seed);
-        let expected = T::reference(op, &host);
-        let device = if n > 0 { Some(stream.clone_htod(&host).map_err(|e| e.to_string())?) } else { None };
+        let input = Prepared::<T>::single(r, pattern, n, seed)?;
         for kernel in KERNELS {
             let cpu_finish = (!kernel.single_pass()).then_some((DEFAULT_BLOCK, Finish::Cpu));
             let configs = kernel.block_sizes().map(|b| (b, Finish::Gpu)).chain(cpu_finish);
             for (block, finish) in configs {
-                let opts = Options { kernel: Some(kernel), block: Some(block), finish };
-                let got = match &device {
-                    Some(d) => r.reduce_with::<O, T, _>(d, &opts)?,
-                    None => r.reduce_with::<O, T, _>(&host, &opts)?,
-                };
-                let chain = if n == 0 {
-                    0
-                } else {
-                    let levels = r.plan::<O, T>(kernel, block, n)?;
-                    match finish {
-                        Finish::Gpu => depth(kernel, &levels, block),
-                        Finish::Cpu => depth(kernel, &levels[..1], block) + levels[0].outputs,
-                    }
-                };
-                let tol = tolerance(chain, &host);
-                if !T::matches(op, got, expected, tol) {
+                let m = verify::<O, T>(r, kernel, block, finish, &input)?;
+                if !m.ok {
                     return Err(format!(
-                        "{} block {block} finish {finish:?}: {} {} n={n} {pattern:?}: GPU {got:?}, CPU {expected:?} (tolerance {tol:e})",
+                        "{} block {block} finish {finish:?}: {} {} n={n} {pattern:?}: GPU {}, CPU {}",
                         kernel.id,
                         op.name(),
-                        T::NAME
+                        T::NAME,
+                        m.got,
+                        m.expected
                     )
                     .into());
                 }

@@ -87,3 +87,33 @@ macro_rules! seed_kernels {
     };
 }
 for_each_op_and_type!(seed_kernels);
+
+// ---- Reduction by key (seed 003, `kernels/by_key.rs`, `kernels/by_key_hash.rs`) ----
+//
+// `by_key_{variant}_{type}` for variant `atomic`, `ballot`, `match`, `hash`
+// and type `f32`, `f64`; the host lists them in `host/src/by_key.rs`. All take
+// `(keys: *const u32, values: *const T, n: u64, num_keys: u32, sums: *mut T,
+// bad_keys: *mut u64)` and add `values[i]` to `sums[keys[i]]`.
+
+macro_rules! by_key_entries {
+    ($($t:ident)*) => {$(
+        by_key_entries!(@one atomic, by_key::by_key_atomic, $t);
+        by_key_entries!(@one ballot, by_key::by_key_ballot, $t);
+        by_key_entries!(@one match, by_key::by_key_match, $t);
+        by_key_entries!(@one hash, by_key_hash::by_key_hash, $t);
+    )*};
+    (@one $variant:ident, $module:ident :: $f:ident, $t:ident) => {
+        #[unsafe(no_mangle)]
+        pub unsafe extern "gpu-kernel" fn ${concat(by_key_, $variant, _, $t)}(
+            keys: *const u32,
+            values: *const $t,
+            n: u64,
+            num_keys: u32,
+            sums: *mut $t,
+            bad_keys: *mut u64,
+        ) {
+            $module::$f::<$t>(keys, values, n, num_keys, sums, bad_keys)
+        }
+    };
+}
+by_key_entries!(f32 f64);

@@ -3,6 +3,7 @@
 //! the one launch function for the reduction kernels' signature.
 
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use cudarc::driver::sys::{self, CUdevice_attribute as Attr};
@@ -68,6 +69,7 @@ pub struct Gpu {
     ptx: Ptx,
     functions: Mutex<HashMap<String, CudaFunction>>,
     resident: Mutex<HashMap<(String, u32), u32>>,
+    allocations: AtomicUsize,
 }
 
 impl std::fmt::Debug for Gpu {
@@ -135,7 +137,15 @@ impl Gpu {
             bus_width_bits: attr(Attr::CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH)? as u32,
             driver_version,
         };
-        Ok(Gpu { ctx, stream, info, ptx, functions: Mutex::default(), resident: Mutex::default() })
+        Ok(Gpu {
+            ctx,
+            stream,
+            info,
+            ptx,
+            functions: Mutex::default(),
+            resident: Mutex::default(),
+            allocations: AtomicUsize::new(0),
+        })
     }
 
     /// What the device is.
@@ -190,8 +200,15 @@ impl Gpu {
         Ok(n)
     }
 
+    /// How many device buffers [`Gpu::alloc`] has allocated so far (to check
+    /// that repeated reductions reuse their scratch buffers).
+    pub fn allocations(&self) -> usize {
+        self.allocations.load(Ordering::Relaxed)
+    }
+
     /// Allocate `len` elements; running out of memory is [`Error::OutOfMemory`].
     pub fn alloc<T: DeviceRepr>(&self, len: usize, what: &'static str) -> Result<CudaSlice<T>> {
+        self.allocations.fetch_add(1, Ordering::Relaxed);
         // SAFETY: the memory is uninitialised; every caller writes before it reads.
         match unsafe { self.stream.alloc::<T>(len.max(1)) } {
             Ok(slice) => Ok(slice),
@@ -217,10 +234,10 @@ impl Gpu {
     /// with `grid` blocks of `block` threads and [`shared_mem_bytes`] of
     /// shared memory.
     ///
-    /// This and [`Gpu::launch_single_pass`] are the only places kernels are
-    /// launched. They check what the kernel relies on and cannot check
-    /// itself: the buffers are long enough for `n` and `grid`, and the shape
-    /// is a legal launch.
+    /// This, [`Gpu::launch_single_pass`] and [`Gpu::launch_by_key`] are the
+    /// only places kernels are launched. They check what the kernel relies on
+    /// and cannot check itself: the buffers are long enough for `n` and
+    /// `grid`, and the shape is a legal launch.
     pub(crate) fn launch_reduce<T: DeviceRepr>(
         &self,
         entry: &str,
@@ -277,6 +294,54 @@ impl Gpu {
         // checked above, and uses SINGLE_PASS_SMEM bytes of shared memory,
         // which the launch provides. Launches that share the ticket are
         // ordered by the stream.
+        unsafe { args.launch(cfg) }.map_err(|source| launch_error(entry, &cfg, source))?;
+        Ok(())
+    }
+
+    /// Launch a reduction-by-key kernel `by_key_{variant}_{type}` `(keys: *const
+    /// u32, values: *const T, n: u64, num_keys: u32, sums: *mut T, bad_keys:
+    /// *mut u64)` on all of `keys` and `values`, with `num_keys = sums.len()`.
+    /// The kernel adds to `sums` and `bad_keys[0]`; it writes nothing else.
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn launch_by_key<T: DeviceRepr + gpu::op::Element>(
+        &self,
+        entry: &str,
+        keys: &CudaView<'_, u32>,
+        values: &CudaView<'_, T>,
+        sums: &mut CudaViewMut<'_, T>,
+        bad_keys: &mut CudaViewMut<'_, u64>,
+        grid: u32,
+        block: u32,
+        smem: u32,
+    ) -> Result<()> {
+        if !entry.starts_with("by_key_") || !entry.ends_with(&format!("_{}", T::NAME)) {
+            return Err(Error::Invalid(format!("{entry}: not a by-key entry for {}", T::NAME)));
+        }
+        if keys.len() != values.len() {
+            return Err(Error::LengthMismatch { keys: keys.len(), values: values.len() });
+        }
+        let num_keys = u32::try_from(sums.len())
+            .map_err(|_| Error::Invalid(format!("{entry}: {} sums, more than u32 keys can index", sums.len())))?;
+        if bad_keys.is_empty() || grid == 0 || !block.is_multiple_of(32) || !(32..=1024).contains(&block) {
+            return Err(Error::Invalid(format!(
+                "{entry}: bad launch: grid {grid}, block {block}, {} counter slots",
+                bad_keys.len()
+            )));
+        }
+        let n = keys.len() as u64;
+        let func = self.function(entry)?;
+        let mut args = self.stream.launch_builder(&func);
+        args.arg(keys).arg(values).arg(&n).arg(&num_keys).arg(sums).arg(bad_keys);
+        let cfg = LaunchConfig { grid_dim: (grid, 1, 1), block_dim: (block, 1, 1), shared_mem_bytes: smem };
+        // SAFETY: `by_key_*_{T}` entries have the signature (const u32*,
+        // const T*, u64, u32, T*, u64*) for this T (`gpu/src/entries.rs`;
+        // the name's type suffix is checked above). The kernel reads
+        // keys[0..n] and values[0..n] (n is both lengths, checked equal),
+        // adds only to sums[k] for k < num_keys = sums.len() (other keys
+        // are counted, not used as indices) and to bad_keys[0] (checked
+        // non-empty). The warp kernels need whole warps (block a multiple of
+        // 32, checked); the hash kernel sizes its table from the shared
+        // memory the launch provides, whatever `smem` is.
         unsafe { args.launch(cfg) }.map_err(|source| launch_error(entry, &cfg, source))?;
         Ok(())
     }

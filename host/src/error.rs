@@ -86,6 +86,26 @@ pub enum Error {
     #[error("{case}: GPU {got}, CPU {expected}")]
     Mismatch { case: String, got: String, expected: String },
 
+    /// Reduction by key: keys and values must pair up one to one.
+    #[error("reduce_by_key: {keys} keys but {values} values (they must have the same length)")]
+    LengthMismatch { keys: usize, values: usize },
+
+    /// Reduction by key, host keys: a key is not below the number of keys.
+    #[error("reduce_by_key: keys[{index}] = {key} is out of range (num_keys = {num_keys}: keys must be below it)")]
+    KeyOutOfRange { index: usize, key: u32, num_keys: usize },
+
+    /// Reduction by key, device keys: the kernel found `count` keys that are
+    /// not below `num_keys`, skipped those elements and summed the rest.
+    #[error(
+        "reduce_by_key: {count} of {n} keys are out of range (num_keys = {num_keys}); \
+         those elements were skipped, the sums hold the others"
+    )]
+    KeysOutOfRange { count: u64, n: usize, num_keys: usize },
+
+    /// Reduction by key: the output has fewer slots than there are keys.
+    #[error("reduce_by_key: the output holds {len} sums, fewer than num_keys = {num_keys}")]
+    OutputTooShort { len: usize, num_keys: usize },
+
     /// Bad command-line or configuration input.
     #[error("{0}")]
     Invalid(String),

@@ -12,6 +12,8 @@
 //! * [`KERNELS`]: Harris's seven steps and seed 004's two, one registry for
 //!   the tests, the CLI and the benchmark.
 //! * [`plan`]: the launches of a multi-pass reduction, as pure arithmetic.
+//! * [`by_key`]: one sum per key for many keys, [`Reducer::reduce_by_key`]
+//!   (seed 003's warp-aggregated atomics).
 //! * [`reference`]: the serial CPU reference.
 //!
 //! ```no_run
@@ -27,17 +29,21 @@
 //! ```
 
 pub mod bench;
+pub mod by_key;
 pub mod data;
 mod device;
 mod dtype;
 mod error;
+pub mod nvrtc;
 pub mod plan;
 mod ptx;
 mod reducer;
 pub mod reference;
 mod registry;
+pub mod svg;
 mod timing;
 
+pub use by_key::{ByKeyKernel, ByKeyValue};
 pub use device::{DeviceInfo, Gpu, no_gpu_reason};
 pub use dtype::DType;
 pub use error::{Error, Result};

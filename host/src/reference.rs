@@ -130,7 +130,9 @@ macro_rules! reference_float {
                     return expected.is_nan() && got.is_nan();
                 }
                 match op {
-                    Op::Sum if expected.is_finite() => ((got as f64) - (expected as f64)).abs() <= tolerance,
+                    Op::Sum if expected.is_finite() => {
+                        approx::abs_diff_eq!(got as f64, expected as f64, epsilon = tolerance)
+                    }
                     // min/max pick an element: exactly, sign of zero included.
                     _ => got.to_bits() == expected.to_bits(),
                 }

@@ -5,9 +5,15 @@
 //! * `check-ptx`: assemble every kernel with `ptxas` for sm_75, sm_80 and
 //!   sm_90; fail on spills, local memory or unresolved calls. `ptxas` comes
 //!   from PyPI (`nvidia-cuda-nvcc-cu12`) and is installed into `.tools/`.
-//! * `bundle [--out DIR]`: build the release test executables and the CLI
-//!   and copy them into `DIR` (default `.gpu/`), with `run-tests.sh`, to be
-//!   carried to a GPU machine that has no Rust toolchain.
+//! * `bundle [--out DIR]`: build the release test executables, the CLI, this
+//!   xtask and the deliberately broken PTX, and copy them into `DIR` (default
+//!   `.gpu/`), with `run-tests.sh`, to be carried to a GPU machine that has no
+//!   Rust toolchain.
+//! * `sanitize [--bin PATH] [--broken-ptx PATH] [--logs DIR]`: run the kernels under
+//!   compute-sanitizer's memcheck, racecheck, synccheck and initcheck (zero
+//!   errors allowed), then prove the check can fail: a PTX built with the
+//!   test-only feature `broken-sync-warp` (no `__syncwarp`) must make
+//!   racecheck report hazards.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
@@ -27,9 +33,10 @@ fn main() -> ExitCode {
         Some("build-ptx") => build_ptx(&args[1..]),
         Some("check-ptx") => check_ptx(&args[1..]),
         Some("bundle") => bundle(&args[1..]),
+        Some("sanitize") => sanitize(&args[1..]),
         _ => Err(format!(
             "usage: cargo xtask <command>\n\n{}",
-            "commands:\n  build-ptx [--arch sm_XX] [--features F,..] [--out DIR]\n  check-ptx [--ptxas PATH]\n  bundle [--out DIR]"
+            "commands:\n  build-ptx [--arch sm_XX] [--features F,..] [--out DIR]\n  check-ptx [--ptxas PATH]\n  bundle [--out DIR]\n  sanitize [--bin PATH] [--broken-ptx PATH] [--logs DIR]"
         )),
     };
     match result {
@@ -224,6 +231,9 @@ fn bundle(args: &[String]) -> Result<(), String> {
         tests.push(name);
     }
     copy_stripped(&workspace().join("target/release/reduce"), &bin.join("reduce"))?;
+    run(Command::new(&cargo).current_dir(workspace()).args(["build", "--release", "--package", "xtask"]))?;
+    copy_stripped(&workspace().join("target/release/xtask"), &bin.join("xtask"))?;
+    broken_ptx(&out.join(BROKEN_PTX))?;
     tests.sort();
     let mut script = String::from(
         "#!/usr/bin/env bash\n# Written by `cargo xtask bundle`: runs every test executable of the workspace.\n\
@@ -237,6 +247,112 @@ fn bundle(args: &[String]) -> Result<(), String> {
     std::fs::write(&script_path, script).map_err(|e| format!("cannot write {}: {e}", script_path.display()))?;
     println!("{} ({} test executables + reduce)", out.display(), tests.len());
     Ok(())
+}
+
+/// The feature that makes `sync_warp` a no-op (`gpu/src/prim/warp.rs`).
+const BROKEN_FEATURE: &str = "broken-sync-warp";
+/// The file name of the PTX built with it.
+const BROKEN_PTX: &str = "broken-sync-warp.ptx";
+
+/// Build the PTX with the missing `__syncwarp` into `out`.
+fn broken_ptx(out: &Path) -> Result<(), String> {
+    let mut build = PtxBuild::new(workspace());
+    build.features.push(BROKEN_FEATURE.into());
+    build.build(out)
+}
+
+/// `compute-sanitizer` on `$PATH` or in CUDA's default place.
+fn compute_sanitizer() -> Option<PathBuf> {
+    let on_path = std::env::var_os("PATH")
+        .into_iter()
+        .flat_map(|p| std::env::split_paths(&p).collect::<Vec<_>>())
+        .map(|dir| dir.join("compute-sanitizer"))
+        .find(|p| p.is_file());
+    on_path.or_else(|| Some(PathBuf::from("/usr/local/cuda/bin/compute-sanitizer")).filter(|p| p.is_file()))
+}
+
+/// One sanitizer run of `reduce check ...`: its exit status and the number
+/// of errors it reported (its "ERROR SUMMARY" line).
+fn sanitizer_run(sanitizer: &Path, tool: &str, reduce: &Path, args: &[&str]) -> Result<(bool, usize, String), String> {
+    let output = Command::new(sanitizer)
+        .args(["--tool", tool, "--error-exitcode", "99", "--print-limit", "20"])
+        .arg(reduce)
+        .args(args)
+        .output()
+        .map_err(|e| format!("cannot run {}: {e}", sanitizer.display()))?;
+    let text = String::from_utf8_lossy(&output.stdout).into_owned() + &String::from_utf8_lossy(&output.stderr);
+    let errors = text
+        .lines()
+        .filter_map(|l| l.split("ERROR SUMMARY: ").nth(1))
+        .filter_map(|rest| rest.split(' ').next()?.parse::<usize>().ok())
+        .sum();
+    Ok((output.status.success(), errors, text))
+}
+
+fn sanitize(args: &[String]) -> Result<(), String> {
+    let Some(sanitizer) = compute_sanitizer() else {
+        return Err(
+            "compute-sanitizer not found (it comes with the CUDA toolkit: put its bin/ on PATH); nothing was checked"
+                .into(),
+        );
+    };
+    let mut reduce = None;
+    let mut broken = None;
+    let mut logs = workspace().join("target/sanitize");
+    for (flag, value) in options(args, &["--bin", "--broken-ptx", "--logs"])? {
+        match flag {
+            "--bin" => reduce = Some(PathBuf::from(value)),
+            "--broken-ptx" => broken = Some(PathBuf::from(value)),
+            _ => logs = PathBuf::from(value),
+        }
+    }
+    let reduce = match reduce {
+        Some(path) => path,
+        None => {
+            let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+            run(Command::new(cargo).current_dir(workspace()).args([
+                "build",
+                "--release",
+                "--package",
+                "host",
+                "--bin",
+                "reduce",
+            ]))?;
+            workspace().join("target/release/reduce")
+        }
+    };
+    let broken = match broken {
+        Some(path) => path,
+        None => {
+            let path = workspace().join("target/ptx").join(BROKEN_PTX);
+            broken_ptx(&path)?;
+            path
+        }
+    };
+    std::fs::create_dir_all(&logs).map_err(|e| format!("cannot create {}: {e}", logs.display()))?;
+    // Every kernel at every block size, a small and a large size, 32- and
+    // 64-bit types, sum and max.
+    let check = ["check", "--n", "1000,2^18+7", "--type", "i32,f64", "--op", "sum,max"];
+    let mut failed = false;
+    for tool in ["memcheck", "racecheck", "synccheck", "initcheck"] {
+        let (ok, errors, text) = sanitizer_run(&sanitizer, tool, &reduce, &check)?;
+        let _ = std::fs::write(logs.join(format!("{tool}.log")), &text);
+        let good = ok && errors == 0 && text.contains("every result matches the CPU");
+        println!("{tool:<10} {errors} errors{}", if good { "" } else { "  <-- FAILED" });
+        failed |= !good;
+    }
+    // The check must be able to fail: reduce5 without __syncwarp races.
+    let broken_arg = broken.display().to_string();
+    let args = ["--ptx", &broken_arg, "check", "--kernel", "reduce5", "--n", "1000", "--block", "64"];
+    let (_, hazards, text) = sanitizer_run(&sanitizer, "racecheck", &reduce, &args)?;
+    let _ = std::fs::write(logs.join("racecheck-broken.log"), &text);
+    println!(
+        "racecheck on reduce5 without __syncwarp ({BROKEN_FEATURE}): {hazards} errors{}",
+        if hazards > 0 { " (caught, as it must be)" } else { "  <-- NOT CAUGHT" }
+    );
+    failed |= hazards == 0;
+    println!("logs: {}", logs.display());
+    if failed { Err("sanitize failed".into()) } else { Ok(()) }
 }
 
 #[cfg(test)]

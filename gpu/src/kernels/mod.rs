@@ -12,6 +12,9 @@
 //! loads, then the whole reduction in one launch; `single_pass` is the
 //! library's default.
 //!
+//! `by_key` and `by_key_hash` solve a different problem, one sum per key
+//! for many keys (seed 003's warp-aggregated atomics; `docs/by_key.md`).
+//!
 //! Every kernel here is an `unsafe fn` generic over the element type `T` and
 //! the operator `O`; `entries.rs` turns each into named PTX entries. Every
 //! kernel reduces `g_idata[0..n]` for any `n` (padding with `O::IDENTITY`)
@@ -19,6 +22,8 @@
 //! host launches again on the partials until one value remains (Harris's
 //! "kernel decomposition").
 
+pub mod by_key;
+pub mod by_key_hash;
 pub mod reduce1_interleaved_divergent;
 pub mod reduce2_interleaved_bank_conflicts;
 pub mod reduce3_sequential;
