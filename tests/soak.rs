@@ -90,16 +90,22 @@ fn soak() -> Result<(), Failed> {
             one::<O, T>(&r, pool.ok_or("pool of the wrong type")?, rnd)
         }))
     };
-    // Warm up: every type's scratch grown to the largest input, host path too.
+    // Warm up: every type's scratch grown to the largest input (host path
+    // too), and every kernel entry loaded once (a loaded module holds device
+    // memory for its code).
     for dtype in DType::ALL {
-        with_dtype!(dtype, |T| {
-            let big = vec![T::default(); LARGEST + 8];
-            r.sum(&big)?;
-            for k in KERNELS {
-                let opts = Options { kernel: Some(k), block: Some(k.min_block), ..Options::default() };
-                r.reduce_with::<reduction::Sum, T, _>(&big, &opts)?;
-            }
-        });
+        for op in Op::ALL {
+            with_dtype!(dtype, |T| with_op!(op, |O| {
+                let big = vec![T::default(); LARGEST + 8];
+                r.reduce::<O, T, _>(&big)?;
+                for k in KERNELS {
+                    for block in k.block_sizes() {
+                        let opts = Options { kernel: Some(k), block: Some(block), ..Options::default() };
+                        r.reduce_with::<O, T, _>(&big, &opts)?;
+                    }
+                }
+            }));
+        }
     }
     r.gpu().synchronize()?;
     let (free_before, _) = r.gpu().mem_info()?;

@@ -50,7 +50,7 @@ pub use error::{Error, Result};
 pub use gpu::op::{Max, Min, ReduceOp, Sum};
 pub use plan::{Launch, Level, MAX_CHUNK, depth, grid_for, plan, scratch_sizes};
 pub use ptx::Ptx;
-pub use reducer::{Element, Finish, Input, Options, Reducer, Source};
+pub use reducer::{Element, Finish, Input, Options, Reducer, Source, default_block};
 pub use reference::{Op, Reference};
 pub use registry::{BLOCK_SIZES, BlockParam, DEFAULT_BLOCK, KERNELS, Kernel, PerThread, shared_mem_bytes};
 pub use timing::{Stats, time_runs};

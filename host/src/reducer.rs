@@ -27,6 +27,19 @@ impl Element for u64 {}
 impl Element for f32 {}
 impl Element for f64 {}
 
+/// The default kernel's block size for `n` elements, measured on an H200
+/// (`reduce run --kernel single_pass --block B`, docs/results.md): 256
+/// threads are as fast as or faster than 1024 up to 2^22 elements, 1024 are
+/// fastest at 2^28 (4469 against 4447 GB/s), and the two tie at 2^25.
+///
+/// ```
+/// assert_eq!(reduction::default_block(1 << 22), 256);
+/// assert_eq!(reduction::default_block(1 << 28), 1024);
+/// ```
+pub fn default_block(n: usize) -> u32 {
+    if n >= 1 << 25 { 1024 } else { 256 }
+}
+
 /// Where the last partials are combined.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum Finish {
@@ -350,7 +363,8 @@ impl Reducer {
     }
 
     /// The kernel and block size for `n` elements: the caller's, checked, or
-    /// the default: `single_pass` with 256 threads.
+    /// the default: `single_pass`, with 256 threads below 2^25 elements and
+    /// 1024 from there on ([`default_block`]).
     ///
     /// ```no_run
     /// use reduction::{Kernel, Options, Reducer};
@@ -362,10 +376,9 @@ impl Reducer {
     /// # Ok::<(), reduction::Error>(())
     /// ```
     pub fn choose<T: Element>(&self, n: usize, opts: &Options) -> Result<(&'static Kernel, u32)> {
-        let _ = n;
         let (kernel, default_block) = match opts.kernel {
             Some(k) => (k, DEFAULT_BLOCK),
-            None => (Kernel::find("single_pass")?, 256),
+            None => (Kernel::find("single_pass")?, default_block(n)),
         };
         let block = opts.block.unwrap_or(default_block);
         kernel.check_block(block)?;

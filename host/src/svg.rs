@@ -17,7 +17,7 @@ pub fn chart(report: &Report) -> String {
     let kernels = report.tables.first().map_or(0, |t| t.rows.len());
     let width = LEFT + kernels as f64 * GROUP + 150.0;
     let panel = TOP + PANEL_H + BOTTOM;
-    let height = panel * report.tables.len() as f64 + 30.0;
+    let height = panel * report.tables.len() as f64 + 60.0;
     let ymax = report.peak_theoretical.max(report.copy_bandwidth) * 1.08 / 1e9;
     let mut s = format!(
         r#"<svg xmlns="http://www.w3.org/2000/svg" width="{width:.0}" height="{height:.0}" font-family="sans-serif" font-size="11">

@@ -109,13 +109,24 @@ pub unsafe fn single_pass<T: Element + Shuffle + Vector, O: ReduceOp<T>, const B
     }
     sync_threads();
 
-    // the last block reduces the partials
+    // the last block reduces the partials, four loads in flight per thread
     if is_last[0] != 0 {
         threadfence();
+        let grid = grid_dim_x();
         let mut v = O::IDENTITY;
         let mut b = tid;
-        while b < grid_dim_x() {
-            v = O::combine(v, load_volatile(partials, b));
+        while b + 3 * BLOCK < grid {
+            let (w, x, y, z) = (
+                load_relaxed(partials, b),
+                load_relaxed(partials, b + BLOCK),
+                load_relaxed(partials, b + 2 * BLOCK),
+                load_relaxed(partials, b + 3 * BLOCK),
+            );
+            v = O::combine(v, O::combine(O::combine(w, x), O::combine(y, z)));
+            b += 4 * BLOCK;
+        }
+        while b < grid {
+            v = O::combine(v, load_relaxed(partials, b));
             b += BLOCK;
         }
         let v = block_reduce::<T, O, BLOCK>(v, &mut warp_sums);

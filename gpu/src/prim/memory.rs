@@ -99,12 +99,23 @@ macro_rules! vector_64 {
 }
 vector_64!(i64 u64 f64);
 
-/// A read that bypasses the (non-coherent) L1 cache: PTX `ld.volatile.global`.
-/// For data other blocks of the same launch wrote before a fence.
+/// A read of data that other blocks of the same launch wrote before a fence:
+/// PTX `ld.relaxed.gpu.global` (it is served from L2, never from a stale L1
+/// line). Unlike `volatile` loads, relaxed loads to different addresses may
+/// be in flight together.
 ///
 /// # Safety
-/// As for [`load`].
+/// As for [`load`]; `T` must be 4 or 8 bytes.
 #[inline(always)]
-pub unsafe fn load_volatile<T: Copy>(p: *const T, i: u32) -> T {
-    core::ptr::read_volatile(p.add(i as usize))
+pub unsafe fn load_relaxed<T: Copy>(p: *const T, i: u32) -> T {
+    let p = p.add(i as usize);
+    if size_of::<T>() == 8 {
+        let v: u64;
+        core::arch::asm!("ld.relaxed.gpu.global.b64 {v}, [{p}];", v = out(reg64) v, p = in(reg64) p, options(nostack, readonly));
+        core::mem::transmute_copy(&v)
+    } else {
+        let v: u32;
+        core::arch::asm!("ld.relaxed.gpu.global.b32 {v}, [{p}];", v = out(reg32) v, p = in(reg64) p, options(nostack, readonly));
+        core::mem::transmute_copy(&v)
+    }
 }

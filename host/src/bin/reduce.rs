@@ -42,7 +42,8 @@ enum Command {
     /// Reduce random data with each kernel: GPU result, CPU result, OK or
     /// MISMATCH, median time of the whole reduction and bandwidth.
     Run {
-        /// A kernel id from `reduce list`, or `all`.
+        /// A kernel id from `reduce list`, `all`, or `default` (what the
+        /// library picks: single_pass at the block size tuned for `n`).
         #[arg(long, default_value = "all")]
         kernel: String,
         /// Elements: 4194304, 4M, 2^22.
@@ -205,8 +206,10 @@ fn run(cli: Cli) -> Result<bool> {
         Command::Run { kernel, n, block, ty, op, finish, runs, seed } => {
             let kernels: Vec<&'static Kernel> = match kernel.as_str() {
                 "all" => KERNELS.iter().collect(),
+                "default" => vec![Kernel::find("single_pass")?],
                 id => vec![Kernel::find(id)?],
             };
+            let block = if kernel == "default" { block.or(Some(reduction::default_block(n))) } else { block };
             if let (Some(b), [k]) = (block, kernels.as_slice()) {
                 k.check_block(b)?;
             }
@@ -254,6 +257,11 @@ fn run(cli: Cli) -> Result<bool> {
                         )))?;
                         all_ok &= ok;
                     }
+                }
+            }
+            if kernel == "all" {
+                for &n in &n {
+                    all_ok &= check_by_key(&r, n, seed)?;
                 }
             }
             println!("{}", if all_ok { "check: every result matches the CPU" } else { "check: MISMATCH" });
@@ -368,6 +376,35 @@ fn check_kernels<O: ReduceOp<T>, T: Element + Reference + Sample>(
         }
     }
     println!("{} {} n={n}: {checked} configurations, {bad} mismatches", T::NAME, O::NAME);
+    Ok(bad == 0)
+}
+
+/// Every reduce-by-key kernel on `n` f32 and f64 values with sorted and
+/// random keys (about 10 per key), against the CPU group-by sum.
+fn check_by_key(r: &Reducer, n: usize, seed: u64) -> Result<bool> {
+    use reduction::by_key::{ByKeyKernel, KeyDist, generate_keys, reference};
+    let num_keys = (n / 10).max(1) as u32;
+    let mut bad = 0;
+    for dist in [KeyDist::Sorted, KeyDist::Random] {
+        let keys = generate_keys(dist, n, num_keys, seed);
+        let f32s: Vec<f32> = reduction::data::generate(Pattern::Random, n, seed);
+        let f64s: Vec<f64> = reduction::data::generate(Pattern::Random, n, seed);
+        let (ref32, ref64) = (reference(&keys, &f32s, num_keys as usize), reference(&keys, &f64s, num_keys as usize));
+        for kernel in ByKeyKernel::ALL {
+            let case = format!("by-key {} {} n={n}", kernel.id(), dist.name());
+            let got = r.reduce_by_key_with(&keys, &f32s, num_keys as usize, kernel)?;
+            if let Err(e) = ref32.check(&got, &format!("{case} f32"), false) {
+                println!("MISMATCH {e}");
+                bad += 1;
+            }
+            let got = r.reduce_by_key_with(&keys, &f64s, num_keys as usize, kernel)?;
+            if let Err(e) = ref64.check(&got, &format!("{case} f64"), false) {
+                println!("MISMATCH {e}");
+                bad += 1;
+            }
+        }
+    }
+    println!("by-key n={n}: {} configurations, {bad} mismatches", 2 * 2 * ByKeyKernel::ALL.len());
     Ok(bad == 0)
 }
 
