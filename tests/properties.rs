@@ -113,7 +113,7 @@ fn explicit<O: ReduceOp<T>, T: Element + Reference + Sample + Values + std::fmt:
         .run(&strategy, |((k, block), values, cpu)| {
             let r = common::reducer();
             let copy = r.gpu().stream().clone_htod(&values).map_err(|e| TestCaseError::fail(e.to_string()))?;
-            let input = Prepared { host: values, copies: vec![copy] };
+            let input = Prepared::from_parts(values, copy);
             case::<O, T>(&input, k, block, cpu)
         })
         .map_err(|e| Failed::from(e.to_string()))

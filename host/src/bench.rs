@@ -2,6 +2,8 @@
 //! check against the CPU before timing, and CUDA-event timing of the whole
 //! reduction (every launch, result left in device memory).
 
+use std::sync::Mutex;
+
 use cudarc::driver::CudaSlice;
 use serde::Serialize;
 
@@ -26,9 +28,29 @@ pub struct Prepared<T> {
     pub host: Vec<T>,
     /// Device copies (at least one).
     pub copies: Vec<CudaSlice<T>>,
+    /// CPU references computed so far: operator, result, Σ|x|.
+    references: Mutex<Vec<(Op, T, f64)>>,
 }
 
-impl<T: Element + Sample> Prepared<T> {
+impl<T: Element + Reference> Prepared<T> {
+    /// An input already on the device (`copy` holds `host`).
+    pub fn from_parts(host: Vec<T>, copy: CudaSlice<T>) -> Self {
+        Prepared { host, copies: vec![copy], references: Mutex::default() }
+    }
+
+    /// The CPU reference for `op` and Σ|x|, computed once per input.
+    pub fn reference(&self, op: Op) -> (T, f64) {
+        let mut cache = self.references.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(&(_, r, abs)) = cache.iter().find(|(o, _, _)| *o == op) {
+            return (r, abs);
+        }
+        let (r, abs) = (T::reference(op, &self.host), T::abs_sum(&self.host));
+        cache.push((op, r, abs));
+        (r, abs)
+    }
+}
+
+impl<T: Element + Reference + Sample> Prepared<T> {
     /// `n` elements of `pattern` (seeded), uploaded, and copied until the
     /// copies together are at least four times the L2 (or half the free
     /// device memory, whichever is less).
@@ -47,18 +69,18 @@ impl<T: Element + Sample> Prepared<T> {
             gpu.stream().memcpy_dtod(&copies[0], &mut copy).map_err(driver("cuMemcpyDtoD"))?;
             copies.push(copy);
         }
-        Ok(Prepared { host, copies })
+        Ok(Prepared { host, copies, references: Mutex::default() })
     }
 }
 
-impl<T: Element + Sample> Prepared<T> {
+impl<T: Element + Reference + Sample> Prepared<T> {
     /// `n` elements of `pattern`, uploaded once (for checks, not timing).
     pub fn single(reducer: &Reducer, pattern: Pattern, n: usize, seed: u64) -> Result<Self> {
         let host: Vec<T> = generate(pattern, n, seed);
         let gpu = reducer.gpu();
         let mut first = gpu.alloc::<T>(n, "the input")?;
         gpu.stream().memcpy_htod(&host, &mut first).map_err(driver("cuMemcpyHtoD"))?;
-        Ok(Prepared { host, copies: vec![first] })
+        Ok(Prepared::from_parts(host, first))
     }
 }
 
@@ -81,7 +103,12 @@ pub struct Measurement {
 /// The float tolerance for a result: `(depth + 1) · ε · Σ|x|` (see
 /// [`depth`]); zero for integers.
 pub fn tolerance<T: Reference>(depth: usize, xs: &[T]) -> f64 {
-    (depth + 1) as f64 * T::EPSILON * T::abs_sum(xs)
+    tolerance_for::<T>(depth, T::abs_sum(xs))
+}
+
+/// [`tolerance`] from `Σ|x|`.
+fn tolerance_for<T: Reference>(depth: usize, abs_sum: f64) -> f64 {
+    (depth + 1) as f64 * T::EPSILON * abs_sum
 }
 
 /// Check `kernel` once against the CPU reference (the first copy of the
@@ -96,7 +123,7 @@ pub fn verify<O: ReduceOp<T>, T: Element + Reference + Sample>(
     let op = Op::parse(O::NAME)?;
     let n = input.host.len();
     let opts = Options { kernel: Some(kernel), block: Some(block), finish };
-    let expected = T::reference(op, &input.host);
+    let (expected, abs_sum) = input.reference(op);
     let got = reducer.reduce_with::<O, T, _>(&input.copies[0].slice(..n), &opts)?;
     let ok = if n == 0 {
         T::matches(op, got, expected, 0.0)
@@ -106,7 +133,7 @@ pub fn verify<O: ReduceOp<T>, T: Element + Reference + Sample>(
             Finish::Gpu => depth(kernel, &levels, block),
             Finish::Cpu => depth(kernel, &levels[..1], block) + levels[0].outputs,
         };
-        T::matches(op, got, expected, tolerance(chain, &input.host))
+        T::matches(op, got, expected, tolerance_for::<T>(chain, abs_sum))
     };
     Ok(Measurement {
         kernel: kernel.id,

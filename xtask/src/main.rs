@@ -9,11 +9,12 @@
 //!   xtask and the deliberately broken PTX, and copy them into `DIR` (default
 //!   `.gpu/`), with `run-tests.sh`, to be carried to a GPU machine that has no
 //!   Rust toolchain.
-//! * `sanitize [--bin PATH] [--broken-ptx PATH] [--logs DIR]`: run the kernels under
-//!   compute-sanitizer's memcheck, racecheck, synccheck and initcheck (zero
-//!   errors allowed), then prove the check can fail: a PTX built with the
-//!   test-only feature `broken-sync-warp` (no `__syncwarp`) must make
-//!   racecheck report hazards.
+//! * `sanitize [--bin PATH] [--broken-ptx DIR] [--logs DIR]`: run every
+//!   kernel under compute-sanitizer's memcheck, racecheck, synccheck and
+//!   initcheck (zero errors allowed), then prove the check can fail: reduce5
+//!   built with the test-only features `broken-sync-warp` +
+//!   `broken-sync-threads` (barriers removed) must make racecheck report
+//!   hazards.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
@@ -36,7 +37,7 @@ fn main() -> ExitCode {
         Some("sanitize") => sanitize(&args[1..]),
         _ => Err(format!(
             "usage: cargo xtask <command>\n\n{}",
-            "commands:\n  build-ptx [--arch sm_XX] [--features F,..] [--out DIR]\n  check-ptx [--ptxas PATH]\n  bundle [--out DIR]\n  sanitize [--bin PATH] [--broken-ptx PATH] [--logs DIR]"
+            "commands:\n  build-ptx [--arch sm_XX] [--features F,..] [--out DIR]\n  check-ptx [--ptxas PATH]\n  bundle [--out DIR]\n  sanitize [--bin PATH] [--broken-ptx DIR] [--logs DIR]"
         )),
     };
     match result {
@@ -233,7 +234,7 @@ fn bundle(args: &[String]) -> Result<(), String> {
     copy_stripped(&workspace().join("target/release/reduce"), &bin.join("reduce"))?;
     run(Command::new(&cargo).current_dir(workspace()).args(["build", "--release", "--package", "xtask"]))?;
     copy_stripped(&workspace().join("target/release/xtask"), &bin.join("xtask"))?;
-    broken_ptx(&out.join(BROKEN_PTX))?;
+    broken_ptx(&out)?;
     tests.sort();
     let mut script = String::from(
         "#!/usr/bin/env bash\n# Written by `cargo xtask bundle`: runs every test executable of the workspace.\n\
@@ -249,16 +250,22 @@ fn bundle(args: &[String]) -> Result<(), String> {
     Ok(())
 }
 
-/// The feature that makes `sync_warp` a no-op (`gpu/src/prim/warp.rs`).
-const BROKEN_FEATURE: &str = "broken-sync-warp";
-/// The file name of the PTX built with it.
-const BROKEN_PTX: &str = "broken-sync-warp.ptx";
+/// The features that make `sync_warp` and `sync_threads` no-ops
+/// (`gpu/src/prim/`), and the PTX built with each: the missing `__syncwarp`
+/// alone, and both barriers missing.
+const BROKEN: [(&str, &[&str]); 2] = [
+    ("broken-sync-warp.ptx", &["broken-sync-warp"]),
+    ("broken-barriers.ptx", &["broken-sync-warp", "broken-sync-threads"]),
+];
 
-/// Build the PTX with the missing `__syncwarp` into `out`.
-fn broken_ptx(out: &Path) -> Result<(), String> {
-    let mut build = PtxBuild::new(workspace());
-    build.features.push(BROKEN_FEATURE.into());
-    build.build(out)
+/// Build the broken PTX files into `dir`.
+fn broken_ptx(dir: &Path) -> Result<(), String> {
+    for (file, features) in BROKEN {
+        let mut build = PtxBuild::new(workspace());
+        build.features = features.iter().map(|f| f.to_string()).collect();
+        build.build(&dir.join(file))?;
+    }
+    Ok(())
 }
 
 /// `compute-sanitizer` on `$PATH` or in CUDA's default place.
@@ -281,12 +288,25 @@ fn sanitizer_run(sanitizer: &Path, tool: &str, reduce: &Path, args: &[&str]) -> 
         .output()
         .map_err(|e| format!("cannot run {}: {e}", sanitizer.display()))?;
     let text = String::from_utf8_lossy(&output.stdout).into_owned() + &String::from_utf8_lossy(&output.stderr);
-    let errors = text
-        .lines()
-        .filter_map(|l| l.split("ERROR SUMMARY: ").nth(1))
-        .filter_map(|rest| rest.split(' ').next()?.parse::<usize>().ok())
-        .sum();
-    Ok((output.status.success(), errors, text))
+    Ok((output.status.success(), reported_errors(&text), text))
+}
+
+/// The errors a sanitizer log reports: memcheck, synccheck and initcheck end
+/// with `ERROR SUMMARY: N errors`, racecheck with `RACECHECK SUMMARY: N
+/// hazards displayed (E errors, W warnings)` (errors and warnings count).
+fn reported_errors(log: &str) -> usize {
+    let number = |s: &str| s.trim().split(' ').next().and_then(|n| n.parse::<usize>().ok()).unwrap_or(0);
+    log.lines()
+        .map(|l| {
+            if let Some(rest) = l.split("ERROR SUMMARY: ").nth(1) {
+                number(rest)
+            } else if let Some(rest) = l.split("hazards displayed (").nth(1) {
+                number(rest) + rest.split(", ").nth(1).map_or(0, number)
+            } else {
+                0
+            }
+        })
+        .sum()
 }
 
 fn sanitize(args: &[String]) -> Result<(), String> {
@@ -322,11 +342,11 @@ fn sanitize(args: &[String]) -> Result<(), String> {
         }
     };
     let broken = match broken {
-        Some(path) => path,
+        Some(dir) => dir,
         None => {
-            let path = workspace().join("target/ptx").join(BROKEN_PTX);
-            broken_ptx(&path)?;
-            path
+            let dir = workspace().join("target/ptx");
+            broken_ptx(&dir)?;
+            dir
         }
     };
     std::fs::create_dir_all(&logs).map_err(|e| format!("cannot create {}: {e}", logs.display()))?;
@@ -341,16 +361,25 @@ fn sanitize(args: &[String]) -> Result<(), String> {
         println!("{tool:<10} {errors} errors{}", if good { "" } else { "  <-- FAILED" });
         failed |= !good;
     }
-    // The check must be able to fail: reduce5 without __syncwarp races.
-    let broken_arg = broken.display().to_string();
-    let args = ["--ptx", &broken_arg, "check", "--kernel", "reduce5", "--n", "1000", "--block", "64"];
-    let (_, hazards, text) = sanitizer_run(&sanitizer, "racecheck", &reduce, &args)?;
-    let _ = std::fs::write(logs.join("racecheck-broken.log"), &text);
-    println!(
-        "racecheck on reduce5 without __syncwarp ({BROKEN_FEATURE}): {hazards} errors{}",
-        if hazards > 0 { " (caught, as it must be)" } else { "  <-- NOT CAUGHT" }
-    );
-    failed |= hazards == 0;
+    // The checks must be able to fail. reduce5 without its barriers races:
+    // racecheck must report hazards (both barriers gone); with only the
+    // __syncwarp gone the comparison with the CPU shows the race too.
+    for (file, features) in BROKEN {
+        let ptx = broken.join(file).display().to_string();
+        let args = ["--ptx", &ptx, "check", "--kernel", "reduce5", "--n", "1000", "--block", "128"];
+        let (_, hazards, text) = sanitizer_run(&sanitizer, "racecheck", &reduce, &args)?;
+        let _ = std::fs::write(logs.join(file.replace(".ptx", ".log")), &text);
+        let mismatch = text.contains("MISMATCH");
+        println!(
+            "racecheck on reduce5 built with {}: {hazards} hazards, result {}",
+            features.join(" + "),
+            if mismatch { "wrong (the check fails)" } else { "right" }
+        );
+        if features.contains(&"broken-sync-threads") && hazards == 0 {
+            println!("  <-- racecheck did NOT catch the missing __syncthreads");
+            failed = true;
+        }
+    }
     println!("logs: {}", logs.display());
     if failed { Err("sanitize failed".into()) } else { Ok(()) }
 }
@@ -372,6 +401,14 @@ mod tests {
         assert_eq!(r.max_registers, 40);
         assert_eq!(r.problems.len(), 1);
         assert!(r.problems[0].starts_with("b: "));
+    }
+
+    #[test]
+    fn sanitizer_summaries_are_counted() {
+        assert_eq!(reported_errors("========= ERROR SUMMARY: 0 errors\n"), 0);
+        assert_eq!(reported_errors("========= ERROR SUMMARY: 3 errors\n"), 3);
+        assert_eq!(reported_errors("========= RACECHECK SUMMARY: 12 hazards displayed (8 errors, 4 warnings)\n"), 12);
+        assert_eq!(reported_errors("========= RACECHECK SUMMARY: 0 hazards displayed (0 errors, 0 warnings)\n"), 0);
     }
 
     #[test]

@@ -37,7 +37,7 @@ unsafe extern "C" {
 /// warp.
 ///
 /// With the test-only feature `broken-sync-warp` this does nothing, so that
-/// `cargo xtask sanitize` can show racecheck catching the missing barrier.
+/// `cargo xtask sanitize` can show what the missing barrier does.
 ///
 /// # Safety
 /// See the module's *Participation* rules.
