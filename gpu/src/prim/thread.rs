@@ -55,15 +55,12 @@ pub fn warp_id() -> u32 {
 ///
 /// Waits until every thread of the block has reached it, and makes their
 /// earlier shared- and global-memory writes visible to the block.
-///
-/// With the test-only feature `broken-sync-threads` this does nothing, so that
-/// `cargo xtask sanitize` can show racecheck catching the missing barrier.
+
 ///
 /// # Safety
 /// Every thread of the block must reach the same call (it must not sit in a
 /// branch that some threads skip), or the block deadlocks.
 #[inline(always)]
 pub unsafe fn sync_threads() {
-    #[cfg(not(feature = "broken-sync-threads"))]
     nvptx::_syncthreads()
 }

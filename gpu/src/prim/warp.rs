@@ -36,8 +36,9 @@ unsafe extern "C" {
 /// before the call against those after it, like a `__syncthreads` for one
 /// warp.
 ///
-/// With the test-only feature `broken-sync-warp` this does nothing, so that
-/// `cargo xtask sanitize` can show what the missing barrier does.
+/// With the test-only feature `broken-sync-warp` the mask loses lanes 16-31
+/// (a wrong mask, a real class of bug), so that `cargo xtask sanitize` can
+/// show the sanitizer catching it.
 ///
 /// # Safety
 /// See the module's *Participation* rules.
@@ -46,7 +47,7 @@ pub unsafe fn sync_warp(mask: u32) {
     #[cfg(not(feature = "broken-sync-warp"))]
     bar_warp_sync(mask);
     #[cfg(feature = "broken-sync-warp")]
-    let _ = mask;
+    bar_warp_sync(mask & 0x0000_ffff);
 }
 
 /// A value the warp can exchange through shuffles: 32-bit types take one
