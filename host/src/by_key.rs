@@ -8,9 +8,9 @@
 //!   `by_key_hash.rs`): one atomic per element; seed 003's warp-aggregated
 //!   atomics with its `get_peers` loop or with `match.any.sync`; per-block
 //!   aggregation in a shared-memory hash table.
-//! * [`KeyDist`], [`generate_keys`], [`reference`]: the seed's key
+//! * [`KeyDist`], [`generate_keys`], [`reference()`]: the seed's key
 //!   distributions, and the CPU group-by sum every result is checked against.
-//! * [`bench`] and [`print_table`]: elements per second and the speedup over
+//! * [`bench()`] and [`print_table`]: elements per second and the speedup over
 //!   plain atomics per distribution and type (`docs/by_key.md`).
 //!
 //! Errors, never panics, for what a caller can get wrong: keys and values of
@@ -53,6 +53,12 @@ pub const HASH_SLOTS: u32 = 2048;
 pub const VALUE_TYPES: [&str; 2] = ["f32", "f64"];
 
 /// A kernel for reduction by key.
+///
+/// ```
+/// use reduction::ByKeyKernel;
+/// assert_eq!(ByKeyKernel::default(), ByKeyKernel::Match);
+/// assert_eq!(ByKeyKernel::ALL.map(|k| k.id()), ["atomic", "ballot", "match", "hash"]);
+/// ```
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize)]
 pub enum ByKeyKernel {
     /// One global atomic add per element: the baseline.
@@ -89,6 +95,10 @@ impl ByKeyKernel {
     }
 
     /// What the kernel does, in a few words.
+    ///
+    /// ```
+    /// assert_eq!(reduction::ByKeyKernel::Atomic.title(), "one atomic add per element");
+    /// ```
     pub fn title(self) -> &'static str {
         match self {
             ByKeyKernel::Atomic => "one atomic add per element",
@@ -156,8 +166,22 @@ mod sealed {
 }
 
 /// A value type reduction by key supports: `f32` or `f64`.
+///
+/// ```
+/// use reduction::ByKeyValue;
+/// fn total<T: ByKeyValue>(values: &[T]) -> f64 {
+///     values.iter().map(|v| v.to_f64()).sum()
+/// }
+/// assert_eq!(total(&[0.5f32, 0.25]), 0.75);
+/// ```
 pub trait ByKeyValue: Element + Sample + Reference + sealed::Sealed {
     /// The value, exactly, as `f64`.
+    ///
+    /// ```
+    /// use reduction::ByKeyValue;
+    /// assert_eq!(0.1f32.to_f64(), 0.1f32 as f64);
+    /// assert_eq!(0.1f64.to_f64(), 0.1);
+    /// ```
     fn to_f64(self) -> f64;
 }
 
@@ -356,6 +380,13 @@ impl Reducer {
 }
 
 /// How the keys are ordered: seed 003's three distributions.
+///
+/// ```
+/// use reduction::by_key::{KeyDist, generate_keys, groups_per_warp};
+/// assert_eq!(KeyDist::ALL.map(|d| d.name()), ["sorted", "window32", "window100", "random"]);
+/// let sorted = generate_keys(KeyDist::Sorted, 3200, 320, 1);
+/// assert_eq!(groups_per_warp(&sorted), 4.0); // 10 elements per key
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
 pub enum KeyDist {
     /// Sorted, `n / num_keys` elements per key (the seed's particles sorted
@@ -456,6 +487,14 @@ pub fn groups_per_warp(keys: &[u32]) -> f64 {
 
 /// The CPU group-by sum: per key, the compensated f64 sum, the sum of
 /// absolute values and the number of elements.
+///
+/// ```
+/// let r = reduction::by_key::reference(&[0, 1, 0], &[1.0f64, -2.0, 3.0], 2);
+/// assert_eq!(r.sums, [4.0, -2.0]);
+/// assert_eq!(r.abs_sums, [4.0, 2.0]);
+/// assert_eq!(r.counts, [2, 1]);
+/// assert_eq!(r.out_of_range, 0);
+/// ```
 #[derive(Clone, Debug)]
 pub struct KeyedSums {
     /// Neumaier-compensated f64 sum per key.
@@ -559,6 +598,14 @@ impl KeyedSums {
 }
 
 /// One kernel on one input: check and timing.
+///
+/// ```no_run
+/// let r = reduction::Reducer::new()?;
+/// for row in reduction::by_key::bench(&r, 1 << 20, 1 << 16, 10)? {
+///     println!("{} {} {}: {:.2} Gelem/s, {:.2}x", row.ty, row.dist, row.kernel, row.elements_per_s / 1e9, row.speedup);
+/// }
+/// # Ok::<(), reduction::Error>(())
+/// ```
 #[derive(Clone, Debug, Serialize)]
 pub struct ByKeyRow {
     /// [`ByKeyKernel::id`].
@@ -573,8 +620,9 @@ pub struct ByKeyRow {
     pub num_keys: u32,
     /// Distinct keys per warp of 32 elements (see [`groups_per_warp`]).
     pub groups_per_warp: f64,
-    /// Launch shape.
+    /// Blocks in the grid of the launch.
     pub grid: u32,
+    /// Threads per block of the launch ([`BY_KEY_BLOCK`]).
     pub block: u32,
     /// Times of the whole operation: zero the sums, then the kernel.
     pub stats: Stats,
@@ -593,12 +641,22 @@ const BENCH_SEED: u64 = 3;
 
 /// The benchmark: for f32 and f64 and each of [`KeyDist::ALL`], `n` elements
 /// with `keys` keys (the seed: 10^7 and 10^6), every [`ByKeyKernel`] checked
-/// once against [`reference`] through the same launch path, then timed
+/// once against [`reference()`] through the same launch path, then timed
 /// `runs` times after [`WARMUP`] runs. Each timed run zeroes the sums and
 /// launches the kernel (the whole operation, the same for every kernel).
 ///
 /// A wrong result does not stop the benchmark: the row has `ok: false` and
 /// the mismatch in `error`.
+///
+/// ```no_run
+/// use reduction::{Reducer, by_key};
+/// let r = Reducer::new()?;
+/// let rows = by_key::bench(&r, 10_000_000, 1_000_000, 20)?; // the seed's sizes
+/// assert_eq!(rows.len(), 4 * 2 * 4); // distributions × types × kernels
+/// assert!(rows.iter().all(|row| row.ok), "{:?}", rows.iter().find(|row| !row.ok));
+/// by_key::print_table(&rows);
+/// # Ok::<(), reduction::Error>(())
+/// ```
 pub fn bench(reducer: &Reducer, n: usize, keys: u32, runs: usize) -> Result<Vec<ByKeyRow>> {
     if n == 0 || keys == 0 || runs == 0 {
         return Err(Error::Invalid(format!(
@@ -616,7 +674,7 @@ pub fn bench(reducer: &Reducer, n: usize, keys: u32, runs: usize) -> Result<Vec<
     Ok(rows)
 }
 
-/// [`bench`] for one value type and one key distribution.
+/// [`bench()`] for one value type and one key distribution.
 fn bench_type<T: ByKeyValue>(
     reducer: &Reducer,
     dist: KeyDist,
@@ -682,6 +740,10 @@ fn bench_type<T: ByKeyValue>(
 /// Print the rows as two Markdown tables: every measurement, then the
 /// speedup over `atomic` per distribution (rows) and type × kernel
 /// (columns), as the seed's figure.
+///
+/// ```
+/// reduction::by_key::print_table(&[]); // no rows: only the header of the first table
+/// ```
 pub fn print_table(rows: &[ByKeyRow]) {
     print!("{}", format_table(rows));
 }

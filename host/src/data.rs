@@ -7,6 +7,13 @@
 use serde::Serialize;
 
 /// What the elements look like.
+///
+/// ```
+/// use reduction::data::{Pattern, generate};
+/// assert_eq!(generate::<u32>(Pattern::Ones, 4, 0), [1, 1, 1, 1]);
+/// let large: Vec<i32> = generate(Pattern::Large, 100, 0);
+/// assert!(large.iter().all(|&x| x > i32::MAX - 1000));
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 pub enum Pattern {
     /// Integers: uniform over the whole type (sums wrap). Floats: uniform in
@@ -38,8 +45,23 @@ pub fn splitmix64(x: u64) -> u64 {
 }
 
 /// An element type that can be drawn from 64 random bits.
+///
+/// ```
+/// use reduction::data::{Pattern, Sample, splitmix64};
+/// fn draw<T: Sample>(seed: u64) -> T {
+///     T::sample(Pattern::Random, splitmix64(seed))
+/// }
+/// assert!((-1.0..1.0).contains(&draw::<f32>(7)));
+/// ```
 pub trait Sample: Copy + Send + Sync {
     /// The element for random bits `r` under `pattern`.
+    ///
+    /// ```
+    /// use reduction::data::{Pattern, Sample};
+    /// assert_eq!(u32::sample(Pattern::Random, 0x1_0000_0007), 7); // the low 32 bits
+    /// assert_eq!(f64::sample(Pattern::Random, 0), -1.0);
+    /// assert_eq!(i64::sample(Pattern::Ones, 12345), 1);
+    /// ```
     fn sample(pattern: Pattern, r: u64) -> Self;
 }
 

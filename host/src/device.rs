@@ -19,6 +19,13 @@ use crate::registry::shared_mem_bytes;
 use gpu::layout::SINGLE_PASS_SMEM;
 
 /// What the device is, read from its attributes.
+///
+/// ```no_run
+/// let r = reduction::Reducer::new()?;
+/// let info = r.gpu().info();
+/// println!("{} ({}), {} SMs, {:.0} GB/s", info.name, info.arch(), info.sm_count, info.peak_bandwidth() / 1e9);
+/// # Ok::<(), reduction::Error>(())
+/// ```
 #[derive(Clone, Debug, Serialize)]
 pub struct DeviceInfo {
     /// `NVIDIA H100 80GB HBM3`.
@@ -56,12 +63,27 @@ impl DeviceInfo {
     }
 
     /// `sm_90` for compute capability 9.0.
+    ///
+    /// ```
+    /// # let info = reduction::DeviceInfo { name: "H100".into(), ordinal: 0, compute_capability: (9, 0), sm_count: 132,
+    /// #     l2_bytes: 0, total_mem: 0, mem_clock_khz: 0, bus_width_bits: 0, driver_version: 0 };
+    /// assert_eq!(info.compute_capability, (9, 0));
+    /// assert_eq!(info.arch(), "sm_90");
+    /// ```
     pub fn arch(&self) -> String {
         format!("sm_{}{}", self.compute_capability.0, self.compute_capability.1)
     }
 }
 
 /// An open GPU: context, stream, device info and the kernels loaded so far.
+///
+/// ```no_run
+/// use reduction::{Gpu, Ptx};
+/// let gpu = Gpu::open(0, Ptx::embedded())?;
+/// let (free, total) = gpu.mem_info()?;
+/// println!("{}: {free} of {total} bytes free", gpu.info().name);
+/// # Ok::<(), reduction::Error>(())
+/// ```
 pub struct Gpu {
     ctx: Arc<CudaContext>,
     stream: Arc<CudaStream>,
@@ -108,6 +130,14 @@ fn device_count() -> Result<usize> {
 
 impl Gpu {
     /// Open device `ordinal` with the kernels of `ptx`.
+    ///
+    /// ```no_run
+    /// use reduction::{Error, Gpu, Ptx};
+    /// let gpu = Gpu::open(0, Ptx::embedded())?;
+    /// assert_eq!(gpu.info().ordinal, 0);
+    /// assert!(matches!(Gpu::open(99, Ptx::embedded()), Err(Error::NoDevice { ordinal: 99, .. })));
+    /// # Ok::<(), reduction::Error>(())
+    /// ```
     pub fn open(ordinal: usize, ptx: Ptx) -> Result<Self> {
         let count = device_count()?;
         if ordinal >= count {
@@ -120,6 +150,12 @@ impl Gpu {
 
     /// Use an existing stream (and its context): reductions are ordered after
     /// the work already queued on it.
+    ///
+    /// ```no_run
+    /// let ctx = cudarc::driver::CudaContext::new(0).unwrap();
+    /// let gpu = reduction::Gpu::from_stream(ctx.new_stream().unwrap(), reduction::Ptx::embedded())?;
+    /// # Ok::<(), reduction::Error>(())
+    /// ```
     pub fn from_stream(stream: Arc<CudaStream>, ptx: Ptx) -> Result<Self> {
         let ctx = stream.context().clone();
         let attr = |a: Attr| ctx.attribute(a).map_err(driver("cuDeviceGetAttribute"));
@@ -149,26 +185,60 @@ impl Gpu {
     }
 
     /// What the device is.
+    ///
+    /// ```no_run
+    /// let gpu = reduction::Gpu::open(0, reduction::Ptx::embedded())?;
+    /// assert!(gpu.info().sm_count > 0);
+    /// # Ok::<(), reduction::Error>(())
+    /// ```
     pub fn info(&self) -> &DeviceInfo {
         &self.info
     }
 
     /// The stream every launch goes to.
+    ///
+    /// ```no_run
+    /// let gpu = reduction::Gpu::open(0, reduction::Ptx::embedded())?;
+    /// let buf = gpu.stream().clone_htod(&[1u32, 2, 3]).unwrap();
+    /// assert_eq!(gpu.stream().clone_dtoh(&buf).unwrap(), [1, 2, 3]);
+    /// # Ok::<(), reduction::Error>(())
+    /// ```
     pub fn stream(&self) -> &Arc<CudaStream> {
         &self.stream
     }
 
     /// The PTX the kernels come from.
+    ///
+    /// ```no_run
+    /// let gpu = reduction::Gpu::open(0, reduction::Ptx::embedded())?;
+    /// assert_eq!(gpu.ptx().origin(), "embedded");
+    /// # Ok::<(), reduction::Error>(())
+    /// ```
     pub fn ptx(&self) -> &Ptx {
         &self.ptx
     }
 
     /// `(free, total)` device memory in bytes.
+    ///
+    /// ```no_run
+    /// let gpu = reduction::Gpu::open(0, reduction::Ptx::embedded())?;
+    /// let (free, total) = gpu.mem_info()?;
+    /// assert!(free <= total);
+    /// # Ok::<(), reduction::Error>(())
+    /// ```
     pub fn mem_info(&self) -> Result<(usize, usize)> {
         self.ctx.mem_get_info().map_err(driver("cuMemGetInfo"))
     }
 
     /// The kernel `entry`, JIT-compiled from its own small module on first use.
+    ///
+    /// ```no_run
+    /// use reduction::{Error, Gpu, Ptx};
+    /// let gpu = Gpu::open(0, Ptx::embedded())?;
+    /// let reduce3 = gpu.function("reduce3_sum_i32")?;
+    /// assert!(matches!(gpu.function("reduce0_sum_i32"), Err(Error::MissingEntry { .. })));
+    /// # Ok::<(), reduction::Error>(())
+    /// ```
     pub fn function(&self, entry: &str) -> Result<CudaFunction> {
         let mut cache = self.functions.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
         if let Some(f) = cache.get(entry) {
@@ -186,6 +256,14 @@ impl Gpu {
     /// Blocks of kernel `entry` that fit on the whole GPU at once, launched
     /// with `block` threads and `smem` bytes of shared memory (occupancy API
     /// × SM count); cached.
+    ///
+    /// ```no_run
+    /// use reduction::{Gpu, Ptx, shared_mem_bytes};
+    /// let gpu = Gpu::open(0, Ptx::embedded())?;
+    /// let blocks = gpu.resident_blocks("reduce7_b256_sum_f32", 256, shared_mem_bytes(256, 4))?;
+    /// assert!(blocks >= gpu.info().sm_count);
+    /// # Ok::<(), reduction::Error>(())
+    /// ```
     pub fn resident_blocks(&self, entry: &str, block: u32, smem: u32) -> Result<u32> {
         let key = (entry.to_string(), block);
         if let Some(&n) = self.resident.lock().unwrap_or_else(|p| p.into_inner()).get(&key) {
@@ -202,11 +280,31 @@ impl Gpu {
 
     /// How many device buffers [`Gpu::alloc`] has allocated so far (to check
     /// that repeated reductions reuse their scratch buffers).
+    ///
+    /// ```no_run
+    /// let r = reduction::Reducer::new()?;
+    /// let data = vec![1.0f32; 1 << 20];
+    /// r.sum(&data)?;
+    /// let before = r.gpu().allocations();
+    /// r.sum(&data)?; // same type and size: the scratch buffers are reused
+    /// assert_eq!(r.gpu().allocations(), before);
+    /// # Ok::<(), reduction::Error>(())
+    /// ```
     pub fn allocations(&self) -> usize {
         self.allocations.load(Ordering::Relaxed)
     }
 
     /// Allocate `len` elements; running out of memory is [`Error::OutOfMemory`].
+    ///
+    /// The memory is not initialised: write it before reading it.
+    ///
+    /// ```no_run
+    /// let gpu = reduction::Gpu::open(0, reduction::Ptx::embedded())?;
+    /// let mut buf = gpu.alloc::<f32>(1 << 20, "my buffer")?;
+    /// gpu.stream().memset_zeros(&mut buf).unwrap();
+    /// assert_eq!(buf.len(), 1 << 20);
+    /// # Ok::<(), reduction::Error>(())
+    /// ```
     pub fn alloc<T: DeviceRepr>(&self, len: usize, what: &'static str) -> Result<CudaSlice<T>> {
         self.allocations.fetch_add(1, Ordering::Relaxed);
         // SAFETY: the memory is uninitialised; every caller writes before it reads.
@@ -221,11 +319,31 @@ impl Gpu {
     }
 
     /// An event that records time (cudarc's default event does not).
+    ///
+    /// ```no_run
+    /// let gpu = reduction::Gpu::open(0, reduction::Ptx::embedded())?;
+    /// let mut buf = gpu.alloc::<u8>(1 << 30, "the buffer")?;
+    /// let (start, stop) = (gpu.timing_event()?, gpu.timing_event()?);
+    /// start.record(gpu.stream()).unwrap();
+    /// gpu.stream().memset_zeros(&mut buf).unwrap();
+    /// stop.record(gpu.stream()).unwrap();
+    /// gpu.synchronize()?;
+    /// println!("memset: {} ms", start.elapsed_ms(&stop).unwrap());
+    /// # Ok::<(), reduction::Error>(())
+    /// ```
     pub fn timing_event(&self) -> Result<CudaEvent> {
         self.ctx.new_event(Some(sys::CUevent_flags::CU_EVENT_DEFAULT)).map_err(driver("cuEventCreate"))
     }
 
     /// Wait for everything queued on the stream.
+    ///
+    /// ```no_run
+    /// let gpu = reduction::Gpu::open(0, reduction::Ptx::embedded())?;
+    /// let mut buf = gpu.alloc::<u32>(1024, "the buffer")?;
+    /// gpu.stream().memset_zeros(&mut buf).unwrap();
+    /// gpu.synchronize()?; // the memset has finished
+    /// # Ok::<(), reduction::Error>(())
+    /// ```
     pub fn synchronize(&self) -> Result<()> {
         self.stream.synchronize().map_err(driver("cuStreamSynchronize"))
     }

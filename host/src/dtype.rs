@@ -6,13 +6,25 @@ use serde::Serialize;
 use crate::error::{Error, Result};
 
 /// An element type, as a run-time value.
+///
+/// ```
+/// use reduction::DType;
+/// assert_eq!(DType::ALL.map(DType::size), [4, 4, 8, 8, 4, 8]);
+/// assert_eq!(DType::parse("f32").unwrap(), DType::F32);
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
 pub enum DType {
+    /// `i32`: 32-bit signed integer.
     I32,
+    /// `u32`: 32-bit unsigned integer.
     U32,
+    /// `i64`: 64-bit signed integer.
     I64,
+    /// `u64`: 64-bit unsigned integer.
     U64,
+    /// `f32`: 32-bit float.
     F32,
+    /// `f64`: 64-bit float.
     F64,
 }
 

@@ -19,12 +19,19 @@ pub enum Error {
 
     /// The driver is there but sees no GPU, or not the one asked for.
     #[error("no CUDA device {ordinal}: the driver sees {count} device(s)")]
-    NoDevice { ordinal: usize, count: usize },
+    NoDevice {
+        /// The device ordinal asked for.
+        ordinal: usize,
+        /// How many devices the driver sees.
+        count: usize,
+    },
 
     /// A driver call failed; `call` says which.
     #[error("{call}: {source}")]
     Driver {
+        /// The driver call that failed, e.g. `cuMemcpyHtoD`.
         call: &'static str,
+        /// The driver's error.
         #[source]
         source: DriverError,
     },
@@ -32,30 +39,54 @@ pub enum Error {
     /// A kernel launch failed.
     #[error("launching {entry} (grid {grid}, block {block}, shared memory {smem} B): {source}")]
     Launch {
+        /// The PTX entry launched, e.g. `reduce7_b256_sum_f32`.
         entry: String,
+        /// Blocks in the grid.
         grid: u32,
+        /// Threads per block.
         block: u32,
+        /// Dynamic shared memory of the launch, in bytes.
         smem: u32,
+        /// The driver's error.
         #[source]
         source: DriverError,
     },
 
     /// No kernel of that name in the registry.
     #[error("no kernel named {name:?} (valid: {valid})")]
-    UnknownKernel { name: String, valid: String },
+    UnknownKernel {
+        /// The name asked for.
+        name: String,
+        /// The valid names, comma-separated.
+        valid: String,
+    },
 
     /// The kernel exists but not with this configuration.
     #[error("{kernel} does not support {what} (valid: {valid})")]
-    Unsupported { kernel: String, what: String, valid: String },
+    Unsupported {
+        /// The kernel (or operation, e.g. `reduce_by_key`) asked for.
+        kernel: String,
+        /// What it does not support, e.g. `block size 32`.
+        what: String,
+        /// What it does support.
+        valid: String,
+    },
 
     /// The PTX has no entry of this name.
     #[error("the PTX ({ptx}) has no entry {entry:?}")]
-    MissingEntry { entry: String, ptx: String },
+    MissingEntry {
+        /// The entry looked for.
+        entry: String,
+        /// Where the PTX came from ([`Ptx::origin`](crate::Ptx::origin)).
+        ptx: String,
+    },
 
     /// A PTX file given by path could not be read.
     #[error("cannot read PTX file {path}: {source}")]
     PtxMissing {
+        /// The path given.
         path: String,
+        /// Why it could not be read.
         #[source]
         source: std::io::Error,
     },
@@ -63,36 +94,80 @@ pub enum Error {
     /// The driver could not JIT-compile or load a PTX module.
     #[error("loading {entry} from the PTX ({ptx}): {source}")]
     ModuleLoad {
+        /// The entry being loaded.
         entry: String,
+        /// Where the PTX came from ([`Ptx::origin`](crate::Ptx::origin)).
         ptx: String,
+        /// The driver's error.
         #[source]
         source: DriverError,
     },
 
     /// Device memory ran out.
     #[error("out of device memory allocating {bytes} B for {what} ({free} B free of {total} B)")]
-    OutOfMemory { what: &'static str, bytes: usize, free: usize, total: usize },
+    OutOfMemory {
+        /// What the memory was for, e.g. `the input copied from the host`.
+        what: &'static str,
+        /// Bytes asked for.
+        bytes: usize,
+        /// Free device memory in bytes when the allocation failed (0 if it
+        /// could not be read).
+        free: usize,
+        /// Total device memory in bytes.
+        total: usize,
+    },
 
     /// A device slice holds fewer elements than asked to reduce.
     #[error("the device slice holds {len} elements, fewer than the {n} to reduce")]
-    SliceTooShort { len: usize, n: usize },
+    SliceTooShort {
+        /// Elements the slice holds.
+        len: usize,
+        /// Elements asked to reduce.
+        n: usize,
+    },
 
     /// The input's address does not have the alignment a kernel needs.
     #[error("{kernel} needs {align}-byte aligned input; the address {addr:#x} is not")]
-    Misaligned { kernel: String, align: usize, addr: u64 },
+    Misaligned {
+        /// The kernel's registry id.
+        kernel: String,
+        /// The alignment it needs, in bytes.
+        align: usize,
+        /// The input's device address.
+        addr: u64,
+    },
 
     /// The GPU result differs from the CPU reference (CLI and benchmark
     /// checks); `case` names kernel, block, operator, type and size.
     #[error("{case}: GPU {got}, CPU {expected}")]
-    Mismatch { case: String, got: String, expected: String },
+    Mismatch {
+        /// What was checked, e.g. `reduce4 block 128 sum i32 n=1000`.
+        case: String,
+        /// The GPU result, printed.
+        got: String,
+        /// The CPU reference result, printed.
+        expected: String,
+    },
 
     /// Reduction by key: keys and values must pair up one to one.
     #[error("reduce_by_key: {keys} keys but {values} values (they must have the same length)")]
-    LengthMismatch { keys: usize, values: usize },
+    LengthMismatch {
+        /// Number of keys.
+        keys: usize,
+        /// Number of values.
+        values: usize,
+    },
 
     /// Reduction by key, host keys: a key is not below the number of keys.
     #[error("reduce_by_key: keys[{index}] = {key} is out of range (num_keys = {num_keys}: keys must be below it)")]
-    KeyOutOfRange { index: usize, key: u32, num_keys: usize },
+    KeyOutOfRange {
+        /// Position of the first key out of range.
+        index: usize,
+        /// That key.
+        key: u32,
+        /// The number of keys: every key must be below it.
+        num_keys: usize,
+    },
 
     /// Reduction by key, device keys: the kernel found `count` keys that are
     /// not below `num_keys`, skipped those elements and summed the rest.
@@ -100,11 +175,23 @@ pub enum Error {
         "reduce_by_key: {count} of {n} keys are out of range (num_keys = {num_keys}); \
          those elements were skipped, the sums hold the others"
     )]
-    KeysOutOfRange { count: u64, n: usize, num_keys: usize },
+    KeysOutOfRange {
+        /// Elements whose key was out of range (skipped).
+        count: u64,
+        /// Elements in all.
+        n: usize,
+        /// The number of keys: every key must be below it.
+        num_keys: usize,
+    },
 
     /// Reduction by key: the output has fewer slots than there are keys.
     #[error("reduce_by_key: the output holds {len} sums, fewer than num_keys = {num_keys}")]
-    OutputTooShort { len: usize, num_keys: usize },
+    OutputTooShort {
+        /// Sums the output holds.
+        len: usize,
+        /// The number of keys: the sums needed.
+        num_keys: usize,
+    },
 
     /// Bad command-line or configuration input.
     #[error("{0}")]
@@ -112,6 +199,14 @@ pub enum Error {
 }
 
 /// `Result` with this crate's [`Error`].
+///
+/// ```
+/// fn block(s: &str) -> reduction::Result<u32> {
+///     s.parse().map_err(|_| reduction::Error::Invalid(format!("not a block size: {s:?}")))
+/// }
+/// assert_eq!(block("256").unwrap(), 256);
+/// assert_eq!(block("many").unwrap_err().to_string(), "not a block size: \"many\"");
+/// ```
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
 /// Wrap a driver error with the name of the call that failed.

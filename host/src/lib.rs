@@ -11,10 +11,10 @@
 //!   any kernel of the [registry](KERNELS) for teaching.
 //! * [`KERNELS`]: Harris's seven steps and seed 004's two, one registry for
 //!   the tests, the CLI and the benchmark.
-//! * [`plan`]: the launches of a multi-pass reduction, as pure arithmetic.
+//! * [`mod@plan`]: the launches of a multi-pass reduction, as pure arithmetic.
 //! * [`by_key`]: one sum per key for many keys, [`Reducer::reduce_by_key`]
 //!   (seed 003's warp-aggregated atomics).
-//! * [`reference`]: the serial CPU reference.
+//! * [`mod@reference`]: the serial CPU reference.
 //!
 //! ```no_run
 //! use reduction::{Finish, Kernel, Options, Reducer, Sum};
@@ -27,6 +27,8 @@
 //! assert_eq!(r.reduce_with::<Sum, _, _>(&data, &opts)?, 500_500);
 //! # Ok(()) }
 //! ```
+
+#![warn(missing_docs)]
 
 pub mod bench;
 pub mod by_key;

@@ -73,6 +73,13 @@ pub fn no_nvrtc_reason() -> Option<String> {
 }
 
 /// The version of the libnvrtc that cudarc loads, e.g. `(12, 9)`.
+///
+/// ```
+/// match reduction::nvrtc::nvrtc_version() {
+///     Ok((major, minor)) => println!("NVRTC {major}.{minor}"),
+///     Err(why) => println!("no NVRTC: {why}"), // e.g. on a machine without the CUDA toolkit
+/// }
+/// ```
 pub fn nvrtc_version() -> Result<(i32, i32), String> {
     if let Some(why) = no_nvrtc_reason() {
         return Err(why);
@@ -90,6 +97,16 @@ pub fn nvrtc_version() -> Result<(i32, i32), String> {
 ///
 /// Errors are one line: [`NO_NVRTC`] without libnvrtc, the architecture
 /// NVRTC cannot target, or the first lines of NVRTC's log.
+///
+/// ```no_run
+/// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// use reduction::{Reducer, nvrtc::{ORIGIN, compile_reference}};
+/// let rust = Reducer::new()?;
+/// let ptx = compile_reference(rust.gpu().info())?;
+/// assert_eq!(ptx.origin(), ORIGIN);
+/// let cuda = Reducer::with_ptx(0, ptx)?; // same API, CUDA C++ kernels
+/// # Ok(()) }
+/// ```
 pub fn compile_reference(info: &DeviceInfo) -> Result<Ptx, String> {
     compile_reference_for(info.compute_capability)
 }
@@ -102,6 +119,14 @@ pub fn compile_reference(info: &DeviceInfo) -> Result<Ptx, String> {
 ///
 /// Options: NVRTC's defaults (full optimisation, IEEE float arithmetic, no
 /// fast math) plus the architecture.
+///
+/// ```
+/// use reduction::nvrtc::{ORIGIN, compile_reference_for};
+/// match compile_reference_for((9, 0)) {
+///     Ok(ptx) => assert_eq!(ptx.origin(), ORIGIN),
+///     Err(why) => println!("no CUDA C++ reference: {why}"), // e.g. no libnvrtc
+/// }
+/// ```
 pub fn compile_reference_for(compute_capability: (i32, i32)) -> Result<Ptx, String> {
     if let Some(why) = no_nvrtc_reason() {
         return Err(why);

@@ -15,6 +15,15 @@ use crate::registry::{Kernel, PerThread};
 pub const MAX_CHUNK: usize = 1 << 31;
 
 /// One kernel launch.
+///
+/// ```
+/// use reduction::{Kernel, MAX_CHUNK, plan};
+/// // 2^31 + 17 elements: the first level is two launches, partials side by side.
+/// let first = &plan(Kernel::find("reduce4").unwrap(), MAX_CHUNK + 17, 256, 1000)[0];
+/// let [a, b] = first.launches[..] else { panic!("two launches") };
+/// assert_eq!((a.in_offset, a.n, a.out_offset), (0, MAX_CHUNK, 0));
+/// assert_eq!((b.in_offset, b.n, b.out_offset), (MAX_CHUNK, 17, a.grid as usize));
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Launch {
     /// First element this launch reads, in its level's input.
@@ -28,8 +37,18 @@ pub struct Launch {
 }
 
 /// The launches of one level.
+///
+/// ```
+/// use reduction::{Kernel, plan};
+/// // reduce3 reads one element per thread: 1000 elements, 8 blocks of 128, then 1 block.
+/// let levels = plan(Kernel::find("reduce3").unwrap(), 1000, 128, 0);
+/// assert_eq!(levels.iter().map(|l| l.outputs).collect::<Vec<_>>(), [8, 1]);
+/// assert_eq!((levels[1].launches[0].n, levels[1].launches[0].grid), (8, 1));
+/// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Level {
+    /// The level's launches: one per chunk of at most [`MAX_CHUNK`] input
+    /// elements, their partials written side by side.
     pub launches: Vec<Launch>,
     /// How many values the level writes: one per block, or one in all for a
     /// single-pass kernel.

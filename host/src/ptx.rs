@@ -14,6 +14,13 @@ use crate::error::{Error, Result};
 pub const EMBEDDED: &str = include_str!(concat!(env!("OUT_DIR"), "/gpu.ptx"));
 
 /// PTX text and where it came from.
+///
+/// ```
+/// use reduction::Ptx;
+/// let ptx = Ptx::from_text(".version 8.0\n.target sm_90\n.visible .entry k(\n)\n{\n}\n", "inline");
+/// assert_eq!((ptx.origin(), ptx.target()), ("inline", Some("sm_90")));
+/// assert_eq!(ptx.entries().collect::<Vec<_>>(), ["k"]);
+/// ```
 #[derive(Clone, Debug)]
 pub struct Ptx {
     text: Arc<str>,

@@ -19,6 +19,20 @@ use gpu::op::{Max, Min, ReduceOp, Sum};
 ///
 /// Integer sums wrap on overflow (like CUDA's `int`); float results follow
 /// the rules in [`gpu::op`] (NaN propagates, `-0.0 < +0.0` for min/max).
+///
+/// ```no_run
+/// use reduction::{Element, ReduceOp, Reducer, Result, Sum};
+/// fn mean<T: Element + Into<f64>>(r: &Reducer, xs: &[T]) -> Result<f64>
+/// where
+///     Sum: ReduceOp<T>,
+/// {
+///     Ok(r.sum(xs)?.into() / xs.len() as f64)
+/// }
+/// let r = Reducer::new()?;
+/// assert_eq!(mean(&r, &[1.0f32, 2.0])?, 1.5);
+/// assert_eq!(mean(&r, &[1u32, 2, 3, 4])?, 2.5);
+/// # Ok::<(), reduction::Error>(())
+/// ```
 pub trait Element: gpu::op::Element + DeviceRepr + ValidAsZeroBits + Default + std::fmt::Display {}
 impl Element for i32 {}
 impl Element for u32 {}
@@ -41,6 +55,13 @@ pub fn default_block(n: usize) -> u32 {
 }
 
 /// Where the last partials are combined.
+///
+/// ```
+/// use reduction::{Finish, Options};
+/// assert_eq!(Options::default().finish, Finish::Gpu);
+/// let like_seed_004 = Options { finish: Finish::Cpu, ..Options::default() };
+/// # let _ = like_seed_004;
+/// ```
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum Finish {
     /// Launch again on the partials until one value remains (Harris).
@@ -71,6 +92,15 @@ pub struct Options {
 }
 
 /// Where the elements to reduce are.
+///
+/// ```
+/// use reduction::{Input, Source};
+/// let data = [1.0f32, 2.0];
+/// match data[..].source() {
+///     Source::Host(s) => assert_eq!(s, [1.0, 2.0]),
+///     Source::Device(_) => unreachable!("a host slice"),
+/// }
+/// ```
 #[derive(Debug)]
 pub enum Source<'a, T> {
     /// In host memory: copied to a device staging buffer first.
@@ -87,6 +117,12 @@ pub enum Source<'a, T> {
 /// ```
 pub trait Input<T> {
     /// Where the elements are.
+    ///
+    /// ```
+    /// use reduction::{Input, Source};
+    /// let v = vec![3u64, 4];
+    /// assert!(matches!(v.source(), Source::Host([3, 4])));
+    /// ```
     fn source(&self) -> Source<'_, T>;
 }
 

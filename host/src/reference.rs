@@ -13,10 +13,21 @@
 use serde::Serialize;
 
 /// The operators, as a run-time value (CLI, tests, reports).
+///
+/// ```
+/// use reduction::{Op, Reference};
+/// for op in Op::ALL {
+///     assert_eq!(Op::parse(op.name()).unwrap(), op);
+/// }
+/// assert_eq!(i32::reference(Op::Min, &[4, -2, 9]), -2);
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
 pub enum Op {
+    /// The sum (wrapping for integers): [`Sum`](crate::Sum).
     Sum,
+    /// The smallest element: [`Min`](crate::Min).
     Min,
+    /// The largest element: [`Max`](crate::Max).
     Max,
 }
 
@@ -52,14 +63,44 @@ impl Op {
 }
 
 /// An element type with a serial reference.
+///
+/// ```
+/// use reduction::{Op, Reference};
+/// fn check<T: Reference>(op: Op, xs: &[T], got: T) -> bool {
+///     T::matches(op, got, T::reference(op, xs), 2.0 * T::EPSILON * T::abs_sum(xs))
+/// }
+/// assert!(check(Op::Sum, &[0.1f32, 0.2, 0.3], 0.6));
+/// assert!(!check(Op::Sum, &[1i32, 2], 4));
+/// ```
 pub trait Reference: Copy + PartialEq + std::fmt::Debug {
     /// The reference result of `op` over `xs` (integers exact, floats
     /// correctly rounded from a compensated f64 sum).
+    ///
+    /// ```
+    /// use reduction::{Op, Reference};
+    /// assert_eq!(i32::reference(Op::Sum, &[i32::MAX, 1]), i32::MIN); // wraps
+    /// assert_eq!(f64::reference(Op::Sum, &[1e16, 1.0, -1e16]), 1.0); // compensated
+    /// assert_eq!(u32::reference(Op::Min, &[]), u32::MAX); // the identity
+    /// ```
     fn reference(op: Op, xs: &[Self]) -> Self;
     /// Σ|x| as f64, for float error bounds (0 for integers).
+    ///
+    /// ```
+    /// use reduction::Reference;
+    /// assert_eq!(f32::abs_sum(&[1.5, -2.5]), 4.0);
+    /// assert_eq!(i64::abs_sum(&[-3, 4]), 0.0);
+    /// ```
     fn abs_sum(xs: &[Self]) -> f64;
     /// Whether `got` is the same result as `expected`, allowing `tolerance`
     /// for float sums (integers and min/max must match exactly; NaN matches NaN).
+    ///
+    /// ```
+    /// use reduction::{Op, Reference};
+    /// assert!(f32::matches(Op::Sum, 1.0, 1.0 + 1e-7, 1e-6));
+    /// assert!(!f32::matches(Op::Min, 0.0, -0.0, 1.0)); // the sign of zero counts
+    /// assert!(f64::matches(Op::Max, f64::NAN, f64::NAN, 0.0));
+    /// assert!(!i32::matches(Op::Sum, 5, 6, 10.0)); // integers: exactly
+    /// ```
     fn matches(op: Op, got: Self, expected: Self, tolerance: f64) -> bool;
     /// Machine epsilon of the type (0 for integers).
     const EPSILON: f64;

@@ -26,6 +26,13 @@ pub fn shared_mem_bytes(block: u32, elem_size: usize) -> u32 {
 }
 
 /// How many input elements one thread reads in the first pass.
+///
+/// ```
+/// use reduction::{Kernel, PerThread};
+/// assert_eq!(Kernel::find("reduce3").unwrap().per_thread, PerThread::One);
+/// assert_eq!(Kernel::find("reduce4").unwrap().per_thread, PerThread::Two);
+/// assert_eq!(Kernel::find("reduce7").unwrap().per_thread, PerThread::GridStride);
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum PerThread {
     /// One element: grid = ceil(n / block).
@@ -41,6 +48,13 @@ pub enum PerThread {
 }
 
 /// How the block size reaches the kernel.
+///
+/// ```
+/// use reduction::{BlockParam, Kernel};
+/// let k = Kernel::find("reduce6").unwrap();
+/// assert_eq!(k.block_param, BlockParam::Compiled);
+/// assert_eq!(k.entry(128, "sum", "i32"), "reduce6_b128_sum_i32"); // the block size is in the name
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum BlockParam {
     /// Read at run time from `blockDim.x`: one entry per op and type.
@@ -50,6 +64,14 @@ pub enum BlockParam {
 }
 
 /// One kernel of the registry.
+///
+/// ```
+/// use reduction::KERNELS;
+/// for k in KERNELS {
+///     println!("{:>2} {:<12} {} ({})", k.step, k.id, k.title, k.source);
+/// }
+/// assert_eq!((KERNELS[0].id, KERNELS[0].step), ("reduce1", 1));
+/// ```
 #[derive(Clone, Copy, Debug)]
 pub struct Kernel {
     /// The id in entry names and on the command line: `reduce4`.
@@ -187,6 +209,12 @@ pub const KERNELS: &[Kernel] = &[
 
 impl Kernel {
     /// Whether the whole reduction is one launch (no partials to finish).
+    ///
+    /// ```
+    /// use reduction::Kernel;
+    /// assert!(Kernel::find("single_pass").unwrap().single_pass());
+    /// assert!(!Kernel::find("reduce7").unwrap().single_pass());
+    /// ```
     pub fn single_pass(&self) -> bool {
         self.per_thread == PerThread::SinglePass
     }
@@ -258,6 +286,14 @@ impl Kernel {
     }
 
     /// Every entry name this kernel has in the PTX, for the given ops and types.
+    ///
+    /// ```
+    /// use reduction::Kernel;
+    /// let reduce5: Vec<String> = Kernel::find("reduce5").unwrap().all_entries(&["sum"], &["i32", "f32"]).collect();
+    /// assert_eq!(reduce5, ["reduce5_sum_i32", "reduce5_sum_f32"]);
+    /// let reduce7 = Kernel::find("reduce7").unwrap();
+    /// assert_eq!(reduce7.all_entries(&["max"], &["u64"]).count(), 6); // one per block size
+    /// ```
     pub fn all_entries<'a>(&'a self, ops: &'a [&str], types: &'a [&str]) -> impl Iterator<Item = String> + 'a {
         let blocks: Vec<u32> = match self.block_param {
             BlockParam::Runtime => vec![self.min_block],

@@ -13,6 +13,35 @@ const RUST: &str = "#d55e00";
 const CUDA: &str = "#0072b2";
 
 /// The chart of `report` as an SVG document (written by `reduce bench --svg FILE`).
+///
+/// ```
+/// use reduction::{DType, DeviceInfo, Op, bench::Report};
+/// let device = DeviceInfo {
+///     name: "G80".into(),
+///     ordinal: 0,
+///     compute_capability: (1, 0),
+///     sm_count: 16,
+///     l2_bytes: 0,
+///     total_mem: 768 << 20,
+///     mem_clock_khz: 900_000,
+///     bus_width_bits: 384,
+///     driver_version: 13000,
+/// };
+/// let report = Report {
+///     peak_theoretical: device.peak_bandwidth(),
+///     copy_bandwidth: 70e9,
+///     device,
+///     dtype: DType::F32,
+///     op: Op::Sum,
+///     block: 128,
+///     runs: 30,
+///     cuda_note: None,
+///     tables: vec![], // one panel per table
+/// };
+/// let svg = reduction::svg::chart(&report);
+/// assert!(svg.starts_with("<svg") && svg.trim_end().ends_with("</svg>"));
+/// assert!(svg.contains("G80 — f32 Sum, block 128"));
+/// ```
 pub fn chart(report: &Report) -> String {
     let kernels = report.tables.first().map_or(0, |t| t.rows.len());
     let width = LEFT + kernels as f64 * GROUP + 150.0;

@@ -7,6 +7,11 @@ use crate::device::Gpu;
 use crate::error::{Result, driver};
 
 /// Times of repeated runs, in milliseconds.
+///
+/// ```
+/// let s = reduction::Stats::of(vec![2.0, 1.0, 4.0]);
+/// assert_eq!((s.median_ms, s.min_ms, s.max_ms, s.runs), (2.0, 1.0, 4.0, 3));
+/// ```
 #[derive(Clone, Debug, Serialize)]
 pub struct Stats {
     /// Median of the timed runs.
@@ -34,6 +39,11 @@ impl Stats {
     }
 
     /// Bytes per second for moving `bytes` in the median time.
+    ///
+    /// ```
+    /// let s = reduction::Stats::of(vec![1.0]); // 1 ms
+    /// assert!((s.bandwidth(1_000_000) - 1e9).abs() < 1.0); // 1 MB in 1 ms: 1 GB/s
+    /// ```
     pub fn bandwidth(&self, bytes: usize) -> f64 {
         bytes as f64 / (self.median_ms * 1e-3)
     }
@@ -42,6 +52,19 @@ impl Stats {
 /// Run `work(i)` `warmup` times untimed, then `runs` times, each between two
 /// CUDA events, and return the event times. `i` counts all calls from 0, so
 /// the caller can rotate through several input buffers.
+///
+/// ```no_run
+/// use reduction::{Options, Reducer, Sum, time_runs};
+/// let r = Reducer::new()?;
+/// let stream = r.gpu().stream();
+/// let data = stream.clone_htod(&vec![1.0f32; 1 << 24]).unwrap();
+/// let mut out = stream.alloc_zeros::<f32>(1).unwrap();
+/// let stats = time_runs(r.gpu(), 5, 20, |_| {
+///     r.reduce_into::<Sum, f32>(&data.as_view(), &mut out.as_view_mut(), &Options::default())
+/// })?;
+/// println!("{:.3} ms, {:.0} GB/s", stats.median_ms, stats.bandwidth(4 << 24) / 1e9);
+/// # Ok::<(), reduction::Error>(())
+/// ```
 pub fn time_runs(gpu: &Gpu, warmup: usize, runs: usize, mut work: impl FnMut(usize) -> Result<()>) -> Result<Stats> {
     for i in 0..warmup {
         work(i)?;
