@@ -40,7 +40,6 @@
 //! a block reach every barrier), dynamic shared memory `slots × (size_of::<T>()
 //! + 4)` bytes (the host uses 2048 slots); other arguments as `by_key.rs`.
 
-use core::arch::asm;
 use core::intrinsics::gpu::gpu_launch_sized_workgroup_mem;
 
 use super::by_key::{Value, by_key_atomic};
@@ -50,15 +49,6 @@ use crate::prim::*;
 /// An empty slot's key. No valid key equals it (keys are `< num_keys <= u32::MAX`).
 const EMPTY: u32 = u32::MAX;
 
-/// CUDA's dynamic shared memory size of the launch; PTX `%dynamic_smem_size`.
-#[inline(always)]
-fn dynamic_smem_size() -> u32 {
-    let bytes: u32;
-    // SAFETY: reading a special register has no preconditions.
-    unsafe { asm!("mov.u32 {r}, %dynamic_smem_size;", r = out(reg32) bytes, options(pure, nomem, nostack)) };
-    bytes
-}
-
 /// The number of table slots that `bytes` of shared memory hold, rounded
 /// down to a power of two (0 if not even one).
 #[inline(always)]
@@ -66,46 +56,6 @@ fn table_slots<T>(bytes: u32) -> u32 {
     let fit = bytes / (size_of::<T>() as u32 + 4);
     if fit == 0 { 0 } else { 1 << (31 - fit.leading_zeros()) }
 }
-
-/// CUDA `atomicCAS(p, compare, value)` on shared memory; PTX
-/// `atom.shared.cas.b32`. Returns the old value.
-///
-/// # Safety
-/// `p` must point to a `u32` in this block's shared memory.
-#[inline(always)]
-unsafe fn atomic_cas_shared(p: *mut u32, compare: u32, value: u32) -> u32 {
-    let old: u32;
-    asm!(
-        "{{ .reg .u64 a; cvta.to.shared.u64 a, {p}; atom.shared.cas.b32 {old}, [a], {cmp}, {val}; }}",
-        old = out(reg32) old, p = in(reg64) p, cmp = in(reg32) compare, val = in(reg32) value,
-        options(nostack),
-    );
-    old
-}
-
-/// CUDA `atomicAdd(p, v)` on shared memory with the result unused; PTX
-/// `red.shared.add`.
-pub trait SharedAtomicAdd: Copy {
-    /// # Safety
-    /// `p` must point to a `Self` in this block's shared memory.
-    unsafe fn atomic_add_shared(p: *mut Self, v: Self);
-}
-
-macro_rules! red_shared_add {
-    ($t:ty, $ptx:literal, $reg:ident) => {
-        impl SharedAtomicAdd for $t {
-            #[inline(always)]
-            unsafe fn atomic_add_shared(p: *mut Self, v: Self) {
-                asm!(
-                    concat!("{{ .reg .u64 a; cvta.to.shared.u64 a, {p}; red.shared.add.", $ptx, " [a], {v}; }}"),
-                    p = in(reg64) p, v = in($reg) v, options(nostack),
-                );
-            }
-        }
-    };
-}
-red_shared_add!(f32, "f32", reg32);
-red_shared_add!(f64, "f64", reg64);
 
 /// Kernel 4: tiles of `slots / 2` consecutive elements, aggregated by key in
 /// a shared-memory hash table, then one global atomic per distinct key.

@@ -59,3 +59,43 @@ red_add!(f64, "f64", reg64);
 pub unsafe fn atomic_add<T: AtomicAdd>(p: *mut T, v: T) {
     T::atomic_add(p, v)
 }
+
+/// CUDA `atomicCAS(p, compare, value)` on shared memory; PTX
+/// `atom.shared.cas.b32`. Returns the old value.
+///
+/// # Safety
+/// `p` must point to a `u32` in this block's shared memory.
+#[inline(always)]
+pub unsafe fn atomic_cas_shared(p: *mut u32, compare: u32, value: u32) -> u32 {
+    let old: u32;
+    asm!(
+        "{{ .reg .u64 a; cvta.to.shared.u64 a, {p}; atom.shared.cas.b32 {old}, [a], {cmp}, {val}; }}",
+        old = out(reg32) old, p = in(reg64) p, cmp = in(reg32) compare, val = in(reg32) value,
+        options(nostack),
+    );
+    old
+}
+
+/// CUDA `atomicAdd(p, v)` on shared memory with the result unused; PTX
+/// `red.shared.add`.
+pub trait SharedAtomicAdd: Copy {
+    /// # Safety
+    /// `p` must point to a `Self` in this block's shared memory.
+    unsafe fn atomic_add_shared(p: *mut Self, v: Self);
+}
+
+macro_rules! red_shared_add {
+    ($t:ty, $ptx:literal, $reg:ident) => {
+        impl SharedAtomicAdd for $t {
+            #[inline(always)]
+            unsafe fn atomic_add_shared(p: *mut Self, v: Self) {
+                asm!(
+                    concat!("{{ .reg .u64 a; cvta.to.shared.u64 a, {p}; red.shared.add.", $ptx, " [a], {v}; }}"),
+                    p = in(reg64) p, v = in($reg) v, options(nostack),
+                );
+            }
+        }
+    };
+}
+red_shared_add!(f32, "f32", reg32);
+red_shared_add!(f64, "f64", reg64);

@@ -56,3 +56,14 @@ impl<T> IndexMut<u32> for DynShared<T> {
         unsafe { &mut *self.base.add(i as usize) }
     }
 }
+
+/// CUDA's dynamic shared memory size of the launch; PTX `%dynamic_smem_size`.
+#[inline(always)]
+pub fn dynamic_smem_size() -> u32 {
+    let bytes: u32;
+    // SAFETY: reading a special register has no preconditions.
+    unsafe {
+        core::arch::asm!("mov.u32 {r}, %dynamic_smem_size;", r = out(reg32) bytes, options(pure, nomem, nostack))
+    };
+    bytes
+}
