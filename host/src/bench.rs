@@ -1,6 +1,13 @@
 //! Measuring kernels: inputs replicated past the L2 cache, a correctness
 //! check against the CPU before timing, and CUDA-event timing of the whole
 //! reduction (every launch, result left in device memory).
+//!
+//! ```
+//! // Tolerances for float checks, from the depth of the launch plan:
+//! let xs = [0.5f32, -0.25, 1.0];
+//! assert_eq!(reduction::bench::tolerance(10, &xs), 11.0 * f32::EPSILON as f64 * 1.75);
+//! // Measuring needs a GPU: see `measure` and `run_bench`.
+//! ```
 
 use std::sync::Mutex;
 
@@ -19,6 +26,10 @@ use crate::timing::{Stats, time_runs};
 use gpu::op::ReduceOp;
 
 /// Warm-up runs before timing.
+///
+/// ```
+/// assert!(reduction::bench::WARMUP >= 1); // untimed runs before every measurement
+/// ```
 pub const WARMUP: usize = 5;
 
 /// An input on the host and enough device copies of it that cycling through

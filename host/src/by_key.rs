@@ -29,6 +29,13 @@
 //! assert_eq!(r.reduce_by_key(&keys, &values, 4)?, [3.0, 0.0, 12.0, 0.0]);
 //! # Ok(()) }
 //! ```
+//!
+//! ```
+//! use reduction::by_key::{generate_keys, reference, KeyDist};
+//! let keys = generate_keys(KeyDist::Sorted, 100, 10, 1);
+//! let values = vec![1.0f64; 100];
+//! assert_eq!(reference(&keys, &values, 10).sums, vec![10.0; 10]);
+//! ```
 
 use cudarc::driver::{CudaSlice, CudaView, CudaViewMut};
 use serde::Serialize;
@@ -42,14 +49,26 @@ use crate::timing::{Stats, time_runs};
 
 /// Threads per block of every by-key launch (a multiple of 32, as the warp
 /// kernels require).
+///
+/// ```
+/// assert_eq!(reduction::by_key::BY_KEY_BLOCK % 32, 0); // whole warps: the kernels shuffle
+/// ```
 pub const BY_KEY_BLOCK: u32 = 256;
 
 /// Slots of the hash kernel's shared-memory table; it takes tiles of half as
 /// many elements. The kernel sizes its table from the launch's shared memory,
 /// so this number is a tuning choice, not something the kernel relies on.
+///
+/// ```
+/// assert!(reduction::by_key::HASH_SLOTS.is_power_of_two());
+/// ```
 pub const HASH_SLOTS: u32 = 2048;
 
 /// The value types the by-key kernels are compiled for.
+///
+/// ```
+/// assert!(reduction::by_key::VALUE_TYPES.contains(&"f64"));
+/// ```
 pub const VALUE_TYPES: [&str; 2] = ["f32", "f64"];
 
 /// A kernel for reduction by key.
@@ -78,6 +97,11 @@ pub enum ByKeyKernel {
 
 impl ByKeyKernel {
     /// All kernels, baseline first.
+    ///
+    /// ```
+    /// let ids: Vec<&str> = reduction::by_key::ByKeyKernel::ALL.iter().map(|k| k.id()).collect();
+    /// assert_eq!(ids, ["atomic", "ballot", "match", "hash"]);
+    /// ```
     pub const ALL: [ByKeyKernel; 4] = [ByKeyKernel::Atomic, ByKeyKernel::Ballot, ByKeyKernel::Match, ByKeyKernel::Hash];
 
     /// The id in entry names and on the command line.
@@ -402,6 +426,11 @@ pub enum KeyDist {
 
 impl KeyDist {
     /// The distributions of the benchmark and the tests.
+    ///
+    /// ```
+    /// let names: Vec<String> = reduction::by_key::KeyDist::ALL.iter().map(|d| d.name()).collect();
+    /// assert_eq!(names, ["sorted", "window32", "window100", "random"]);
+    /// ```
     pub const ALL: [KeyDist; 4] = [KeyDist::Sorted, KeyDist::Window(32), KeyDist::Window(100), KeyDist::Random];
 
     /// `sorted`, `window32`, `random`.

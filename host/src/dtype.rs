@@ -30,6 +30,11 @@ pub enum DType {
 
 impl DType {
     /// All element types.
+    ///
+    /// ```
+    /// let names: Vec<&str> = reduction::DType::ALL.iter().map(|t| t.name()).collect();
+    /// assert_eq!(names, ["i32", "u32", "i64", "u64", "f32", "f64"]);
+    /// ```
     pub const ALL: [DType; 6] = [DType::I32, DType::U32, DType::I64, DType::U64, DType::F32, DType::F64];
 
     /// The name in entry names: `i32` ... `f64`.

@@ -19,6 +19,12 @@
 //! Without libnvrtc, or on a GPU older than the oldest architecture the
 //! installed NVRTC compiles for, [`compile_reference`] returns a one-line
 //! reason instead (for a benchmark's "n/a" column); it never panics.
+//!
+//! ```
+//! // Without a GPU or NVRTC this still lists what the CUDA C++ file defines:
+//! let entries = reduction::nvrtc::reference_entries();
+//! assert!(entries.contains(&"reduce9_b128_sum_i32".to_string()));
+//! ```
 
 use std::panic::{AssertUnwindSafe, catch_unwind};
 
@@ -30,17 +36,37 @@ use crate::registry::KERNELS;
 
 /// The CUDA C++ source of the reference kernels (`cuda/reduction_kernels.cu`),
 /// embedded at build time.
+///
+/// ```
+/// assert!(reduction::nvrtc::CUDA_REFERENCE_SOURCE.contains("__global__"));
+/// ```
 pub const CUDA_REFERENCE_SOURCE: &str = include_str!("../../cuda/reduction_kernels.cu");
 
 /// The [`Ptx::origin`] of the compiled reference kernels.
+///
+/// ```
+/// assert_eq!(reduction::nvrtc::ORIGIN, "CUDA C++ (NVRTC)");
+/// ```
 pub const ORIGIN: &str = "CUDA C++ (NVRTC)";
 
 /// The operator and element types the reference source instantiates.
+///
+/// ```
+/// assert_eq!(reduction::nvrtc::REFERENCE_OPS, ["sum"]);
+/// ```
 pub const REFERENCE_OPS: [&str; 1] = ["sum"];
 /// See [`REFERENCE_OPS`].
+///
+/// ```
+/// assert_eq!(reduction::nvrtc::REFERENCE_TYPES, ["i32", "f32"]);
+/// ```
 pub const REFERENCE_TYPES: [&str; 2] = ["i32", "f32"];
 
 /// Why the reference cannot be compiled when libnvrtc cannot be loaded.
+///
+/// ```
+/// assert!(reduction::nvrtc::NO_NVRTC.starts_with("libnvrtc not found"));
+/// ```
 pub const NO_NVRTC: &str = "libnvrtc not found (install the CUDA toolkit or put its lib64 on LD_LIBRARY_PATH)";
 
 /// The PTX entries [`CUDA_REFERENCE_SOURCE`] defines, in registry order: every

@@ -5,6 +5,13 @@
 //! launches (Harris's *kernel decomposition*, slide 5): the first level reads
 //! the input and writes one partial per block; each next level reduces the
 //! previous level's partials with the same kernel, until one value remains.
+//!
+//! ```
+//! use reduction::{plan, Kernel};
+//! // Harris's kernel 3 on 2^20 elements with 128 threads: three launches.
+//! let levels = plan(Kernel::find("reduce3").unwrap(), 1 << 20, 128, 264);
+//! assert_eq!(levels.iter().map(|l| l.outputs).collect::<Vec<_>>(), [8192, 64, 1]);
+//! ```
 
 use crate::registry::{Kernel, PerThread};
 
@@ -12,6 +19,12 @@ use crate::registry::{Kernel, PerThread};
 /// `2 × block × grid`; with `n ≤ 2^31` no index can wrap. Longer inputs are
 /// split into chunks of this size, each its own launch, whose partials are
 /// written side by side.
+///
+/// ```
+/// use reduction::{plan, Kernel, MAX_CHUNK};
+/// let levels = plan(Kernel::find("reduce4").unwrap(), MAX_CHUNK + 1, 256, 1056);
+/// assert_eq!(levels[0].launches.len(), 2); // two launches: MAX_CHUNK elements, then 1
+/// ```
 pub const MAX_CHUNK: usize = 1 << 31;
 
 /// One kernel launch.

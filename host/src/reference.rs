@@ -9,6 +9,12 @@
 //!   (f32 input: exact to f64 rounding; f64 input: nearly exact);
 //! * min/max: NaN if any element is NaN, else the least/greatest element by
 //!   `total_cmp`, which orders `-0.0` below `+0.0`.
+//!
+//! ```
+//! use reduction::{Op, Reference};
+//! assert_eq!(i32::reference(Op::Sum, &[i32::MAX, 1]), i32::MIN);
+//! assert!(f32::reference(Op::Min, &[0.0, -0.0]).is_sign_negative());
+//! ```
 
 use serde::Serialize;
 
@@ -33,6 +39,12 @@ pub enum Op {
 
 impl Op {
     /// All operators.
+    ///
+    /// ```
+    /// use reduction::{Op, Reference};
+    /// let sums: Vec<i32> = Op::ALL.iter().map(|&op| i32::reference(op, &[3, 1, 2])).collect();
+    /// assert_eq!(sums, [6, 1, 3]);
+    /// ```
     pub const ALL: [Op; 3] = [Op::Sum, Op::Min, Op::Max];
 
     /// The name in entry names: `sum`, `min`, `max`.

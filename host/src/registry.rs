@@ -5,9 +5,17 @@ use crate::error::{Error, Result};
 
 /// Block sizes the const-`BLOCK` kernels are compiled for, and the sizes any
 /// kernel may be launched with: powers of two from one warp to the limit.
+///
+/// ```
+/// assert!(reduction::BLOCK_SIZES.iter().all(|b| b.is_power_of_two() && (32..=1024).contains(b)));
+/// ```
 pub const BLOCK_SIZES: [u32; 6] = [32, 64, 128, 256, 512, 1024];
 
 /// Harris's block size for all his measurements (slide 10).
+///
+/// ```
+/// assert!(reduction::Kernel::find("reduce1").unwrap().check_block(reduction::DEFAULT_BLOCK).is_ok());
+/// ```
 pub const DEFAULT_BLOCK: u32 = 128;
 
 /// Dynamic shared memory for a launch of `block` threads: one element per
@@ -94,6 +102,11 @@ pub struct Kernel {
 }
 
 /// Every kernel, in teaching order.
+///
+/// ```
+/// let steps: Vec<u32> = reduction::KERNELS.iter().map(|k| k.step).collect();
+/// assert_eq!(steps, (1..=11).collect::<Vec<_>>());
+/// ```
 pub const KERNELS: &[Kernel] = &[
     Kernel {
         id: "reduce1",

@@ -1,5 +1,11 @@
 //! The benchmark chart: one panel per input size, a pair of bars per kernel
 //! (Rust, CUDA C++) showing GB/s, and the theoretical and copy peaks as lines.
+//!
+//! ```
+//! // `chart` turns a benchmark report into an SVG document (`reduce bench --svg`):
+//! let chart: fn(&reduction::bench::Report) -> String = reduction::svg::chart;
+//! # let _ = chart;
+//! ```
 
 use crate::bench::Report;
 
