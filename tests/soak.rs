@@ -9,9 +9,9 @@ mod common;
 
 use common::{ensure, gpu_trial_alone};
 use libtest_mimic::Failed;
-use reduction::bench::tolerance;
+use reduction::bench::{chain_depth, tolerance};
 use reduction::data::{Pattern, Sample, generate, splitmix64};
-use reduction::{DType, Element, KERNELS, Op, Options, ReduceOp, Reducer, Reference, depth, with_dtype, with_op};
+use reduction::{DType, Element, Finish, KERNELS, Op, Options, ReduceOp, Reducer, Reference, with_dtype, with_op};
 
 const REDUCTIONS: usize = 10_000;
 const LARGEST: usize = 1 << 20;
@@ -54,7 +54,7 @@ fn one<O: ReduceOp<T>, T: Element + Reference>(r: &Reducer, pool: &Pool<T>, rnd:
     let op = Op::parse(O::NAME)?;
     let expected = T::reference(op, host);
     let (kernel, block) = r.choose::<T>(n, &opts)?;
-    let chain = if n == 0 { 0 } else { depth(kernel, &r.plan::<O, T>(kernel, block, n)?, block) };
+    let chain = chain_depth::<O, T>(r, kernel, block, Finish::Gpu, n)?;
     let got = if (rnd >> 52).is_multiple_of(2) {
         r.reduce_with::<O, T, _>(host, &opts)?
     } else {

@@ -194,6 +194,35 @@ fn tolerance_for<T: Reference>(depth: usize, abs_sum: f64) -> f64 {
     (depth + 1) as f64 * T::EPSILON * abs_sum
 }
 
+/// The longest chain of `combine`s in reducing `n` elements with `kernel`
+/// at `block` threads on this device ([`depth`] of its launch plan), plus the
+/// serial fold of the first level's partials when they finish on the CPU;
+/// 0 for no elements. The `depth` in [`tolerance`].
+///
+/// ```no_run
+/// use reduction::{Finish, Kernel, Reducer, Sum, bench::chain_depth};
+/// let r = Reducer::new()?;
+/// let k = Kernel::find("reduce3")?;
+/// assert_eq!(chain_depth::<Sum, f32>(&r, k, 128, Finish::Gpu, 1 << 20)?, 3 * 7);
+/// # Ok::<(), reduction::Error>(())
+/// ```
+pub fn chain_depth<O: ReduceOp<T>, T: Element>(
+    reducer: &Reducer,
+    kernel: &'static Kernel,
+    block: u32,
+    finish: Finish,
+    n: usize,
+) -> Result<usize> {
+    if n == 0 {
+        return Ok(0);
+    }
+    let levels = reducer.plan::<O, T>(kernel, block, n)?;
+    Ok(match finish {
+        Finish::Gpu => depth(kernel, &levels, block),
+        Finish::Cpu => depth(kernel, &levels[..1], block) + levels[0].outputs,
+    })
+}
+
 /// Check `kernel` once against the CPU reference (the first copy of the
 /// input, finishing as `finish` says); no timing (`stats` is all zeros).
 ///
@@ -217,16 +246,8 @@ pub fn verify<O: ReduceOp<T>, T: Element + Reference + Sample>(
     let opts = Options { kernel: Some(kernel), block: Some(block), finish };
     let (expected, abs_sum) = input.reference(op);
     let got = reducer.reduce_with::<O, T, _>(&input.copies[0].slice(..n), &opts)?;
-    let ok = if n == 0 {
-        T::matches(op, got, expected, 0.0)
-    } else {
-        let levels = reducer.plan::<O, T>(kernel, block, n)?;
-        let chain = match finish {
-            Finish::Gpu => depth(kernel, &levels, block),
-            Finish::Cpu => depth(kernel, &levels[..1], block) + levels[0].outputs,
-        };
-        T::matches(op, got, expected, tolerance_for::<T>(chain, abs_sum))
-    };
+    let chain = chain_depth::<O, T>(reducer, kernel, block, finish, n)?;
+    let ok = T::matches(op, got, expected, tolerance_for::<T>(chain, abs_sum));
     Ok(Measurement {
         kernel: kernel.id,
         block,

@@ -204,15 +204,11 @@ fn run(cli: Cli) -> Result<bool> {
             Ok(true)
         }
         Command::Run { kernel, n, block, ty, op, finish, runs, seed } => {
-            let kernels: Vec<&'static Kernel> = match kernel.as_str() {
-                "all" => KERNELS.iter().collect(),
-                "default" => vec![Kernel::find("single_pass")?],
-                id => vec![Kernel::find(id)?],
+            let (kernel, block) = match kernel.as_str() {
+                "default" => ("single_pass", block.or(Some(reduction::default_block(n)))),
+                id => (id, block),
             };
-            let block = if kernel == "default" { block.or(Some(reduction::default_block(n))) } else { block };
-            if let (Some(b), [k]) = (block, kernels.as_slice()) {
-                k.check_block(b)?;
-            }
+            let kernels = select_kernels(kernel, block)?;
             let finish = match finish.as_str() {
                 "gpu" => Finish::Gpu,
                 "cpu" => Finish::Cpu,
@@ -238,13 +234,7 @@ fn run(cli: Cli) -> Result<bool> {
             Ok(rows.iter().all(|row| row.ok))
         }
         Command::Check { kernel, n, ty, op, block, seed } => {
-            let kernels: Vec<&'static Kernel> = match kernel.as_str() {
-                "all" => KERNELS.iter().collect(),
-                id => vec![Kernel::find(id)?],
-            };
-            if let (Some(b), [k]) = (block, kernels.as_slice()) {
-                k.check_block(b)?;
-            }
+            let kernels = select_kernels(&kernel, block)?;
             let types = ty.iter().map(|t| DType::parse(t)).collect::<Result<Vec<_>>>()?;
             let ops = op.iter().map(|o| Op::parse(o)).collect::<Result<Vec<_>>>()?;
             let r = open(cli.device, cli.ptx.as_deref())?;
@@ -273,6 +263,20 @@ fn run(cli: Cli) -> Result<bool> {
     }
 }
 
+/// `--kernel NAME|all`: the kernels it names. A block size given with one
+/// named kernel must suit it (with `all`, kernels that cannot take it are
+/// reported as skipped, or raised to their smallest block).
+fn select_kernels(kernel: &str, block: Option<u32>) -> Result<Vec<&'static Kernel>> {
+    let kernels: Vec<&'static Kernel> = match kernel {
+        "all" => KERNELS.iter().collect(),
+        id => vec![Kernel::find(id)?],
+    };
+    if let (Some(b), [k]) = (block, kernels.as_slice()) {
+        k.check_block(b)?;
+    }
+    Ok(kernels)
+}
+
 #[allow(clippy::too_many_arguments)]
 fn bench(
     device: usize,
@@ -288,13 +292,7 @@ fn bench(
     json: Option<std::path::PathBuf>,
     svg: Option<std::path::PathBuf>,
 ) -> Result<bool> {
-    let kernels: Vec<&'static Kernel> = match kernel {
-        "all" => KERNELS.iter().collect(),
-        id => vec![Kernel::find(id)?],
-    };
-    if let [k] = kernels.as_slice() {
-        k.check_block(block)?;
-    }
+    let kernels = select_kernels(kernel, Some(block))?;
     if runs == 0 || sizes.is_empty() || sizes.contains(&0) {
         return Err(Error::Invalid("--runs and every --n must be at least 1".into()));
     }
