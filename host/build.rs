@@ -1,18 +1,34 @@
-//! Builds the kernels' PTX with the same recipe as `cargo xtask build-ptx`
-//! (`xtask::PtxBuild`) and leaves it in `OUT_DIR/gpu.ptx`, where `src/ptx.rs`
-//! embeds it. So `cargo test -p host` works on a fresh clone with nothing run
-//! before it.
+//! Builds the kernels' PTX with the workspace's one recipe (`ptx_builder`,
+//! the same as `cargo xtask build-ptx`) and leaves it in `OUT_DIR/gpu.ptx`,
+//! where `src/ptx.rs` embeds it. Editing `gpu/src` rebuilds it on the next
+//! `cargo build`/`test`/`run`; the nested build keeps its files in
+//! `<target>/ptx`, never in the source tree.
+//!
+//! `REDUCTION_PTX=<file>` embeds that PTX instead (for machines without
+//! rustup or its downloads: make the file with `cargo xtask build-ptx`
+//! elsewhere). It must hold every entry the registry names; the library's
+//! tests check that.
 
 use std::path::PathBuf;
 
 fn main() {
+    let out_dir = PathBuf::from(std::env::var_os("OUT_DIR").expect("cargo sets OUT_DIR"));
+    let out = out_dir.join("gpu.ptx");
+    println!("cargo:rerun-if-env-changed=REDUCTION_PTX");
+    if let Some(file) = std::env::var_os("REDUCTION_PTX") {
+        println!("cargo:rerun-if-changed={}", PathBuf::from(&file).display());
+        if let Err(e) = std::fs::copy(&file, &out) {
+            panic!("REDUCTION_PTX={}: {e}", PathBuf::from(&file).display());
+        }
+        return;
+    }
     let manifest = PathBuf::from(std::env::var_os("CARGO_MANIFEST_DIR").expect("cargo sets CARGO_MANIFEST_DIR"));
-    let workspace = manifest.parent().expect("host/ sits in the workspace").to_path_buf();
-    let out = PathBuf::from(std::env::var_os("OUT_DIR").expect("cargo sets OUT_DIR")).join("gpu.ptx");
-    println!("cargo:rerun-if-changed={}", workspace.join("gpu").display());
-    println!("cargo:rerun-if-changed={}", workspace.join("Cargo.toml").display());
-    println!("cargo:rerun-if-changed={}", workspace.join("rust-toolchain.toml").display());
-    if let Err(e) = xtask::PtxBuild::new(workspace).build(&out) {
+    let gpu = manifest.join("..").join("gpu");
+    let build = ptx_builder::PtxBuild::new(&gpu, "gpu", ptx_builder::nested_target_dir(&out_dir));
+    build.print_rerun_if_changed();
+    // the workspace manifest holds the kernels' release profile
+    println!("cargo:rerun-if-changed={}", manifest.join("..").join("Cargo.toml").display());
+    if let Err(e) = build.build(&out) {
         // A build script reports failure by panicking; the message is the compiler's output.
         panic!("{e}");
     }

@@ -9,10 +9,10 @@ mod common;
 use common::{cpu_trial, ensure, gpu_trial, gpu_trial_alone, reducer};
 use cudarc::driver::CudaSlice;
 use libtest_mimic::Failed;
-use reduction::data::{Pattern, generate};
+use reduction::check::data::{Pattern, generate};
+use reduction::check::reference::Reference;
 use reduction::{
-    Element, Error, Finish, KERNELS, Kernel, Max, Min, Op, Options, Ptx, ReduceOp, Reducer, Reference, Sum,
-    no_gpu_reason,
+    Element, Error, Finish, KERNELS, Kernel, Max, Min, Op, Options, Ptx, ReduceOp, Reducer, Sum, no_gpu_reason,
 };
 
 fn main() {
@@ -27,7 +27,7 @@ fn main() {
         gpu_trial("errors::device_slice_shorter_than_n", device_slice_shorter_than_n),
         gpu_trial("errors::misaligned_input", misaligned_input),
         gpu_trial_alone("errors::out_of_device_memory", out_of_device_memory),
-        gpu_trial("errors::cpu_finish_of_single_pass", cpu_finish_of_single_pass),
+        gpu_trial("api::cpu_finish_with_the_default_kernel", cpu_finish_with_the_default_kernel),
         gpu_trial("faults::driver_error_leaves_reducer_usable", driver_error_leaves_reducer_usable),
         gpu_trial("api::host_and_device_inputs", host_and_device_inputs),
         gpu_trial("api::empty_inputs_give_the_identity", empty_inputs_give_the_identity),
@@ -149,10 +149,21 @@ fn out_of_device_memory() -> Result<(), Failed> {
     ensure(r.sum(&data)? == 64 << 20, || "the reducer does not work after running out of memory".into())
 }
 
-fn cpu_finish_of_single_pass() -> Result<(), Failed> {
-    let opts = Options { kernel: Some(Kernel::find("single_pass")?), block: Some(256), finish: Finish::Cpu };
-    let err = reducer().reduce_with::<Sum, _, _>(&vec![1.0f32; 10], &opts).err().ok_or("it ran")?;
-    ensure(matches!(err, Error::Unsupported { .. }), || format!("{err:?}"))
+/// `Options { finish: Finish::Cpu, ..Default::default() }` works with the
+/// default kernel: its per-block partials are folded on the host (exact
+/// data, so exactly the CPU's sum), at every size class.
+fn cpu_finish_with_the_default_kernel() -> Result<(), Failed> {
+    let cpu = Options { finish: Finish::Cpu, ..Options::default() };
+    for n in [1, 1000, 100_003, (1 << 25) + 3] {
+        let data: Vec<f32> = generate(Pattern::Large, n, 17)?;
+        let expected = f32::reference(Op::Sum, &data);
+        let got = reducer().reduce_with::<Sum, _, _>(&data, &cpu)?;
+        ensure(got == expected, || format!("n={n}: GPU {got}, CPU {expected}"))?;
+        let explicit = Options { kernel: Some(Kernel::find("single_pass")?), block: Some(1024), finish: Finish::Cpu };
+        let got = reducer().reduce_with::<Sum, _, _>(&data, &explicit)?;
+        ensure(got == expected, || format!("single_pass b1024 n={n}: GPU {got}, CPU {expected}"))?;
+    }
+    Ok(())
 }
 
 /// A launch the driver refuses: reduce3 compiled for at most 64 threads
@@ -200,7 +211,7 @@ fn empty_inputs_give_the_identity() -> Result<(), Failed> {
 
 fn scratch_is_reused() -> Result<(), Failed> {
     let r = Reducer::new()?;
-    let data: Vec<f32> = generate(Pattern::Random, 1 << 20, 3);
+    let data: Vec<f32> = generate(Pattern::Random, 1 << 20, 3)?;
     let dev = r.gpu().stream().clone_htod(&data)?;
     let first = r.sum(&dev)?;
     let reduce4 = Options { kernel: Some(Kernel::find("reduce4")?), ..Options::default() };
@@ -218,7 +229,7 @@ fn scratch_is_reused() -> Result<(), Failed> {
 
 fn any_alignment_for_single_pass() -> Result<(), Failed> {
     let r = reducer();
-    let host: Vec<i32> = generate(Pattern::Random, 100_000, 11);
+    let host: Vec<i32> = generate(Pattern::Random, 100_000, 11)?;
     let dev = r.gpu().stream().clone_htod(&host)?;
     for offset in 0..5 {
         for n in [0usize, 1, 2, 3, 4, 5, 7, 64, 1000, 99_990] {
@@ -245,7 +256,7 @@ fn reduce_into_device() -> Result<(), Failed> {
 fn more_than_2_pow_31_elements() -> Result<(), Failed> {
     let r = reducer();
     let n = (1usize << 31) + 17;
-    let host: Vec<i32> = generate(Pattern::Random, n, 31);
+    let host: Vec<i32> = generate(Pattern::Random, n, 31)?;
     let expected = i32::reference(Op::Sum, &host);
     let dev = r.gpu().stream().clone_htod(&host)?;
     for id in ["single_pass", "reduce4", "reduce7", "vectorized"] {

@@ -5,7 +5,8 @@
 //! 10^6 keys); hand-made key patterns that stress the peer logic (one key
 //! per warp, alternating keys, all keys distinct, one key for everything);
 //! out-of-range device keys (skipped, counted, reported); the API's errors;
-//! views at odd offsets; launching twice; and the benchmark on a small input.
+//! views at odd offsets; launching twice. (The benchmark's own test is in
+//! `tests/cli.rs`, with the tools.)
 //! Random values in [-1, 1) must be within `(count_k + 1) · ε · Σ|x|` of the
 //! compensated f64 sum of key `k`; values that are multiples of 1/4 sum
 //! exactly in any order, so those must match exactly.
@@ -20,11 +21,10 @@ mod common;
 
 use common::{cpu_trial, ensure, gpu_trial, reducer, run};
 use libtest_mimic::{Failed, Trial};
-use reduction::by_key::{
-    self, ByKeyRow, KeyDist, VALUE_TYPES, check_host_input, format_table, generate_keys, groups_per_warp, reference,
-};
-use reduction::data::{Pattern, generate};
-use reduction::{ByKeyKernel, ByKeyValue, Error, Ptx};
+use reduction::by_key::{self, value_types};
+use reduction::check::by_key::{KeyDist, generate_keys, groups_per_warp, reference};
+use reduction::check::data::{Pattern, generate};
+use reduction::{ByKeyKernel, ByKeyValue, Error, Ptx, check_host_input};
 
 /// Sizes: tiny, around one warp, a block (256) and a hash tile (1024), and
 /// large; `n / 10` keys (at least one), as the seed's 10 elements per key.
@@ -33,7 +33,7 @@ const SIZES: [usize; 14] = [1, 2, 31, 32, 33, 255, 256, 257, 1000, 1023, 1025, 4
 fn main() {
     let mut trials = cpu_trials();
     for kernel in ByKeyKernel::ALL {
-        for ty in VALUE_TYPES {
+        for ty in value_types().map(|t| t.name()) {
             let k = kernel.id();
             trials.push(typed(format!("by_key::patterns::{k}_{ty}"), ty, move |t| match t {
                 Ty::F32 => patterns::<f32>(kernel),
@@ -52,7 +52,7 @@ fn main() {
             }
         }
     }
-    for ty in VALUE_TYPES {
+    for ty in value_types().map(|t| t.name()) {
         for dist in KeyDist::ALL {
             trials.push(typed(format!("by_key::seed_size::{ty}_{}", dist.name()), ty, move |t| match t {
                 Ty::F32 => seed_size::<f32>(dist),
@@ -62,17 +62,6 @@ fn main() {
         trials.push(typed(format!("by_key::api::{ty}"), ty, |t| match t {
             Ty::F32 => api::<f32>(),
             Ty::F64 => api::<f64>(),
-        }));
-    }
-    trials.push(gpu_trial("by_key::bench_small", bench_small));
-    // The full benchmark (the seed's 10^7 elements, 10^6 keys), only on request:
-    // BY_KEY_BENCH_RUNS=30 by_key-<hash> by_key::bench_seed --test-threads 1
-    if let Ok(runs) = std::env::var("BY_KEY_BENCH_RUNS") {
-        trials.push(gpu_trial("by_key::bench_seed", move || {
-            let runs: usize = runs.parse().map_err(|e| format!("BY_KEY_BENCH_RUNS={runs:?}: {e}"))?;
-            let rows = by_key::bench(reducer(), 10_000_000, 1_000_000, runs)?;
-            by_key::print_table(&rows);
-            ensure(rows.iter().all(|r| r.ok), || "a kernel's sums differ from the CPU reference".into())
         }));
     }
     run(trials)
@@ -113,14 +102,21 @@ fn sums<T: ByKeyValue>(kernel: ByKeyKernel, dist: KeyDist) -> Result<(), Failed>
         let num_keys = (n / 10).max(1);
         let seed = 100 * i as u64 + 7;
         let keys = generate_keys(dist, n, num_keys as u32, seed);
-        let random: Vec<T> = generate(Pattern::Random, n, seed);
+        let random: Vec<T> = generate(Pattern::Random, n, seed)?;
         check(kernel, &keys, &random, num_keys, &dist.name(), false)?;
-        let quarters: Vec<T> = generate(Pattern::Large, n, seed + 1);
+        let quarters: Vec<T> = generate(Pattern::Large, n, seed + 1)?;
         check(kernel, &keys, &quarters, num_keys, &format!("{} exact", dist.name()), true)?;
     }
     // few elements among many keys: most keys stay 0
     let keys = generate_keys(dist, 1000, 1_000_000, 5);
-    check(kernel, &keys, &generate::<T>(Pattern::Random, 1000, 5), 1_000_000, &format!("{} sparse", dist.name()), false)
+    check(
+        kernel,
+        &keys,
+        &generate::<T>(Pattern::Random, 1000, 5)?,
+        1_000_000,
+        &format!("{} sparse", dist.name()),
+        false,
+    )
 }
 
 /// Key patterns that stress the peer logic, with exact values.
@@ -138,7 +134,7 @@ fn patterns<T: ByKeyValue>(kernel: ByKeyKernel) -> Result<(), Failed> {
         ("lane groups", |i| ((i % 32) / 4) as u32 + 8 * (i / 1024) as u32),
         ("highest key", |i| if i % 7 == 0 { 10_006 } else { (i / 10) as u32 }),
     ];
-    let values: Vec<T> = generate(Pattern::Large, n, 11);
+    let values: Vec<T> = generate(Pattern::Large, n, 11)?;
     for (name, key) in cases {
         let keys: Vec<u32> = (0..n).map(key).collect();
         check(kernel, &keys, &values, n, name, true)?;
@@ -161,12 +157,12 @@ fn bad_device_keys<T: ByKeyValue>(kernel: ByKeyKernel) -> Result<(), Failed> {
     }
     // a whole warp of bad keys too
     keys[64..96].fill(u32::MAX);
-    let values: Vec<T> = generate(Pattern::Large, n, 21);
+    let values: Vec<T> = generate(Pattern::Large, n, 21)?;
     let expected = reference(&keys, &values, num_keys);
     let d_keys = stream.clone_htod(&keys)?;
     let d_values = stream.clone_htod(&values)?;
     let mut d_sums = stream.alloc_zeros::<T>(num_keys + 5)?;
-    let sentinel: Vec<T> = generate(Pattern::Large, 5, 99);
+    let sentinel: Vec<T> = generate(Pattern::Large, 5, 99)?;
     stream.memcpy_htod(&sentinel, &mut d_sums.slice_mut(num_keys..))?;
     let got = r.reduce_by_key_into(&d_keys.as_view(), &d_values.as_view(), &mut d_sums.as_view_mut(), num_keys, kernel);
     let count = expected.out_of_range;
@@ -183,7 +179,7 @@ fn bad_device_keys<T: ByKeyValue>(kernel: ByKeyKernel) -> Result<(), Failed> {
 fn seed_size<T: ByKeyValue>(dist: KeyDist) -> Result<(), Failed> {
     let (n, num_keys) = (10_000_000, 1_000_000);
     let keys = generate_keys(dist, n, num_keys as u32, 3);
-    let values: Vec<T> = generate(Pattern::Random, n, 3);
+    let values: Vec<T> = generate(Pattern::Random, n, 3)?;
     let expected = reference(&keys, &values, num_keys);
     for kernel in ByKeyKernel::ALL {
         let got = reducer().reduce_by_key_with(&keys, &values, num_keys, kernel)?;
@@ -203,7 +199,7 @@ fn api<T: ByKeyValue>() -> Result<(), Failed> {
     ensure(r.reduce_by_key::<T>(&[], &[], 0)?.is_empty(), || "no keys gives no sums".into())?;
 
     // host keys are checked before anything runs
-    let values: Vec<T> = generate(Pattern::Large, 4, 1);
+    let values: Vec<T> = generate(Pattern::Large, 4, 1)?;
     let got = r.reduce_by_key(&[0, 1, 5, 9], &values, 5);
     ensure(matches!(got, Err(Error::KeyOutOfRange { index: 2, key: 5, num_keys: 5 })), || format!("{got:?}"))?;
     let got = r.reduce_by_key(&[0, 1, 2], &values, 5);
@@ -214,7 +210,7 @@ fn api<T: ByKeyValue>() -> Result<(), Failed> {
     // device input: lengths, output size, and num_keys = 0
     let (n, num_keys) = (5000usize, 700usize);
     let keys = generate_keys(KeyDist::Sorted, n, num_keys as u32, 2);
-    let values: Vec<T> = generate(Pattern::Random, n, 2);
+    let values: Vec<T> = generate(Pattern::Random, n, 2)?;
     let d_keys = stream.clone_htod(&keys)?;
     let d_values = stream.clone_htod(&values)?;
     let mut d_sums = stream.alloc_zeros::<T>(num_keys)?;
@@ -255,16 +251,6 @@ fn api<T: ByKeyValue>() -> Result<(), Failed> {
         }
     }
     Ok(())
-}
-
-/// The benchmark function on a small input: every row checked, printed.
-fn bench_small() -> Result<(), Failed> {
-    let rows = by_key::bench(reducer(), 100_000, 10_000, 3)?;
-    let text = format_table(&rows);
-    ensure(rows.len() == KeyDist::ALL.len() * VALUE_TYPES.len() * ByKeyKernel::ALL.len(), || text.clone())?;
-    let bad: Vec<&ByKeyRow> = rows.iter().filter(|r| !r.ok).collect();
-    ensure(bad.is_empty(), || format!("{text}\n{:?}", bad.iter().map(|r| &r.error).collect::<Vec<_>>()))?;
-    ensure(rows.iter().all(|r| r.elements_per_s > 0.0 && r.speedup > 0.0), || text.clone())
 }
 
 fn cpu_trials() -> Vec<Trial> {
@@ -325,7 +311,7 @@ fn cpu_trials() -> Vec<Trial> {
         cpu_trial("by_key::reference_is_a_group_by_sum", || {
             let n = 100_000;
             let keys = generate_keys(KeyDist::Random, n, 1000, 4);
-            let values: Vec<f64> = generate(Pattern::Large, n, 4);
+            let values: Vec<f64> = generate(Pattern::Large, n, 4)?;
             let r = reference(&keys, &values, 1000);
             let mut naive = vec![0.0f64; 1000];
             for (&k, &v) in keys.iter().zip(&values) {

@@ -1,6 +1,7 @@
 //! The `reduce` command line, end to end: bad input is one `error:` line on
-//! stderr and a non-zero exit, before any GPU is touched; on a GPU, `run`
-//! checks every kernel and exits 0.
+//! stderr and exit code 2, before any GPU is touched (so these run on any
+//! machine); a run-time failure is exit code 1; on a GPU, `run` checks every
+//! kernel and exits 0, and the reduce-by-key benchmark checks every row.
 //!
 //! The binary is cargo's `CARGO_BIN_EXE_reduce`, or `$REDUCE_BIN` where the
 //! tests were built on another machine (`cargo xtask bundle`).
@@ -11,18 +12,23 @@ use std::process::{Command, Output};
 
 use common::{cpu_trial, ensure, gpu_trial};
 use libtest_mimic::Failed;
+use reduction::check::by_key::KeyDist;
 
 fn reduce(args: &[&str]) -> Result<Output, Failed> {
     let bin = std::env::var("REDUCE_BIN").unwrap_or_else(|_| env!("CARGO_BIN_EXE_reduce").to_string());
     Ok(Command::new(&bin).args(args).output().map_err(|e| format!("cannot run {bin}: {e}"))?)
 }
 
+/// Exit codes (README): a usage error, a run-time error.
+const USAGE: i32 = 2;
+const RUNTIME: i32 = 1;
+
 /// Exactly one line on stderr, starting with `error:` and containing `what`,
-/// and exit code 1.
-fn fails_in_one_line(args: &[&str], what: &str) -> Result<(), Failed> {
+/// and exit code `code`.
+fn fails_in_one_line(args: &[&str], code: i32, what: &str) -> Result<(), Failed> {
     let out = reduce(args)?;
     let stderr = String::from_utf8_lossy(&out.stderr);
-    ensure(out.status.code() == Some(1), || format!("{args:?}: exit {:?}, stderr {stderr}", out.status.code()))?;
+    ensure(out.status.code() == Some(code), || format!("{args:?}: exit {:?}, stderr {stderr}", out.status.code()))?;
     ensure(stderr.lines().count() == 1 && stderr.starts_with("error: ") && stderr.contains(what), || {
         format!("{args:?}: stderr {stderr:?}")
     })
@@ -30,14 +36,58 @@ fn fails_in_one_line(args: &[&str], what: &str) -> Result<(), Failed> {
 
 fn main() {
     let trials = vec![
-        cpu_trial("cli::unknown_kernel", || fails_in_one_line(&["run", "--kernel", "reduce0"], "no kernel named")),
-        cpu_trial("cli::bad_block", || {
-            fails_in_one_line(&["run", "--kernel", "reduce5", "--block", "32"], "too small")
+        cpu_trial("cli::unknown_kernel", || {
+            fails_in_one_line(&["run", "--kernel", "reduce0"], USAGE, "single_pass, all, default)")
         }),
-        cpu_trial("cli::bad_type", || fails_in_one_line(&["run", "--type", "f16"], "unknown type")),
-        cpu_trial("cli::bad_op", || fails_in_one_line(&["run", "--op", "prod"], "unknown operator")),
-        cpu_trial("cli::bad_finish", || fails_in_one_line(&["run", "--finish", "gpu-ish"], "--finish")),
-        cpu_trial("cli::missing_ptx_file", || fails_in_one_line(&["--ptx", "/no/such.ptx", "info"], "cannot read PTX")),
+        cpu_trial("cli::bad_block", || {
+            fails_in_one_line(&["run", "--kernel", "reduce5", "--block", "32"], USAGE, "too small")
+        }),
+        cpu_trial("cli::no_kernel_takes_the_block", || {
+            for block in ["0", "3", "4096"] {
+                fails_in_one_line(&["run", "--block", block], USAGE, "no kernel accepts")?;
+                fails_in_one_line(&["check", "--block", block], USAGE, "no kernel accepts")?;
+            }
+            fails_in_one_line(&["bench", "--block", "3"], USAGE, "--block 3")
+        }),
+        cpu_trial("cli::bad_counts", || {
+            fails_in_one_line(&["run", "--n", "0"], USAGE, "--n must be at least 1")?;
+            fails_in_one_line(&["run", "--runs", "0"], USAGE, "--runs must be at least 1")?;
+            fails_in_one_line(&["run", "--n", "2^62"], USAGE, "do not fit in memory")?;
+            fails_in_one_line(&["check", "--n", "1000,0"], USAGE, "every --n must be at least 1")?;
+            fails_in_one_line(&["by-key", "--keys", "0"], USAGE, "--keys must be at least 1")?;
+            fails_in_one_line(&["bench", "--n", "0"], USAGE, "every --n must be at least 1")
+        }),
+        cpu_trial("cli::unwritable_outputs_fail_first", || {
+            fails_in_one_line(
+                &["bench", "--json", "/nonexistent/dir/x.json"],
+                USAGE,
+                "--json /nonexistent/dir/x.json",
+            )?;
+            fails_in_one_line(&["bench", "--svg", "/nonexistent/dir/x.svg"], USAGE, "--svg")
+        }),
+        cpu_trial("cli::parse_errors_are_one_line", || {
+            fails_in_one_line(&["run", "--frobnicate"], USAGE, "--frobnicate")?;
+            fails_in_one_line(&["run", "--n", "lots"], USAGE, "not a count")?;
+            fails_in_one_line(&["nonsense"], USAGE, "nonsense")
+        }),
+        cpu_trial("cli::bad_type", || fails_in_one_line(&["run", "--type", "f16"], USAGE, "unknown type")),
+        cpu_trial("cli::bad_op", || fails_in_one_line(&["run", "--op", "prod"], USAGE, "unknown operator")),
+        cpu_trial("cli::bad_finish", || fails_in_one_line(&["run", "--finish", "gpu-ish"], USAGE, "--finish")),
+        cpu_trial("cli::missing_ptx_file", || {
+            fails_in_one_line(&["--ptx", "/no/such.ptx", "info"], RUNTIME, "cannot read PTX")
+        }),
+        cpu_trial("cli::list_is_aligned", || {
+            let out = reduce(&["list"])?;
+            let text = String::from_utf8_lossy(&out.stdout);
+            // the columns "what" and "source" start at the same place on every line
+            let header = text.lines().next().unwrap_or_default();
+            for k in reduction::KERNELS {
+                let line = text.lines().find(|l| l.starts_with(&format!("{} ", k.id))).unwrap_or_default();
+                ensure(line.find(k.title) == header.find("what"), || format!("{k:?}:\n{text}"))?;
+                ensure(line.find(k.source) == header.find("source"), || format!("{k:?}:\n{text}"))?;
+            }
+            Ok(())
+        }),
         cpu_trial("cli::list_names_every_kernel", || {
             let out = reduce(&["list"])?;
             let text = String::from_utf8_lossy(&out.stdout);
@@ -48,7 +98,7 @@ fn main() {
             Ok(())
         }),
         cpu_trial("cli::no_gpu_is_one_line", || match reduction::no_gpu_reason() {
-            Some(reason) => fails_in_one_line(&["run"], &reason),
+            Some(reason) => fails_in_one_line(&["run"], RUNTIME, &reason),
             None => Ok(()), // covered by cli::run_checks_every_kernel
         }),
         gpu_trial("cli::run_checks_every_kernel", || {
@@ -61,6 +111,19 @@ fn main() {
             }
             Ok(())
         }),
+        gpu_trial("bench::by_key_small", by_key_bench_small),
     ];
     common::run(trials)
+}
+
+/// The reduce-by-key benchmark on a small input: every row checked.
+fn by_key_bench_small() -> Result<(), Failed> {
+    use reduce::by_key_bench::{bench, format_table};
+    let rows = bench(common::reducer(), 100_000, 10_000, 3)?;
+    let text = format_table(&rows);
+    let expected = KeyDist::ALL.len() * reduction::by_key::value_types().len() * reduction::ByKeyKernel::ALL.len();
+    ensure(rows.len() == expected, || text.clone())?;
+    let bad: Vec<_> = rows.iter().filter(|r| !r.ok).map(|r| &r.error).collect();
+    ensure(bad.is_empty(), || format!("{text}\n{bad:?}"))?;
+    ensure(rows.iter().all(|r| r.elements_per_s > 0.0 && r.speedup > 0.0), || text.clone())
 }

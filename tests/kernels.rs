@@ -15,9 +15,10 @@ mod common;
 
 use common::{gpu_trial, reducer};
 use libtest_mimic::Failed;
-use reduction::bench::{Prepared, verify};
-use reduction::data::{Pattern, Sample};
-use reduction::{DEFAULT_BLOCK, DType, Element, Finish, KERNELS, Op, ReduceOp, Reference, with_dtype, with_op};
+use reduction::check::data::{Pattern, Sample};
+use reduction::check::reference::Reference;
+use reduction::check::{CheckInput, verify};
+use reduction::{DEFAULT_BLOCK, DType, Element, Finish, KERNELS, Op, ReduceOp, with_dtype, with_op};
 
 /// The sizes: empty, tiny, around one warp and one block, around
 /// 2^16, and large.
@@ -45,8 +46,8 @@ const SIZES: [usize; 19] = [
 
 fn main() {
     let mut trials = Vec::new();
-    for dtype in DType::ALL {
-        for op in Op::ALL {
+    for &dtype in DType::ALL {
+        for &op in Op::ALL {
             for pattern in Pattern::ALL {
                 let name = format!("all_kernels::{}_{}_{:?}", op.name(), dtype.name(), pattern).to_lowercase();
                 trials.push(gpu_trial(name, move || {
@@ -61,12 +62,12 @@ fn main() {
 /// Reduce fresh data of every size with every kernel configuration.
 fn check_all<O: ReduceOp<T>, T: Element + Reference + Sample>(pattern: Pattern) -> Result<(), Failed> {
     let r = reducer();
-    let op = Op::parse(O::NAME)?;
+    let op = O::OP;
     for (i, &n) in SIZES.iter().enumerate() {
         let seed = 1000 * i as u64 + 7 * op as u64 + pattern as u64;
-        let input = Prepared::<T>::single(r, pattern, n, seed)?;
+        let input = CheckInput::<T>::new(r, pattern, n, seed)?;
         for kernel in KERNELS {
-            let cpu_finish = (!kernel.single_pass()).then_some((DEFAULT_BLOCK, Finish::Cpu));
+            let cpu_finish = Some((DEFAULT_BLOCK, Finish::Cpu)); // every scheme finishes on the CPU too
             let configs = kernel.block_sizes().map(|b| (b, Finish::Gpu)).chain(cpu_finish);
             for (block, finish) in configs {
                 let m = verify::<O, T>(r, kernel, block, finish, &input)?;

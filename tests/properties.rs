@@ -16,9 +16,10 @@ use common::gpu_trial;
 use libtest_mimic::Failed;
 use proptest::prelude::*;
 use proptest::test_runner::{Config, TestCaseError, TestRunner};
-use reduction::bench::{Prepared, verify};
-use reduction::data::{Pattern, Sample};
-use reduction::{DType, Element, Finish, KERNELS, Op, ReduceOp, Reference, with_dtype, with_op};
+use reduction::check::data::{Pattern, Sample};
+use reduction::check::reference::Reference;
+use reduction::check::{CheckInput, verify};
+use reduction::{DType, Element, Finish, KERNELS, Op, ReduceOp, with_dtype, with_op};
 
 fn config(cases: u32) -> Config {
     Config { cases, failure_persistence: None, ..Config::default() }
@@ -43,13 +44,13 @@ fn pattern() -> impl Strategy<Value = Pattern> {
 /// Run one case: reduce `input` with kernel `k` at `block`, finishing on
 /// the GPU or (for multi-pass kernels) on the CPU.
 fn case<O: ReduceOp<T>, T: Element + Reference + Sample>(
-    input: &Prepared<T>,
+    input: &CheckInput<T>,
     k: usize,
     block: u32,
     cpu_finish: bool,
 ) -> Result<(), TestCaseError> {
     let kernel = &KERNELS[k];
-    let finish = if cpu_finish && !kernel.single_pass() { Finish::Cpu } else { Finish::Gpu };
+    let finish = if cpu_finish { Finish::Cpu } else { Finish::Gpu };
     let m = verify::<O, T>(common::reducer(), kernel, block, finish, input)
         .map_err(|e| TestCaseError::fail(e.to_string()))?;
     prop_assert!(
@@ -69,7 +70,7 @@ fn seeded<O: ReduceOp<T>, T: Element + Reference + Sample>() -> Result<(), Faile
     let strategy = (kernel_and_block(), size(), pattern(), any::<u64>(), any::<bool>());
     TestRunner::new(config(64))
         .run(&strategy, |((k, block), n, pattern, seed, cpu)| {
-            let input = Prepared::<T>::single(common::reducer(), pattern, n, seed)
+            let input = CheckInput::<T>::new(common::reducer(), pattern, n, seed)
                 .map_err(|e| TestCaseError::fail(e.to_string()))?;
             case::<O, T>(&input, k, block, cpu)
         })
@@ -113,7 +114,7 @@ fn explicit<O: ReduceOp<T>, T: Element + Reference + Sample + Values + std::fmt:
         .run(&strategy, |((k, block), values, cpu)| {
             let r = common::reducer();
             let copy = r.gpu().stream().clone_htod(&values).map_err(|e| TestCaseError::fail(e.to_string()))?;
-            let input = Prepared::from_parts(values, copy);
+            let input = CheckInput::from_parts(values, copy, false);
             case::<O, T>(&input, k, block, cpu)
         })
         .map_err(|e| Failed::from(e.to_string()))

@@ -9,9 +9,10 @@ mod common;
 
 use common::{ensure, gpu_trial_alone};
 use libtest_mimic::Failed;
-use reduction::bench::{chain_depth, tolerance};
-use reduction::data::{Pattern, Sample, generate, splitmix64};
-use reduction::{DType, Element, Finish, KERNELS, Op, Options, ReduceOp, Reducer, Reference, with_dtype, with_op};
+use reduction::check::data::{Pattern, Sample, generate, splitmix64};
+use reduction::check::reference::Reference;
+use reduction::check::{chain_depth, tolerance};
+use reduction::{DType, Element, Finish, KERNELS, Op, Options, ReduceOp, Reducer, with_dtype, with_op};
 
 const REDUCTIONS: usize = 10_000;
 const LARGEST: usize = 1 << 20;
@@ -32,7 +33,7 @@ struct Pool<T> {
 }
 
 fn pool<T: Element + Sample>(r: &Reducer) -> Result<Pool<T>, Failed> {
-    let host: Vec<T> = generate(Pattern::Random, LARGEST + 8, 5);
+    let host: Vec<T> = generate(Pattern::Random, LARGEST + 8, 5)?;
     let device = r.gpu().stream().clone_htod(&host)?;
     Ok(Pool { host, device })
 }
@@ -51,16 +52,16 @@ fn one<O: ReduceOp<T>, T: Element + Reference>(r: &Reducer, pool: &Pool<T>, rnd:
     // `vectorized` needs 16-byte aligned input: give it offset 0.
     let offset = if opts.kernel.is_some_and(|k| k.align > 0) { 0 } else { (rnd >> 40) as usize % 8 };
     let host = &pool.host[offset..offset + n];
-    let op = Op::parse(O::NAME)?;
+    let op = O::OP;
     let expected = T::reference(op, host);
-    let (kernel, block) = r.choose::<T>(n, &opts)?;
+    let (kernel, block) = r.choose(n, &opts)?;
     let chain = chain_depth::<O, T>(r, kernel, block, Finish::Gpu, n)?;
     let got = if (rnd >> 52).is_multiple_of(2) {
         r.reduce_with::<O, T, _>(host, &opts)?
     } else {
         r.reduce_with::<O, T, _>(&pool.device.slice(offset..offset + n), &opts)?
     };
-    ensure(T::matches(op, got, expected, tolerance(chain, host)), || {
+    ensure(T::matches(op, got, expected, tolerance::<T>(chain, T::abs_sum(host))), || {
         format!(
             "{} block {block} {} {} n={n} offset={offset}: GPU {got:?}, CPU {expected:?}",
             kernel.id,

@@ -15,15 +15,17 @@
 use crate::kernels::*;
 use crate::op::{Max, Min, Sum};
 
-/// Calls `$m!(op, Op, type)` for each of the 18 (operator, type) pairs.
+/// Calls `$m!(op, Op, type)` for each (operator, type) pair of the lists in
+/// `names.rs`.
 macro_rules! for_each_op_and_type {
     ($m:ident) => {
-        for_each_op_and_type!(@types $m, i32 u32 i64 u64 f32 f64);
+        with_types!(for_each_op_and_type!(@types $m));
     };
-    (@types $m:ident, $($t:ident)*) => {$(
-        $m!(sum, Sum, $t);
-        $m!(min, Min, $t);
-        $m!(max, Max, $t);
+    (@types $m:ident ; $($V:ident $t:ident),*) => {$(
+        with_ops!(for_each_op_and_type!(@ops $m, $t));
+    )*};
+    (@ops $m:ident, $t:ident ; $($Op:ident $op:ident),*) => {$(
+        $m!($op, $Op, $t);
     )*};
 }
 
@@ -41,9 +43,9 @@ macro_rules! entry {
     };
 }
 
-/// `{kernel}_b{block}_{op}_{type}`, one per block size.
+/// `{kernel}_b{block}_{op}_{type}`, one per block size of `names.rs`.
 macro_rules! entry_per_block {
-    ($kernel:ident, $module:ident :: $f:ident, $op:ident, $Op:ty, $t:ident, [$($block:literal)*]) => {$(
+    ($kernel:ident, $module:ident :: $f:ident, $op:ident, $Op:ty, $t:ident ; $($block:literal)*) => {$(
         #[unsafe(no_mangle)]
         pub unsafe extern "gpu-kernel" fn ${concat($kernel, _b, $block, _, $op, _, $t)}(
             g_idata: *const $t,
@@ -55,9 +57,9 @@ macro_rules! entry_per_block {
     )*};
 }
 
-/// `single_pass_b{block}_{op}_{type}`, one per block size.
+/// `single_pass_b{block}_{op}_{type}`, one per block size of `names.rs`.
 macro_rules! single_pass_entry {
-    ($op:ident, $Op:ty, $t:ident, [$($block:literal)*]) => {$(
+    ($op:ident, $Op:ty, $t:ident ; $($block:literal)*) => {$(
         #[unsafe(no_mangle)]
         pub unsafe extern "gpu-kernel" fn ${concat(single_pass_b, $block, _, $op, _, $t)}(
             input: *const $t,
@@ -78,12 +80,12 @@ macro_rules! seed_kernels {
         entry!(reduce3, reduce3_sequential::reduce3, $op, $Op, $t);
         entry!(reduce4, reduce4_first_add_during_load::reduce4, $op, $Op, $t);
         entry!(reduce5, reduce5_unroll_last_warp::reduce5, $op, $Op, $t);
-        entry_per_block!(reduce6, reduce6_complete_unroll::reduce6, $op, $Op, $t, [32 64 128 256 512 1024]);
-        entry_per_block!(reduce7, reduce7_multiple_elements::reduce7, $op, $Op, $t, [32 64 128 256 512 1024]);
-        entry_per_block!(reduce8, reduce8_warp_tile::reduce8, $op, $Op, $t, [32 64 128 256 512 1024]);
-        entry_per_block!(reduce9, reduce9_warp_shuffle::reduce9, $op, $Op, $t, [32 64 128 256 512 1024]);
-        entry_per_block!(vectorized, vectorized::vectorized, $op, $Op, $t, [32 64 128 256 512 1024]);
-        single_pass_entry!($op, $Op, $t, [32 64 128 256 512 1024]);
+        with_block_sizes!(entry_per_block!(reduce6, reduce6_complete_unroll::reduce6, $op, $Op, $t));
+        with_block_sizes!(entry_per_block!(reduce7, reduce7_multiple_elements::reduce7, $op, $Op, $t));
+        with_block_sizes!(entry_per_block!(reduce8, reduce8_warp_tile::reduce8, $op, $Op, $t));
+        with_block_sizes!(entry_per_block!(reduce9, reduce9_warp_shuffle::reduce9, $op, $Op, $t));
+        with_block_sizes!(entry_per_block!(vectorized, vectorized::vectorized, $op, $Op, $t));
+        with_block_sizes!(single_pass_entry!($op, $Op, $t));
     };
 }
 for_each_op_and_type!(seed_kernels);
@@ -91,12 +93,12 @@ for_each_op_and_type!(seed_kernels);
 // ---- Reduction by key (seed 003, `kernels/by_key.rs`, `kernels/by_key_hash.rs`) ----
 //
 // `by_key_{variant}_{type}` for variant `atomic`, `ballot`, `match`, `hash`
-// and type `f32`, `f64`; the host lists them in `host/src/by_key.rs`. All take
+// and type `f32`, `f64` (`names.rs`). All take
 // `(keys: *const u32, values: *const T, n: u64, num_keys: u32, sums: *mut T,
 // bad_keys: *mut u64)` and add `values[i]` to `sums[keys[i]]`.
 
 macro_rules! by_key_entries {
-    ($($t:ident)*) => {$(
+    (; $($t:ident)*) => {$(
         by_key_entries!(@one atomic, by_key::by_key_atomic, $t);
         by_key_entries!(@one ballot, by_key::by_key_ballot, $t);
         by_key_entries!(@one match, by_key::by_key_match, $t);
@@ -116,4 +118,4 @@ macro_rules! by_key_entries {
         }
     };
 }
-by_key_entries!(f32 f64);
+with_by_key_types!(by_key_entries!());

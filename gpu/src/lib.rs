@@ -6,8 +6,9 @@
 //!   loads: device primitives ([`prim`]), the warp/block building blocks, one
 //!   file per optimisation step in `kernels/`, and the table of
 //!   `extern "gpu-kernel"` entries in `entries.rs`;
-//! * for the host, where only [`op`] and [`layout`] exist, so the host library
-//!   names the same operators, element types and launch sizes as the kernels.
+//! * for the host, where only [`names`], [`op`] and [`layout`] exist, so the
+//!   host library names the same operators, element types, block sizes and
+//!   launch sizes as the kernels.
 //!
 //! Read the kernels in order, `kernels/reduce1_interleaved_divergent.rs` to
 //! `kernels/reduce9_warp_shuffle.rs`: each file's header says what changed
@@ -29,6 +30,8 @@
 )]
 #![cfg_attr(target_arch = "nvptx64", allow(internal_features))]
 
+#[macro_use]
+pub mod names;
 pub mod layout;
 pub mod op;
 

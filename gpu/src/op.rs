@@ -31,6 +31,9 @@
 pub trait Element: Copy + PartialEq + core::fmt::Debug + Send + Sync + 'static {
     /// The type's name in PTX entry names (`reduce7_b256_sum_f32`).
     const NAME: &'static str;
+    /// The type as a run-time value (`names.rs` implements this trait for
+    /// every type of its list).
+    const DTYPE: crate::names::DType;
 }
 
 /// A reduction operator over `T`: CUB's binary functor, CubeCL's instruction.
@@ -39,6 +42,8 @@ pub trait Element: Copy + PartialEq + core::fmt::Debug + Send + Sync + 'static {
 pub trait ReduceOp<T: Element> {
     /// The operator's name in PTX entry names (`sum`, `min`, `max`).
     const NAME: &'static str;
+    /// The operator as a run-time value.
+    const OP: crate::names::Op;
     /// The neutral element: `combine(IDENTITY, x) == x` for every `x`.
     const IDENTITY: T;
     /// Combine two partial results.
@@ -80,11 +85,9 @@ pub struct Max;
 
 macro_rules! int_ops {
     ($($t:ident)*) => {$(
-        impl Element for $t {
-            const NAME: &'static str = stringify!($t);
-        }
         impl ReduceOp<$t> for Sum {
             const NAME: &'static str = "sum";
+            const OP: crate::names::Op = crate::names::Op::Sum;
             const IDENTITY: $t = 0;
             #[inline(always)]
             fn combine(a: $t, b: $t) -> $t {
@@ -93,6 +96,7 @@ macro_rules! int_ops {
         }
         impl ReduceOp<$t> for Min {
             const NAME: &'static str = "min";
+            const OP: crate::names::Op = crate::names::Op::Min;
             const IDENTITY: $t = $t::MAX;
             #[inline(always)]
             fn combine(a: $t, b: $t) -> $t {
@@ -101,6 +105,7 @@ macro_rules! int_ops {
         }
         impl ReduceOp<$t> for Max {
             const NAME: &'static str = "max";
+            const OP: crate::names::Op = crate::names::Op::Max;
             const IDENTITY: $t = $t::MIN;
             #[inline(always)]
             fn combine(a: $t, b: $t) -> $t {
@@ -113,11 +118,9 @@ int_ops!(i32 u32 i64 u64);
 
 macro_rules! float_ops {
     ($($t:ident)*) => {$(
-        impl Element for $t {
-            const NAME: &'static str = stringify!($t);
-        }
         impl ReduceOp<$t> for Sum {
             const NAME: &'static str = "sum";
+            const OP: crate::names::Op = crate::names::Op::Sum;
             const IDENTITY: $t = 0.0;
             #[inline(always)]
             fn combine(a: $t, b: $t) -> $t {
@@ -126,6 +129,7 @@ macro_rules! float_ops {
         }
         impl ReduceOp<$t> for Min {
             const NAME: &'static str = "min";
+            const OP: crate::names::Op = crate::names::Op::Min;
             const IDENTITY: $t = $t::INFINITY;
             #[inline(always)]
             fn combine(a: $t, b: $t) -> $t {
@@ -144,6 +148,7 @@ macro_rules! float_ops {
         }
         impl ReduceOp<$t> for Max {
             const NAME: &'static str = "max";
+            const OP: crate::names::Op = crate::names::Op::Max;
             const IDENTITY: $t = $t::NEG_INFINITY;
             #[inline(always)]
             fn combine(a: $t, b: $t) -> $t {

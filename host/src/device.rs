@@ -1,22 +1,16 @@
 //! The GPU: a CUDA context and stream (through cudarc, with the driver
-//! loaded at run time), what the device is, the kernels loaded from PTX, and
-//! the one launch function for the reduction kernels' signature.
+//! loaded at run time), what the device is, and the kernels loaded from PTX.
+//! Launching is `launch.rs`.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use cudarc::driver::sys::{self, CUdevice_attribute as Attr};
-use cudarc::driver::{
-    CudaContext, CudaEvent, CudaFunction, CudaSlice, CudaStream, CudaView, CudaViewMut, DeviceRepr, DriverError,
-    LaunchConfig, PushKernelArg,
-};
-use serde::Serialize;
+use cudarc::driver::{CudaContext, CudaEvent, CudaFunction, CudaSlice, CudaStream, DeviceRepr, DriverError};
 
 use crate::error::{Error, Result, driver};
 use crate::ptx::Ptx;
-use crate::registry::shared_mem_bytes;
-use gpu::layout::SINGLE_PASS_SMEM;
 
 /// What the device is, read from its attributes.
 ///
@@ -26,7 +20,7 @@ use gpu::layout::SINGLE_PASS_SMEM;
 /// println!("{} ({}), {} SMs, {:.0} GB/s", info.name, info.arch(), info.sm_count, info.peak_bandwidth() / 1e9);
 /// # Ok::<(), reduction::Error>(())
 /// ```
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug)]
 pub struct DeviceInfo {
     /// `NVIDIA H100 80GB HBM3`.
     pub name: String,
@@ -347,145 +341,4 @@ impl Gpu {
     pub fn synchronize(&self) -> Result<()> {
         self.stream.synchronize().map_err(driver("cuStreamSynchronize"))
     }
-
-    /// Launch a reduction kernel `(g_idata: *const T, g_odata: *mut T, n: u32)`
-    /// with `grid` blocks of `block` threads and [`shared_mem_bytes`] of
-    /// shared memory.
-    ///
-    /// This, [`Gpu::launch_single_pass`] and [`Gpu::launch_by_key`] are the
-    /// only places kernels are launched. They check what the kernel relies on
-    /// and cannot check itself: the buffers are long enough for `n` and
-    /// `grid`, and the shape is a legal launch.
-    pub(crate) fn launch_reduce<T: DeviceRepr>(
-        &self,
-        entry: &str,
-        input: &CudaView<'_, T>,
-        output: &mut CudaViewMut<'_, T>,
-        n: usize,
-        grid: u32,
-        block: u32,
-    ) -> Result<()> {
-        let n = u32::try_from(n).map_err(|_| Error::Invalid(format!("{entry}: {n} elements in one launch")))?;
-        check_launch(entry, input.len(), n as usize, output.len(), grid, block)?;
-        let smem = shared_mem_bytes(block, size_of::<T>());
-        let func = self.function(entry)?;
-        let mut args = self.stream.launch_builder(&func);
-        args.arg(input).arg(output).arg(&n);
-        let cfg = LaunchConfig { grid_dim: (grid, 1, 1), block_dim: (block, 1, 1), shared_mem_bytes: smem };
-        // SAFETY: every entry named like a two-pointer reduction kernel has
-        // the signature (const T*, T*, u32) for this T (`gpu/src/entries.rs`;
-        // the callers build `entry` from the registry with T's name); it
-        // reads input[0..n] and writes output[0..grid], both checked above,
-        // and reads shared memory below shared_mem_bytes(block), which the
-        // launch provides.
-        unsafe { args.launch(cfg) }.map_err(|source| launch_error(entry, &cfg, source))?;
-        Ok(())
-    }
-
-    /// Launch a single-pass kernel `(input: *const T, n: u64, partials: *mut T,
-    /// ticket: *mut u32, out: *mut T)`; `*ticket` must be 0 (the kernel's
-    /// last block leaves it 0 again).
-    #[allow(clippy::too_many_arguments)]
-    pub(crate) fn launch_single_pass<T: DeviceRepr>(
-        &self,
-        entry: &str,
-        input: &CudaView<'_, T>,
-        n: usize,
-        partials: &mut CudaViewMut<'_, T>,
-        ticket: &mut CudaViewMut<'_, u32>,
-        out: &mut CudaViewMut<'_, T>,
-        grid: u32,
-        block: u32,
-    ) -> Result<()> {
-        check_launch(entry, input.len(), n, partials.len(), grid, block)?;
-        if ticket.is_empty() || out.is_empty() {
-            return Err(Error::Invalid(format!("{entry}: no room for the ticket or the result")));
-        }
-        let n = n as u64;
-        let func = self.function(entry)?;
-        let mut args = self.stream.launch_builder(&func);
-        args.arg(input).arg(&n).arg(partials).arg(ticket).arg(out);
-        let cfg = LaunchConfig { grid_dim: (grid, 1, 1), block_dim: (block, 1, 1), shared_mem_bytes: SINGLE_PASS_SMEM };
-        // SAFETY: `single_pass_*` entries have the signature (const T*, u64,
-        // T*, u32*, T*) for this T (`gpu/src/entries.rs`); the kernel reads
-        // input[0..n], writes partials[0..grid], ticket[0] and out[0], all
-        // checked above, and uses SINGLE_PASS_SMEM bytes of shared memory,
-        // which the launch provides. Launches that share the ticket are
-        // ordered by the stream.
-        unsafe { args.launch(cfg) }.map_err(|source| launch_error(entry, &cfg, source))?;
-        Ok(())
-    }
-
-    /// Launch a reduction-by-key kernel `by_key_{variant}_{type}` `(keys: *const
-    /// u32, values: *const T, n: u64, num_keys: u32, sums: *mut T, bad_keys:
-    /// *mut u64)` on all of `keys` and `values`, with `num_keys = sums.len()`.
-    /// The kernel adds to `sums` and `bad_keys[0]`; it writes nothing else.
-    #[allow(clippy::too_many_arguments)]
-    pub(crate) fn launch_by_key<T: DeviceRepr + gpu::op::Element>(
-        &self,
-        entry: &str,
-        keys: &CudaView<'_, u32>,
-        values: &CudaView<'_, T>,
-        sums: &mut CudaViewMut<'_, T>,
-        bad_keys: &mut CudaViewMut<'_, u64>,
-        grid: u32,
-        block: u32,
-        smem: u32,
-    ) -> Result<()> {
-        if !entry.starts_with("by_key_") || !entry.ends_with(&format!("_{}", T::NAME)) {
-            return Err(Error::Invalid(format!("{entry}: not a by-key entry for {}", T::NAME)));
-        }
-        if keys.len() != values.len() {
-            return Err(Error::LengthMismatch { keys: keys.len(), values: values.len() });
-        }
-        let num_keys = u32::try_from(sums.len())
-            .map_err(|_| Error::Invalid(format!("{entry}: {} sums, more than u32 keys can index", sums.len())))?;
-        if bad_keys.is_empty() || grid == 0 || !block.is_multiple_of(32) || !(32..=1024).contains(&block) {
-            return Err(Error::Invalid(format!(
-                "{entry}: bad launch: grid {grid}, block {block}, {} counter slots",
-                bad_keys.len()
-            )));
-        }
-        let n = keys.len() as u64;
-        let func = self.function(entry)?;
-        let mut args = self.stream.launch_builder(&func);
-        args.arg(keys).arg(values).arg(&n).arg(&num_keys).arg(sums).arg(bad_keys);
-        let cfg = LaunchConfig { grid_dim: (grid, 1, 1), block_dim: (block, 1, 1), shared_mem_bytes: smem };
-        // SAFETY: `by_key_*_{T}` entries have the signature (const u32*,
-        // const T*, u64, u32, T*, u64*) for this T (`gpu/src/entries.rs`;
-        // the name's type suffix is checked above). The kernel reads
-        // keys[0..n] and values[0..n] (n is both lengths, checked equal),
-        // adds only to sums[k] for k < num_keys = sums.len() (other keys
-        // are counted, not used as indices) and to bad_keys[0] (checked
-        // non-empty). The warp kernels need whole warps (block a multiple of
-        // 32, checked); the hash kernel sizes its table from the shared
-        // memory the launch provides, whatever `smem` is.
-        unsafe { args.launch(cfg) }.map_err(|source| launch_error(entry, &cfg, source))?;
-        Ok(())
-    }
-}
-
-/// A failed launch, with the kernel and its shape.
-fn launch_error(entry: &str, cfg: &LaunchConfig, source: DriverError) -> Error {
-    Error::Launch {
-        entry: entry.to_string(),
-        grid: cfg.grid_dim.0,
-        block: cfg.block_dim.0,
-        smem: cfg.shared_mem_bytes,
-        source,
-    }
-}
-
-/// The checks every launch makes: the input holds `n` elements, the output
-/// one per block, and the shape is legal.
-fn check_launch(entry: &str, input_len: usize, n: usize, output_len: usize, grid: u32, block: u32) -> Result<()> {
-    if input_len < n {
-        return Err(Error::SliceTooShort { len: input_len, n });
-    }
-    if output_len < grid as usize || grid == 0 || !block.is_power_of_two() || !(32..=1024).contains(&block) {
-        return Err(Error::Invalid(format!(
-            "{entry}: bad launch: grid {grid}, block {block}, {output_len} output slots"
-        )));
-    }
-    Ok(())
 }

@@ -117,6 +117,15 @@ pub enum Error {
         total: usize,
     },
 
+    /// Host memory ran out (or the size does not fit in the address space).
+    #[error("cannot allocate {bytes} B of host memory for {what}")]
+    HostMemory {
+        /// What the memory was for.
+        what: &'static str,
+        /// Bytes asked for.
+        bytes: usize,
+    },
+
     /// A device slice holds fewer elements than asked to reduce.
     #[error("the device slice holds {len} elements, fewer than the {n} to reduce")]
     SliceTooShort {
@@ -211,5 +220,19 @@ pub type Result<T, E = Error> = std::result::Result<T, E>;
 
 /// Wrap a driver error with the name of the call that failed.
 pub(crate) fn driver(call: &'static str) -> impl FnOnce(DriverError) -> Error {
-    move |source| Error::Driver { call, source }
+    Error::from_driver(call)
+}
+
+impl Error {
+    /// [`Error::Driver`] for a failed call of cudarc's, for `map_err`.
+    ///
+    /// ```no_run
+    /// use reduction::{Error, Reducer};
+    /// let r = Reducer::new()?;
+    /// let buf = r.gpu().stream().clone_htod(&[1u8, 2]).map_err(Error::from_driver("cuMemcpyHtoD"))?;
+    /// # Ok::<(), Error>(())
+    /// ```
+    pub fn from_driver(call: &'static str) -> impl FnOnce(DriverError) -> Error {
+        move |source| Error::Driver { call, source }
+    }
 }

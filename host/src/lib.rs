@@ -1,20 +1,23 @@
 //! Parallel reductions on NVIDIA GPUs, with the kernels written in Rust.
 //!
-//! The kernels live in the `gpu` crate (compiled to PTX by rustc's NVPTX
-//! backend, embedded here at build time); this library loads them with
-//! [cudarc](https://docs.rs/cudarc) (the CUDA driver is loaded at run time, so
-//! the library builds and runs without CUDA installed, and reports
-//! [`Error::NoDriver`] instead of crashing).
+//! The kernels live in the `gpu` crate, compiled to PTX by rustc's NVPTX
+//! backend when this library is built (with the nightly that
+//! `gpu/rust-toolchain.toml` names, fetched through rustup; your project
+//! stays on stable) and embedded here. This library loads them with
+//! [cudarc](https://docs.rs/cudarc), re-exported as [`cudarc`] so that your
+//! code names the same `CudaSlice` this library takes. The CUDA driver is
+//! loaded at run time: the library builds and runs without CUDA installed,
+//! and reports [`Error::NoDriver`] instead of crashing.
 //!
 //! * [`Reducer`]: sum, min and max of host slices or device buffers of
 //!   `i32, u32, i64, u64, f32, f64`, with the fastest kernel by default or
-//!   any kernel of the [registry](KERNELS) for teaching.
-//! * [`KERNELS`]: Harris's seven steps and seed 004's two, one registry for
-//!   the tests, the CLI and the benchmark.
-//! * [`mod@plan`]: the launches of a multi-pass reduction, as pure arithmetic.
-//! * [`by_key`]: one sum per key for many keys, [`Reducer::reduce_by_key`]
-//!   (seed 003's warp-aggregated atomics).
-//! * [`mod@reference`]: the serial CPU reference.
+//!   any kernel of the [registry](KERNELS) for teaching;
+//!   [`Reducer::reduce_by_key`]: one sum per key (seed 003).
+//! * [`KERNELS`]: Harris's seven steps, seed 004's two and ours, each with
+//!   its launch [`Scheme`]; one registry for the library, its tests and tools.
+//! * [`plan`]: the launches of a reduction, as pure arithmetic.
+//! * [`check`]: the serial CPU reference, seeded inputs and the check of a
+//!   kernel against them, as the tests use them.
 //!
 //! ```no_run
 //! use reduction::{Finish, Kernel, Options, Reducer, Sum};
@@ -25,34 +28,37 @@
 //! // Harris's kernel 4, 256 threads, partials finished on the CPU:
 //! let opts = Options { kernel: Some(Kernel::find("reduce4")?), block: Some(256), finish: Finish::Cpu };
 //! assert_eq!(r.reduce_with::<Sum, _, _>(&data, &opts)?, 500_500);
+//! // the default kernel finishes on the CPU too:
+//! let cpu = Options { finish: Finish::Cpu, ..Default::default() };
+//! assert_eq!(r.reduce_with::<Sum, _, _>(&data, &cpu)?, 500_500);
 //! # Ok(()) }
 //! ```
 
 #![warn(missing_docs)]
 
-pub mod bench;
 pub mod by_key;
-pub mod data;
+pub mod check;
 mod device;
 mod dtype;
 mod error;
-pub mod nvrtc;
+mod launch;
 pub mod plan;
 mod ptx;
+mod reduce_by_key;
 mod reducer;
-pub mod reference;
 mod registry;
-pub mod svg;
-mod timing;
 
-pub use by_key::{ByKeyKernel, ByKeyValue};
+pub use by_key::{BY_KEY_BLOCK, ByKeyKernel, ByKeyValue};
+/// The cudarc this library is built with (driver API, dynamic loading):
+/// name its types through this path, e.g. `reduction::cudarc::driver::CudaSlice`.
+pub use cudarc;
 pub use device::{DeviceInfo, Gpu, no_gpu_reason};
-pub use dtype::DType;
 pub use error::{Error, Result};
+pub use gpu::names::{BLOCK_SIZES, DType, Op};
 pub use gpu::op::{Max, Min, ReduceOp, Sum};
-pub use plan::{Launch, Level, MAX_CHUNK, depth, grid_for, plan, scratch_sizes};
 pub use ptx::Ptx;
-pub use reducer::{Element, Finish, Input, Options, Reducer, Source, default_block};
-pub use reference::{Op, Reference};
-pub use registry::{BLOCK_SIZES, BlockParam, DEFAULT_BLOCK, KERNELS, Kernel, PerThread, shared_mem_bytes};
-pub use timing::{Stats, time_runs};
+pub use reduce_by_key::check_host_input;
+pub use reducer::{Element, Finish, Input, Options, Reducer, Source};
+pub use registry::{
+    BlockParam, DEFAULT_BLOCK, DEFAULT_KERNEL, KERNELS, Kernel, PerThread, Scheme, default_block, shared_mem_bytes,
+};

@@ -7,13 +7,13 @@
 //! previous level's partials with the same kernel, until one value remains.
 //!
 //! ```
-//! use reduction::{plan, Kernel};
+//! use reduction::{Kernel, plan::plan};
 //! // Harris's kernel 3 on 2^20 elements with 128 threads: three launches.
 //! let levels = plan(Kernel::find("reduce3").unwrap(), 1 << 20, 128, 264);
 //! assert_eq!(levels.iter().map(|l| l.outputs).collect::<Vec<_>>(), [8192, 64, 1]);
 //! ```
 
-use crate::registry::{Kernel, PerThread};
+use crate::registry::{Kernel, PerThread, Scheme};
 
 /// The most elements one launch reads. Kernels index with `u32` and step by
 /// `2 × block × grid`; with `n ≤ 2^31` no index can wrap. Longer inputs are
@@ -21,7 +21,7 @@ use crate::registry::{Kernel, PerThread};
 /// written side by side.
 ///
 /// ```
-/// use reduction::{plan, Kernel, MAX_CHUNK};
+/// use reduction::{Kernel, plan::{MAX_CHUNK, plan}};
 /// let levels = plan(Kernel::find("reduce4").unwrap(), MAX_CHUNK + 1, 256, 1056);
 /// assert_eq!(levels[0].launches.len(), 2); // two launches: MAX_CHUNK elements, then 1
 /// ```
@@ -30,7 +30,7 @@ pub const MAX_CHUNK: usize = 1 << 31;
 /// One kernel launch.
 ///
 /// ```
-/// use reduction::{Kernel, MAX_CHUNK, plan};
+/// use reduction::{Kernel, plan::{MAX_CHUNK, plan}};
 /// // 2^31 + 17 elements: the first level is two launches, partials side by side.
 /// let first = &plan(Kernel::find("reduce4").unwrap(), MAX_CHUNK + 17, 256, 1000)[0];
 /// let [a, b] = first.launches[..] else { panic!("two launches") };
@@ -52,7 +52,7 @@ pub struct Launch {
 /// The launches of one level.
 ///
 /// ```
-/// use reduction::{Kernel, plan};
+/// use reduction::{Kernel, plan::plan};
 /// // reduce3 reads one element per thread: 1000 elements, 8 blocks of 128, then 1 block.
 /// let levels = plan(Kernel::find("reduce3").unwrap(), 1000, 128, 0);
 /// assert_eq!(levels.iter().map(|l| l.outputs).collect::<Vec<_>>(), [8, 1]);
@@ -73,7 +73,7 @@ pub struct Level {
 /// `resident` blocks the GPU holds at once.
 ///
 /// ```
-/// use reduction::{grid_for, Kernel};
+/// use reduction::{Kernel, plan::grid_for};
 /// assert_eq!(grid_for(Kernel::find("reduce1").unwrap(), 1000, 128, 264), 8);
 /// assert_eq!(grid_for(Kernel::find("reduce4").unwrap(), 1000, 128, 264), 4);
 /// assert_eq!(grid_for(Kernel::find("reduce7").unwrap(), 1 << 24, 128, 264), 264);
@@ -81,11 +81,11 @@ pub struct Level {
 /// ```
 pub fn grid_for(kernel: &Kernel, n: usize, block: u32, resident: u32) -> u32 {
     let block = block as usize;
-    let grid = match kernel.per_thread {
-        PerThread::One => n.div_ceil(block),
-        PerThread::Two => n.div_ceil(2 * block),
-        PerThread::GridStride => n.div_ceil(2 * block).min(resident.max(1) as usize),
-        PerThread::SinglePass => n.div_ceil(16 * block).min(resident.max(1) as usize),
+    let grid = match kernel.scheme {
+        Scheme::MultiPass(PerThread::One) => n.div_ceil(block),
+        Scheme::MultiPass(PerThread::Two) => n.div_ceil(2 * block),
+        Scheme::MultiPass(PerThread::GridStride) => n.div_ceil(2 * block).min(resident.max(1) as usize),
+        Scheme::SinglePass => n.div_ceil(16 * block).min(resident.max(1) as usize),
     };
     grid.max(1) as u32
 }
@@ -95,7 +95,7 @@ pub fn grid_for(kernel: &Kernel, n: usize, block: u32, resident: u32) -> u32 {
 /// single-pass kernel is one launch over all `n` elements.
 ///
 /// ```
-/// use reduction::{plan, Kernel};
+/// use reduction::{Kernel, plan::plan};
 /// let levels = plan(Kernel::find("reduce3").unwrap(), 1 << 20, 128, 264);
 /// let grids: Vec<usize> = levels.iter().map(|l| l.outputs).collect();
 /// assert_eq!(grids, [8192, 64, 1]);
@@ -105,7 +105,7 @@ pub fn grid_for(kernel: &Kernel, n: usize, block: u32, resident: u32) -> u32 {
 /// assert_eq!((levels.len(), levels[0].launches[0].grid, levels[0].outputs), (1, 1056, 1));
 /// ```
 pub fn plan(kernel: &Kernel, n: usize, block: u32, resident: u32) -> Vec<Level> {
-    if kernel.single_pass() {
+    if kernel.scheme == Scheme::SinglePass {
         let grid = grid_for(kernel, n, block, resident);
         return vec![Level { launches: vec![Launch { in_offset: 0, n, grid, out_offset: 0 }], outputs: 1 }];
     }
@@ -132,7 +132,7 @@ pub fn plan(kernel: &Kernel, n: usize, block: u32, resident: u32) -> Vec<Level> 
 /// Levels alternate between the two buffers.
 ///
 /// ```
-/// use reduction::{plan, scratch_sizes, Kernel};
+/// use reduction::{Kernel, plan::{plan, scratch_sizes}};
 /// assert_eq!(scratch_sizes(&plan(Kernel::find("reduce3").unwrap(), 1 << 20, 128, 264)), (8192, 64));
 /// ```
 pub fn scratch_sizes(levels: &[Level]) -> (usize, usize) {
@@ -150,7 +150,7 @@ pub fn scratch_sizes(levels: &[Level]) -> (usize, usize) {
 /// level, the elements one thread folds in sequence plus the block's tree.
 ///
 /// ```
-/// use reduction::{depth, plan, Kernel};
+/// use reduction::{Kernel, plan::{depth, plan}};
 /// let k = Kernel::find("reduce3").unwrap();
 /// assert_eq!(depth(k, &plan(k, 1 << 20, 128, 264), 128), 3 * 7); // three levels of 7 rounds
 /// let k = Kernel::find("reduce7").unwrap();
@@ -166,13 +166,13 @@ pub fn depth(kernel: &Kernel, levels: &[Level], block: u32) -> usize {
             let chain = level
                 .launches
                 .iter()
-                .map(|l| match kernel.per_thread {
-                    PerThread::One => 0,
-                    PerThread::Two => 1,
-                    PerThread::GridStride => 2 * l.n.div_ceil(2 * block as usize * l.grid as usize),
+                .map(|l| match kernel.scheme {
+                    Scheme::MultiPass(PerThread::One) => 0,
+                    Scheme::MultiPass(PerThread::Two) => 1,
+                    Scheme::MultiPass(PerThread::GridStride) => 2 * l.n.div_ceil(2 * block as usize * l.grid as usize),
                     // Each thread's elements, then the last block's fold of
                     // one partial per block, then its block reduction.
-                    PerThread::SinglePass => {
+                    Scheme::SinglePass => {
                         l.n.div_ceil(block as usize * l.grid as usize)
                             + (l.grid as usize).div_ceil(block as usize)
                             + tree
@@ -202,13 +202,13 @@ mod tests {
                         let covered: usize = level.launches.iter().map(|l| l.n).sum();
                         assert_eq!(covered, input);
                         for l in &level.launches {
-                            let per_block = match kernel.per_thread {
-                                PerThread::One => block as usize,
+                            let per_block = match kernel.scheme {
+                                Scheme::MultiPass(PerThread::One) => block as usize,
                                 _ => 2 * block as usize,
                             };
-                            if kernel.single_pass() {
+                            if kernel.scheme == Scheme::SinglePass {
                                 assert_eq!(levels.len(), 1);
-                            } else if kernel.per_thread == PerThread::GridStride {
+                            } else if kernel.scheme.grid_stride() {
                                 // The stride 2 × block × grid is a u32, and i < n plus one stride fits.
                                 assert!(l.n as u64 + 2 * block as u64 * l.grid as u64 <= u32::MAX as u64);
                             } else {

@@ -5,14 +5,14 @@ use std::any::{Any, TypeId};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard};
 
-use cudarc::driver::{CudaSlice, CudaStream, CudaView, CudaViewMut, DevicePtr, DeviceRepr, ValidAsZeroBits};
+use cudarc::driver::{CudaSlice, CudaStream, CudaView, CudaViewMut, DeviceRepr, ValidAsZeroBits};
 
 use crate::device::Gpu;
 use crate::error::{Error, Result, driver};
-use crate::plan::{Level, plan, scratch_sizes};
+use crate::launch::{Buffers, Job, enqueue, enqueue_partials, grow};
+use crate::plan::{Level, plan};
 use crate::ptx::Ptx;
-use crate::registry::{DEFAULT_BLOCK, Kernel, PerThread, shared_mem_bytes};
-use gpu::layout::SINGLE_PASS_SMEM;
+use crate::registry::{DEFAULT_BLOCK, DEFAULT_KERNEL, Kernel, default_block};
 use gpu::op::{Max, Min, ReduceOp, Sum};
 
 /// An element type the library reduces: `i32, u32, i64, u64, f32, f64`.
@@ -40,19 +40,6 @@ impl Element for i64 {}
 impl Element for u64 {}
 impl Element for f32 {}
 impl Element for f64 {}
-
-/// The default kernel's block size for `n` elements, measured on an H200
-/// (`reduce run --kernel single_pass --block B`, docs/results.md): 256
-/// threads are as fast as or faster than 1024 up to 2^22 elements, 1024 are
-/// fastest at 2^28 (4469 against 4447 GB/s), and the two tie at 2^25.
-///
-/// ```
-/// assert_eq!(reduction::default_block(1 << 22), 256);
-/// assert_eq!(reduction::default_block(1 << 28), 1024);
-/// ```
-pub fn default_block(n: usize) -> u32 {
-    if n >= 1 << 25 { 1024 } else { 256 }
-}
 
 /// Where the last partials are combined.
 ///
@@ -165,24 +152,6 @@ struct Work<T> {
     result: CudaSlice<T>,
     /// The first level's partials when they are finished on the CPU.
     partials: CudaSlice<T>,
-}
-
-/// The buffers the launches of one reduction use between its input and its
-/// output.
-struct Buffers<T> {
-    /// Partials of the even and odd levels (a single-pass kernel uses the first).
-    levels: [CudaSlice<T>; 2],
-    /// The single-pass kernels' ticket counter: zeroed once, left zero by
-    /// every launch.
-    ticket: CudaSlice<u32>,
-}
-
-/// A reduction, planned: kernel, block size, entry and launches.
-struct Job {
-    kernel: &'static Kernel,
-    block: u32,
-    entry: String,
-    levels: Vec<Level>,
 }
 
 /// Reduces data on one GPU with the kernels of the registry.
@@ -395,44 +364,38 @@ impl Reducer {
         }
         let job = self.job::<O, T>(data.len(), opts)?;
         let mut scratch = self.scratch::<T>()?;
-        self.enqueue(&mut scratch.work.bufs, &job, &job.levels, data, out)
+        enqueue(&self.gpu, &mut scratch.work.bufs, &job, &job.levels, data, out)
     }
 
     /// The kernel and block size for `n` elements: the caller's, checked, or
-    /// the default: `single_pass`, with 256 threads below 2^25 elements and
-    /// 1024 from there on ([`default_block`]).
+    /// the default: [`DEFAULT_KERNEL`] with 256 threads below 2^25 elements
+    /// and 1024 from there on ([`default_block`]). Every kernel can finish
+    /// on the CPU ([`Finish::Cpu`]).
     ///
     /// ```no_run
     /// use reduction::{Kernel, Options, Reducer};
     /// let r = Reducer::new()?;
-    /// let (k, block) = r.choose::<f32>(1 << 20, &Options::default())?;
+    /// let (k, block) = r.choose(1 << 20, &Options::default())?;
     /// assert_eq!((k.id, block), ("single_pass", 256));
     /// let bad = Options { kernel: Some(Kernel::find("reduce5")?), block: Some(32), ..Options::default() };
-    /// assert!(r.choose::<f32>(1 << 20, &bad).is_err());
+    /// assert!(r.choose(1 << 20, &bad).is_err());
     /// # Ok::<(), reduction::Error>(())
     /// ```
-    pub fn choose<T: Element>(&self, n: usize, opts: &Options) -> Result<(&'static Kernel, u32)> {
+    pub fn choose(&self, n: usize, opts: &Options) -> Result<(&'static Kernel, u32)> {
         let (kernel, default_block) = match opts.kernel {
             Some(k) => (k, DEFAULT_BLOCK),
-            None => (Kernel::find("single_pass")?, default_block(n)),
+            None => (DEFAULT_KERNEL, default_block(n)),
         };
         let block = opts.block.unwrap_or(default_block);
         kernel.check_block(block)?;
-        if kernel.single_pass() && opts.finish == Finish::Cpu {
-            return Err(Error::Unsupported {
-                kernel: kernel.id.to_string(),
-                what: "finishing on the CPU: it combines its partials itself".into(),
-                valid: "finish on the GPU".into(),
-            });
-        }
         Ok((kernel, block))
     }
 
     /// Choose and plan the reduction of `n > 0` elements.
     fn job<O: ReduceOp<T>, T: Element>(&self, n: usize, opts: &Options) -> Result<Job> {
-        let (kernel, block) = self.choose::<T>(n, opts)?;
+        let (kernel, block) = self.choose(n, opts)?;
         let levels = self.plan::<O, T>(kernel, block, n)?;
-        Ok(Job { kernel, block, entry: kernel.entry(block, O::NAME, T::NAME), levels })
+        Ok(Job { kernel, block, entry: kernel.entry(block, O::OP, T::DTYPE), levels })
     }
 
     /// The launches that reduce `n` elements with `kernel` at `block`
@@ -447,13 +410,11 @@ impl Reducer {
     /// # Ok::<(), reduction::Error>(())
     /// ```
     pub fn plan<O: ReduceOp<T>, T: Element>(&self, kernel: &Kernel, block: u32, n: usize) -> Result<Vec<Level>> {
-        let entry = kernel.entry(block, O::NAME, T::NAME);
-        let resident = match kernel.per_thread {
-            PerThread::GridStride => {
-                self.gpu.resident_blocks(&entry, block, shared_mem_bytes(block, size_of::<T>()))?
-            }
-            PerThread::SinglePass => self.gpu.resident_blocks(&entry, block, SINGLE_PASS_SMEM)?,
-            PerThread::One | PerThread::Two => 0,
+        let resident = if kernel.scheme.grid_stride() {
+            let entry = kernel.entry(block, O::OP, T::DTYPE);
+            self.gpu.resident_blocks(&entry, block, kernel.scheme.smem(block, size_of::<T>()))?
+        } else {
+            0
         };
         Ok(plan(kernel, n, block, resident))
     }
@@ -477,69 +438,17 @@ impl Reducer {
         let job = self.job::<O, T>(data.len(), opts)?;
         match opts.finish {
             Finish::Gpu => {
-                self.enqueue(&mut s.bufs, &job, &job.levels, data, &mut s.result.as_view_mut())?;
+                enqueue(&self.gpu, &mut s.bufs, &job, &job.levels, data, &mut s.result.as_view_mut())?;
                 let mut host = [O::IDENTITY];
                 stream.memcpy_dtoh(&s.result, &mut host).map_err(driver("cuMemcpyDtoH"))?;
                 Ok(host[0])
             }
             Finish::Cpu => {
-                let first = &job.levels[..1];
-                let partials = first[0].outputs;
-                grow(&self.gpu, &mut s.partials, partials, "partial sums")?;
-                self.enqueue(&mut s.bufs, &job, first, data, &mut s.partials.slice_mut(..partials))?;
-                let host = stream.clone_dtoh(&s.partials.slice(..partials)).map_err(driver("cuMemcpyDtoH"))?;
+                let count = enqueue_partials(&self.gpu, &mut s.bufs, &job, data, &mut s.partials)?;
+                let host = stream.clone_dtoh(&s.partials.slice(..count)).map_err(driver("cuMemcpyDtoH"))?;
                 Ok(host.into_iter().fold(O::IDENTITY, O::combine))
             }
         }
-    }
-
-    /// Queue `levels` of `job` on non-empty `data`: the last level writes
-    /// into `out` (one value, or its per-block partials).
-    fn enqueue<T: Element>(
-        &self,
-        bufs: &mut Buffers<T>,
-        job: &Job,
-        levels: &[Level],
-        data: &CudaView<'_, T>,
-        out: &mut CudaViewMut<'_, T>,
-    ) -> Result<()> {
-        if job.kernel.align > 0 {
-            let (addr, _) = data.device_ptr(self.gpu.stream());
-            if addr % job.kernel.align as u64 != 0 {
-                return Err(Error::Misaligned { kernel: job.kernel.id.to_string(), align: job.kernel.align, addr });
-            }
-        }
-        if job.kernel.single_pass() {
-            let l = levels[0].launches[0];
-            let partials = &mut bufs.levels[0];
-            grow(&self.gpu, partials, l.grid as usize, "partial sums")?;
-            let (mut partials, mut ticket) = (partials.as_view_mut(), bufs.ticket.as_view_mut());
-            return self.gpu.launch_single_pass(
-                &job.entry,
-                data,
-                l.n,
-                &mut partials,
-                &mut ticket,
-                out,
-                l.grid,
-                job.block,
-            );
-        }
-        let (a, b) = scratch_sizes(levels);
-        for (buffer, need) in bufs.levels.iter_mut().zip([a, b]) {
-            grow(&self.gpu, buffer, need, "partial sums")?;
-        }
-        let [even, odd] = &mut bufs.levels;
-        for (i, level) in levels.iter().enumerate() {
-            let last = i + 1 == levels.len();
-            let (input, output) = if i % 2 == 0 { (&*odd, &mut *even) } else { (&*even, &mut *odd) };
-            for l in &level.launches {
-                let src = if i == 0 { data.slice(l.in_offset..) } else { input.slice(l.in_offset..) };
-                let mut dst = if last { out.slice_mut(l.out_offset..) } else { output.slice_mut(l.out_offset..) };
-                self.gpu.launch_reduce(&job.entry, &src, &mut dst, l.n, l.grid, job.block)?;
-            }
-        }
-        Ok(())
     }
 
     /// This type's scratch buffers (created on first use), locked.
@@ -555,15 +464,6 @@ impl Reducer {
         }
         Ok(TypedScratch { guard: map, _t: std::marker::PhantomData })
     }
-}
-
-/// Make `buffer` hold at least `len` elements, freeing the old one first.
-fn grow<T: Element>(gpu: &Gpu, buffer: &mut CudaSlice<T>, len: usize, what: &'static str) -> Result<()> {
-    if buffer.len() < len {
-        *buffer = gpu.alloc(1, what)?; // drop the old buffer before the new one is taken
-        *buffer = gpu.alloc(len, what)?;
-    }
-    Ok(())
 }
 
 /// The locked scratch map, viewed as one type's [`Scratch`].

@@ -2,14 +2,30 @@
 //! [`KERNELS`]; nothing else names a kernel.
 
 use crate::error::{Error, Result};
+use gpu::layout::SINGLE_PASS_SMEM;
+use gpu::names::{BLOCK_SIZES, DType, Op};
 
-/// Block sizes the const-`BLOCK` kernels are compiled for, and the sizes any
-/// kernel may be launched with: powers of two from one warp to the limit.
+/// The library's default kernel: one launch, 16-byte loads, any alignment
+/// (`gpu/src/kernels/single_pass.rs`), at [`default_block`] threads.
 ///
 /// ```
-/// assert!(reduction::BLOCK_SIZES.iter().all(|b| b.is_power_of_two() && (32..=1024).contains(b)));
+/// assert_eq!(reduction::DEFAULT_KERNEL.id, "single_pass");
+/// assert_eq!(reduction::Kernel::find("single_pass").unwrap().step, reduction::DEFAULT_KERNEL.step);
 /// ```
-pub const BLOCK_SIZES: [u32; 6] = [32, 64, 128, 256, 512, 1024];
+pub const DEFAULT_KERNEL: &Kernel = &SINGLE_PASS;
+
+/// The default kernel's block size for `n` elements, measured on an H200
+/// (`reduce run --kernel single_pass --block B`, docs/results.md): 256
+/// threads are as fast as or faster than 1024 up to 2^22 elements, 1024 are
+/// fastest at 2^28 (4469 against 4447 GB/s), and the two tie at 2^25.
+///
+/// ```
+/// assert_eq!(reduction::default_block(1 << 22), 256);
+/// assert_eq!(reduction::default_block(1 << 28), 1024);
+/// ```
+pub fn default_block(n: usize) -> u32 {
+    if n >= 1 << 25 { 1024 } else { 256 }
+}
 
 /// Harris's block size for all his measurements (slide 10).
 ///
@@ -33,13 +49,37 @@ pub fn shared_mem_bytes(block: u32, elem_size: usize) -> u32 {
     block.max(64) * elem_size as u32
 }
 
-/// How many input elements one thread reads in the first pass.
+/// How a kernel is launched: the one fact `plan.rs` and `launch.rs` read.
+/// Adding a kernel of an existing scheme touches its file, its entry and its
+/// registry row, nothing else.
 ///
 /// ```
-/// use reduction::{Kernel, PerThread};
-/// assert_eq!(Kernel::find("reduce3").unwrap().per_thread, PerThread::One);
-/// assert_eq!(Kernel::find("reduce4").unwrap().per_thread, PerThread::Two);
-/// assert_eq!(Kernel::find("reduce7").unwrap().per_thread, PerThread::GridStride);
+/// use reduction::{Kernel, PerThread, Scheme};
+/// assert_eq!(Kernel::find("reduce3").unwrap().scheme, Scheme::MultiPass(PerThread::One));
+/// assert_eq!(Kernel::find("reduce4").unwrap().scheme, Scheme::MultiPass(PerThread::Two));
+/// assert_eq!(Kernel::find("reduce7").unwrap().scheme, Scheme::MultiPass(PerThread::GridStride));
+/// assert_eq!(Kernel::find("single_pass").unwrap().scheme, Scheme::SinglePass);
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Scheme {
+    /// Harris's kernel decomposition: a kernel `(input: *const T, output: *mut
+    /// T, n: u32)` writes one partial per block, and is launched again on the
+    /// partials until one value remains. One element per thread of shared
+    /// memory ([`shared_mem_bytes`]).
+    MultiPass(PerThread),
+    /// One launch `(input: *const T, n: u64, partials: *mut T, ticket: *mut
+    /// u32, out: *mut T)`: every block writes its partial, the last one to
+    /// finish combines them into `out[0]`. Grid-stride, at least 16 elements
+    /// per thread; `SINGLE_PASS_SMEM` bytes of shared memory.
+    SinglePass,
+}
+
+/// How many input elements one thread of a multi-pass kernel reads in the
+/// first pass.
+///
+/// ```
+/// use reduction::{PerThread, Scheme};
+/// assert_ne!(Scheme::MultiPass(PerThread::One), Scheme::MultiPass(PerThread::Two));
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum PerThread {
@@ -50,18 +90,43 @@ pub enum PerThread {
     /// As many as it takes, in a grid-stride loop: the grid is what fits on
     /// the GPU at once (SM count × resident blocks per SM).
     GridStride,
-    /// Grid-stride, and the last block to finish combines the partials: the
-    /// whole reduction is one launch. At least 16 elements per thread.
-    SinglePass,
+}
+
+impl Scheme {
+    /// Dynamic shared memory of a launch with `block` threads and elements
+    /// of `elem_size` bytes.
+    ///
+    /// ```
+    /// use reduction::{PerThread, Scheme};
+    /// assert_eq!(Scheme::MultiPass(PerThread::One).smem(256, 4), 1024);
+    /// assert_eq!(Scheme::SinglePass.smem(256, 4), Scheme::SinglePass.smem(1024, 8)); // fixed
+    /// ```
+    pub fn smem(self, block: u32, elem_size: usize) -> u32 {
+        match self {
+            Scheme::MultiPass(_) => shared_mem_bytes(block, elem_size),
+            Scheme::SinglePass => SINGLE_PASS_SMEM,
+        }
+    }
+
+    /// Whether the grid is limited to the blocks resident on the GPU at
+    /// once (grid-stride kernels), rather than set by `n`.
+    ///
+    /// ```
+    /// use reduction::{PerThread, Scheme};
+    /// assert!(Scheme::SinglePass.grid_stride() && !Scheme::MultiPass(PerThread::Two).grid_stride());
+    /// ```
+    pub fn grid_stride(self) -> bool {
+        matches!(self, Scheme::SinglePass | Scheme::MultiPass(PerThread::GridStride))
+    }
 }
 
 /// How the block size reaches the kernel.
 ///
 /// ```
-/// use reduction::{BlockParam, Kernel};
+/// use reduction::{BlockParam, DType, Kernel, Op};
 /// let k = Kernel::find("reduce6").unwrap();
 /// assert_eq!(k.block_param, BlockParam::Compiled);
-/// assert_eq!(k.entry(128, "sum", "i32"), "reduce6_b128_sum_i32"); // the block size is in the name
+/// assert_eq!(k.entry(128, Op::Sum, DType::I32), "reduce6_b128_sum_i32"); // the block size is in the name
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum BlockParam {
@@ -90,8 +155,8 @@ pub struct Kernel {
     pub source: &'static str,
     /// The step number in the report's table (Harris's 1-7, seed 004's 8-9).
     pub step: u32,
-    /// Elements per thread in the first pass.
-    pub per_thread: PerThread,
+    /// How it is launched.
+    pub scheme: Scheme,
     /// How the block size is passed.
     pub block_param: BlockParam,
     /// The smallest block size it supports.
@@ -113,7 +178,7 @@ pub const KERNELS: &[Kernel] = &[
         title: "interleaved addressing, divergent branch",
         source: "Harris slides 7-10",
         step: 1,
-        per_thread: PerThread::One,
+        scheme: Scheme::MultiPass(PerThread::One),
         block_param: BlockParam::Runtime,
         min_block: 32,
         align: 0,
@@ -123,7 +188,7 @@ pub const KERNELS: &[Kernel] = &[
         title: "interleaved addressing, bank conflicts",
         source: "Harris slides 11-13",
         step: 2,
-        per_thread: PerThread::One,
+        scheme: Scheme::MultiPass(PerThread::One),
         block_param: BlockParam::Runtime,
         min_block: 32,
         align: 0,
@@ -133,7 +198,7 @@ pub const KERNELS: &[Kernel] = &[
         title: "sequential addressing",
         source: "Harris slides 14-16",
         step: 3,
-        per_thread: PerThread::One,
+        scheme: Scheme::MultiPass(PerThread::One),
         block_param: BlockParam::Runtime,
         min_block: 32,
         align: 0,
@@ -143,7 +208,7 @@ pub const KERNELS: &[Kernel] = &[
         title: "first add during global load",
         source: "Harris slides 17-19",
         step: 4,
-        per_thread: PerThread::Two,
+        scheme: Scheme::MultiPass(PerThread::Two),
         block_param: BlockParam::Runtime,
         min_block: 32,
         align: 0,
@@ -153,7 +218,7 @@ pub const KERNELS: &[Kernel] = &[
         title: "unroll the last warp (__syncwarp)",
         source: "Harris slides 20-23, seed 004",
         step: 5,
-        per_thread: PerThread::Two,
+        scheme: Scheme::MultiPass(PerThread::Two),
         block_param: BlockParam::Runtime,
         min_block: 64,
         align: 0,
@@ -163,7 +228,7 @@ pub const KERNELS: &[Kernel] = &[
         title: "completely unrolled (const BLOCK)",
         source: "Harris slides 24-28",
         step: 6,
-        per_thread: PerThread::Two,
+        scheme: Scheme::MultiPass(PerThread::Two),
         block_param: BlockParam::Compiled,
         min_block: 32,
         align: 0,
@@ -173,7 +238,7 @@ pub const KERNELS: &[Kernel] = &[
         title: "multiple elements per thread",
         source: "Harris slides 29-35",
         step: 7,
-        per_thread: PerThread::GridStride,
+        scheme: Scheme::MultiPass(PerThread::GridStride),
         block_param: BlockParam::Compiled,
         min_block: 32,
         align: 0,
@@ -183,7 +248,7 @@ pub const KERNELS: &[Kernel] = &[
         title: "last warp as a synced tile",
         source: "seed 004 (Reduce8)",
         step: 8,
-        per_thread: PerThread::GridStride,
+        scheme: Scheme::MultiPass(PerThread::GridStride),
         block_param: BlockParam::Compiled,
         min_block: 32,
         align: 0,
@@ -193,7 +258,7 @@ pub const KERNELS: &[Kernel] = &[
         title: "warp shuffle for the last warp",
         source: "seed 004 (Reduce9)",
         step: 9,
-        per_thread: PerThread::GridStride,
+        scheme: Scheme::MultiPass(PerThread::GridStride),
         block_param: BlockParam::Compiled,
         min_block: 32,
         align: 0,
@@ -203,35 +268,27 @@ pub const KERNELS: &[Kernel] = &[
         title: "16-byte loads (aligned input)",
         source: "ours",
         step: 10,
-        per_thread: PerThread::GridStride,
+        scheme: Scheme::MultiPass(PerThread::GridStride),
         block_param: BlockParam::Compiled,
         min_block: 32,
         align: 16,
     },
-    Kernel {
-        id: "single_pass",
-        title: "one launch: last block combines",
-        source: "ours (threadFenceReduction)",
-        step: 11,
-        per_thread: PerThread::SinglePass,
-        block_param: BlockParam::Compiled,
-        min_block: 32,
-        align: 0,
-    },
+    SINGLE_PASS,
 ];
 
-impl Kernel {
-    /// Whether the whole reduction is one launch (no partials to finish).
-    ///
-    /// ```
-    /// use reduction::Kernel;
-    /// assert!(Kernel::find("single_pass").unwrap().single_pass());
-    /// assert!(!Kernel::find("reduce7").unwrap().single_pass());
-    /// ```
-    pub fn single_pass(&self) -> bool {
-        self.per_thread == PerThread::SinglePass
-    }
+/// Step 11, the default ([`DEFAULT_KERNEL`]).
+const SINGLE_PASS: Kernel = Kernel {
+    id: "single_pass",
+    title: "one launch: last block combines",
+    source: "ours (threadFenceReduction)",
+    step: 11,
+    scheme: Scheme::SinglePass,
+    block_param: BlockParam::Compiled,
+    min_block: 32,
+    align: 0,
+};
 
+impl Kernel {
     /// The registry entry with this id, or an error listing the valid ids.
     ///
     /// ```
@@ -287,11 +344,13 @@ impl Kernel {
     /// `{id}_{op}_{type}` or `{id}_b{block}_{op}_{type}` (see `gpu/src/entries.rs`).
     ///
     /// ```
-    /// let k = reduction::Kernel::find("reduce7").unwrap();
-    /// assert_eq!(k.entry(256, "sum", "f32"), "reduce7_b256_sum_f32");
-    /// assert_eq!(reduction::Kernel::find("reduce3").unwrap().entry(256, "max", "u64"), "reduce3_max_u64");
+    /// use reduction::{DType, Kernel, Op};
+    /// let k = Kernel::find("reduce7").unwrap();
+    /// assert_eq!(k.entry(256, Op::Sum, DType::F32), "reduce7_b256_sum_f32");
+    /// assert_eq!(Kernel::find("reduce3").unwrap().entry(256, Op::Max, DType::U64), "reduce3_max_u64");
     /// ```
-    pub fn entry(&self, block: u32, op: &str, ty: &str) -> String {
+    pub fn entry(&self, block: u32, op: Op, ty: DType) -> String {
+        let (op, ty) = (op.name(), ty.name());
         match self.block_param {
             BlockParam::Runtime => format!("{}_{op}_{ty}", self.id),
             BlockParam::Compiled => format!("{}_b{block}_{op}_{ty}", self.id),
@@ -301,20 +360,20 @@ impl Kernel {
     /// Every entry name this kernel has in the PTX, for the given ops and types.
     ///
     /// ```
-    /// use reduction::Kernel;
-    /// let reduce5: Vec<String> = Kernel::find("reduce5").unwrap().all_entries(&["sum"], &["i32", "f32"]).collect();
+    /// use reduction::{DType, Kernel, Op};
+    /// let reduce5: Vec<String> = Kernel::find("reduce5").unwrap().all_entries(&[Op::Sum], &[DType::I32, DType::F32]).collect();
     /// assert_eq!(reduce5, ["reduce5_sum_i32", "reduce5_sum_f32"]);
     /// let reduce7 = Kernel::find("reduce7").unwrap();
-    /// assert_eq!(reduce7.all_entries(&["max"], &["u64"]).count(), 6); // one per block size
+    /// assert_eq!(reduce7.all_entries(&[Op::Max], &[DType::U64]).count(), 6); // one per block size
     /// ```
-    pub fn all_entries<'a>(&'a self, ops: &'a [&str], types: &'a [&str]) -> impl Iterator<Item = String> + 'a {
+    pub fn all_entries<'a>(&'a self, ops: &'a [Op], types: &'a [DType]) -> impl Iterator<Item = String> + 'a {
         let blocks: Vec<u32> = match self.block_param {
             BlockParam::Runtime => vec![self.min_block],
             BlockParam::Compiled => self.block_sizes().collect(),
         };
         blocks
             .into_iter()
-            .flat_map(move |b| ops.iter().flat_map(move |op| types.iter().map(move |ty| self.entry(b, op, ty))))
+            .flat_map(move |b| ops.iter().flat_map(move |&op| types.iter().map(move |&ty| self.entry(b, op, ty))))
     }
 }
 
@@ -323,13 +382,11 @@ mod tests {
     use std::collections::BTreeSet;
 
     use super::*;
-    use crate::{DType, Op, Ptx};
+    use crate::Ptx;
 
     #[test]
     fn registry_and_ptx_name_the_same_entries() {
-        let ops: Vec<&str> = Op::ALL.iter().map(|o| o.name()).collect();
-        let types: Vec<&str> = DType::ALL.iter().map(|t| t.name()).collect();
-        let mut registry: BTreeSet<String> = KERNELS.iter().flat_map(|k| k.all_entries(&ops, &types)).collect();
+        let mut registry: BTreeSet<String> = KERNELS.iter().flat_map(|k| k.all_entries(Op::ALL, DType::ALL)).collect();
         registry.extend(crate::by_key::entries()); // reduction by key lists its own
         let ptx = Ptx::embedded();
         let in_ptx: BTreeSet<String> = ptx.entries().map(str::to_string).collect();

@@ -1,6 +1,8 @@
 //! What the GPU test files share: one `Reducer` per process, and trials that
 //! are reported as ignored, after one `SKIPPED: <reason>` line, where no GPU
-//! can be used.
+//! can be used. With `REDUCTION_REQUIRE_GPU=1` (the GPU bundle's
+//! `run-tests.sh` sets it) a GPU trial that cannot run fails instead, so a
+//! GPU machine with a broken driver or container setup is not reported green.
 
 #![allow(dead_code)] // each test file uses a part
 
@@ -24,23 +26,39 @@ pub fn reducer() -> &'static Reducer {
 /// Trials share the GPU; the ones that fill its memory run alone.
 static GPU_MEMORY: RwLock<()> = RwLock::new(());
 
-/// A trial that needs the GPU: ignored (and never run) without one.
+/// Whether a skipped GPU trial is a failure (`REDUCTION_REQUIRE_GPU=1`).
+pub fn gpu_required() -> bool {
+    std::env::var("REDUCTION_REQUIRE_GPU").is_ok_and(|v| v == "1")
+}
+
+/// A trial that needs the GPU: ignored (and never run) without one, or
+/// failed when a GPU is required.
+fn needs_gpu(name: impl Into<String>, f: impl FnOnce() -> Result<(), Failed> + Send + 'static) -> Trial {
+    match skip_reason() {
+        Some(reason) if gpu_required() => {
+            let reason = reason.clone();
+            Trial::test(name, move || Err(format!("REDUCTION_REQUIRE_GPU=1, but no GPU can be used: {reason}").into()))
+        }
+        Some(_) => Trial::test(name, f).with_ignored_flag(true),
+        None => Trial::test(name, f),
+    }
+}
+
+/// A trial that needs the GPU.
 pub fn gpu_trial(name: impl Into<String>, f: impl FnOnce() -> Result<(), Failed> + Send + 'static) -> Trial {
-    let shared = move || {
+    needs_gpu(name, move || {
         let _guard = GPU_MEMORY.read().unwrap_or_else(|p| p.into_inner());
         f()
-    };
-    Trial::test(name, shared).with_ignored_flag(skip_reason().is_some())
+    })
 }
 
 /// A GPU trial that needs most of the device memory: no other trial of this
 /// process runs meanwhile.
 pub fn gpu_trial_alone(name: impl Into<String>, f: impl FnOnce() -> Result<(), Failed> + Send + 'static) -> Trial {
-    let alone = move || {
+    needs_gpu(name, move || {
         let _guard = GPU_MEMORY.write().unwrap_or_else(|p| p.into_inner());
         f()
-    };
-    Trial::test(name, alone).with_ignored_flag(skip_reason().is_some())
+    })
 }
 
 /// A trial that runs everywhere.
@@ -51,7 +69,8 @@ pub fn cpu_trial(name: impl Into<String>, f: impl FnOnce() -> Result<(), Failed>
 /// Print the skip reason (once) and run the trials.
 pub fn run(trials: Vec<Trial>) -> ! {
     if let Some(reason) = skip_reason() {
-        println!("SKIPPED: {reason}");
+        let required = if gpu_required() { " (REDUCTION_REQUIRE_GPU=1: the GPU trials fail)" } else { "" };
+        println!("SKIPPED: {reason}{required}");
     }
     libtest_mimic::run(&Arguments::from_args(), trials).exit()
 }

@@ -11,14 +11,16 @@
 //!   Rust toolchain.
 //! * `sanitize [--bin PATH] [--broken-ptx DIR] [--logs DIR]`: run every
 //!   kernel under compute-sanitizer's memcheck, racecheck, synccheck and
-//!   initcheck (zero errors allowed), then prove the check can fail: reduce5
+//!   initcheck (zero errors allowed), then prove the checks can fail: reduce5
 //!   built with the test-only feature `broken-sync-warp` (a `__syncwarp`
-//!   whose mask leaves out half the warp) must be reported.
+//!   whose mask leaves out half the warp) must be reported by synccheck, and
+//!   reduce3 built with `broken-sync-threads` (no `__syncthreads`) by
+//!   racecheck.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
 
-use xtask::PtxBuild;
+use ptx_builder::PtxBuild;
 
 /// The `ptxas` wheel `check-ptx` installs (CUDA 12.9).
 const PTXAS_WHEEL: &str = "nvidia-cuda-nvcc-cu12==12.9.86";
@@ -52,6 +54,11 @@ fn workspace() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).parent().map(Path::to_path_buf).unwrap_or_default()
 }
 
+/// The build of the workspace's kernels (`gpu/`), kept in `target/ptx`.
+fn gpu_build() -> PtxBuild {
+    PtxBuild::new(workspace().join("gpu"), "gpu", workspace().join("target").join("ptx"))
+}
+
 /// `--name value` pairs; anything else is an error naming the flag.
 fn options<'a>(args: &'a [String], known: &[&str]) -> Result<Vec<(&'a str, &'a str)>, String> {
     let mut out = Vec::new();
@@ -67,7 +74,7 @@ fn options<'a>(args: &'a [String], known: &[&str]) -> Result<Vec<(&'a str, &'a s
 }
 
 fn build_ptx(args: &[String]) -> Result<(), String> {
-    let mut build = PtxBuild::new(workspace());
+    let mut build = gpu_build();
     let mut out_dir = workspace().join("target").join("ptx");
     for (flag, value) in options(args, &["--arch", "--features", "--out"])? {
         match flag {
@@ -110,7 +117,7 @@ fn check_ptx(args: &[String]) -> Result<(), String> {
     let ptxas = ptxas(opts.first().map(|(_, v)| *v))?;
     let out_dir = workspace().join("target").join("ptx");
     let ptx = out_dir.join("gpu.ptx");
-    PtxBuild::new(workspace()).build(&ptx)?;
+    gpu_build().build(&ptx)?;
     let entries = std::fs::read_to_string(&ptx)
         .map_err(|e| format!("cannot read {}: {e}", ptx.display()))?
         .lines()
@@ -207,17 +214,30 @@ fn bundle(args: &[String]) -> Result<(), String> {
         out = PathBuf::from(value);
     }
     let bin = out.join("bin");
+    if bin.exists() {
+        // no test executable of an earlier bundle may stay behind
+        std::fs::remove_dir_all(&bin).map_err(|e| format!("cannot empty {}: {e}", bin.display()))?;
+    }
     std::fs::create_dir_all(&bin).map_err(|e| format!("cannot create {}: {e}", bin.display()))?;
     let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
     let json = run(Command::new(&cargo).current_dir(workspace()).args([
         "test",
         "--package",
         "host",
+        "--package",
+        "reduce",
         "--release",
         "--no-run",
         "--message-format=json",
     ]))?;
-    run(Command::new(&cargo).current_dir(workspace()).args(["build", "--release", "--package", "host", "--bins"]))?;
+    run(Command::new(&cargo).current_dir(workspace()).args([
+        "build",
+        "--release",
+        "--package",
+        "reduce",
+        "--bin",
+        "reduce",
+    ]))?;
     let mut tests = Vec::new();
     // Integration tests only (`tests/*.rs`): the unit tests need no GPU.
     let test_artifacts = json.lines().filter(|l| l.contains("\"kind\":[\"test\"]") && l.contains("\"executable\":\""));
@@ -236,11 +256,14 @@ fn bundle(args: &[String]) -> Result<(), String> {
     broken_ptx(&out)?;
     tests.sort();
     let mut script = String::from(
-        "#!/usr/bin/env bash\n# Written by `cargo xtask bundle`: runs every test executable of the workspace.\n\
-         cd \"$(dirname \"$0\")/..\" || exit 1\nexport REDUCE_BIN=\"$PWD/$(basename \"$(dirname \"$0\")\")/bin/reduce\"\nstatus=0\n",
+        "#!/usr/bin/env bash\n# Written by `cargo xtask bundle`: runs every test executable of the workspace,\n\
+         # on a GPU: a test that would skip for want of one fails instead.\n\
+         here=\"$(cd \"$(dirname \"$0\")\" && pwd)\" || exit 1\n\
+         cd \"$here/..\" || exit 1\n\
+         export REDUCE_BIN=\"$here/bin/reduce\" REDUCTION_REQUIRE_GPU=1\nstatus=0\n",
     );
     for t in &tests {
-        script.push_str(&format!("echo \"== {t}\"; \"$(dirname \"$0\")/bin/{t}\" \"$@\" || status=1\n"));
+        script.push_str(&format!("echo \"== {t}\"; \"$here/bin/{t}\" \"$@\" || status=1\n"));
     }
     script.push_str("exit $status\n");
     let script_path = out.join("run-tests.sh");
@@ -249,16 +272,22 @@ fn bundle(args: &[String]) -> Result<(), String> {
     Ok(())
 }
 
-/// The feature that gives `sync_warp` a wrong mask (`gpu/src/prim/warp.rs`).
-const BROKEN_FEATURE: &str = "broken-sync-warp";
-/// The file name of the PTX built with it.
-const BROKEN_PTX: &str = "broken-sync-warp.ptx";
+/// The planted bugs, each with the checker that must catch it and the
+/// kernel it shows in: a `__syncwarp` whose mask leaves out half the warp
+/// (`gpu/src/prim/warp.rs`), and a `__syncthreads` that does nothing
+/// (`gpu/src/prim/thread.rs`). Each is a test-only feature of the `gpu`
+/// crate, built into `<feature>.ptx`.
+const PLANTED: [(&str, &str, &str); 2] =
+    [("broken-sync-warp", "synccheck", "reduce5"), ("broken-sync-threads", "racecheck", "reduce3")];
 
-/// Build the PTX with the broken `__syncwarp` into `dir`.
+/// Build the PTX of each planted bug into `dir`.
 fn broken_ptx(dir: &Path) -> Result<(), String> {
-    let mut build = PtxBuild::new(workspace());
-    build.features.push(BROKEN_FEATURE.into());
-    build.build(&dir.join(BROKEN_PTX))
+    for (feature, _, _) in PLANTED {
+        let mut build = gpu_build();
+        build.features.push(feature.into());
+        build.build(&dir.join(format!("{feature}.ptx")))?;
+    }
+    Ok(())
 }
 
 /// `compute-sanitizer` on `$PATH` or in CUDA's default place.
@@ -327,7 +356,7 @@ fn sanitize(args: &[String]) -> Result<(), String> {
                 "build",
                 "--release",
                 "--package",
-                "host",
+                "reduce",
                 "--bin",
                 "reduce",
             ]))?;
@@ -354,20 +383,19 @@ fn sanitize(args: &[String]) -> Result<(), String> {
         println!("{tool:<10} {errors} errors{}", if good { "" } else { "  <-- FAILED" });
         failed |= !good;
     }
-    // The check must be able to fail: reduce5 whose __syncwarp leaves out
-    // half the warp must be reported (by synccheck or racecheck).
-    let ptx = broken.join(BROKEN_PTX).display().to_string();
-    let args = ["--ptx", &ptx, "check", "--kernel", "reduce5", "--n", "1000", "--block", "128"];
-    let mut caught = 0;
-    for tool in ["synccheck", "racecheck"] {
+    // The checks must be able to fail: each planted bug must be reported
+    // by its checker.
+    for (feature, tool, kernel) in PLANTED {
+        let ptx = broken.join(format!("{feature}.ptx")).display().to_string();
+        let args = ["--ptx", &ptx, "check", "--kernel", kernel, "--n", "1000", "--block", "128"];
         let (_, errors, text) = sanitizer_run(&sanitizer, tool, &reduce, &args)?;
-        let _ = std::fs::write(logs.join(format!("{tool}-{BROKEN_FEATURE}.log")), &text);
-        println!("{tool} on reduce5 built with {BROKEN_FEATURE}: {errors} errors");
-        caught += errors;
-    }
-    if caught == 0 {
-        println!("  <-- the broken build was NOT caught");
-        failed = true;
+        let _ = std::fs::write(logs.join(format!("{tool}-{feature}.log")), &text);
+        let caught = errors > 0;
+        println!(
+            "{tool} on {kernel} built with {feature}: {errors} errors{}",
+            if caught { "" } else { "  <-- NOT caught" }
+        );
+        failed |= !caught;
     }
     println!("logs: {}", logs.display());
     if failed { Err("sanitize failed".into()) } else { Ok(()) }
@@ -376,6 +404,16 @@ fn sanitize(args: &[String]) -> Result<(), String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The README's "Use it from your project" program is the one CI builds.
+    #[test]
+    fn readme_shows_the_downstream_program() {
+        let readme = std::fs::read_to_string(workspace().join("README.md")).unwrap();
+        let program = std::fs::read_to_string(workspace().join("examples/downstream/src/main.rs")).unwrap();
+        let section = readme.split("## Use it from your project").nth(1).expect("the README has the section");
+        let code = section.split("```rust\n").nth(1).and_then(|c| c.split("```").next()).expect("a rust block");
+        assert_eq!(code, program, "README.md and examples/downstream/src/main.rs differ");
+    }
 
     #[test]
     fn ptxas_report_flags_spills_and_counts_entries() {

@@ -54,13 +54,22 @@ pub fn warp_id() -> u32 {
 /// CUDA `__syncthreads()`; PTX `bar.sync 0`.
 ///
 /// Waits until every thread of the block has reached it, and makes their
-/// earlier shared- and global-memory writes visible to the block.
-
+/// earlier shared- and global-memory writes visible to the block. CUDA
+/// `__syncthreads()`; PTX `bar.sync 0`.
+///
+/// With the test-only feature `broken-sync-threads` it does nothing (a
+/// missing barrier, a real class of bug: warps read shared memory that other
+/// warps have not finished writing), so that `cargo xtask sanitize` can show
+/// racecheck catching it.
 ///
 /// # Safety
 /// Every thread of the block must reach the same call (it must not sit in a
 /// branch that some threads skip), or the block deadlocks.
 #[inline(always)]
 pub unsafe fn sync_threads() {
-    nvptx::_syncthreads()
+    // SAFETY: the caller upholds the participation rule above.
+    #[cfg(not(feature = "broken-sync-threads"))]
+    unsafe {
+        nvptx::_syncthreads()
+    }
 }

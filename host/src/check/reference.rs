@@ -6,78 +6,25 @@
 //! * integer sums are computed exactly in `i128` and then wrapped to the
 //!   type (what wrapping addition in any order gives);
 //! * float sums are computed in `f64` with Neumaier's compensated summation
-//!   (f32 input: exact to f64 rounding; f64 input: nearly exact);
+//!   (f32 input: exact to f64 rounding; f64 input: nearly exact); when that
+//!   overflows, again on the inputs scaled by 2^-64, so that a sum whose
+//!   exact value overflows is `±inf` and one whose partial sums overflow
+//!   but whose exact value does not is finite;
 //! * min/max: NaN if any element is NaN, else the least/greatest element by
 //!   `total_cmp`, which orders `-0.0` below `+0.0`.
 //!
 //! ```
-//! use reduction::{Op, Reference};
+//! use reduction::{Op, check::reference::Reference};
 //! assert_eq!(i32::reference(Op::Sum, &[i32::MAX, 1]), i32::MIN);
 //! assert!(f32::reference(Op::Min, &[0.0, -0.0]).is_sign_negative());
 //! ```
 
-use serde::Serialize;
-
-/// The operators, as a run-time value (CLI, tests, reports).
-///
-/// ```
-/// use reduction::{Op, Reference};
-/// for op in Op::ALL {
-///     assert_eq!(Op::parse(op.name()).unwrap(), op);
-/// }
-/// assert_eq!(i32::reference(Op::Min, &[4, -2, 9]), -2);
-/// ```
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
-pub enum Op {
-    /// The sum (wrapping for integers): [`Sum`](crate::Sum).
-    Sum,
-    /// The smallest element: [`Min`](crate::Min).
-    Min,
-    /// The largest element: [`Max`](crate::Max).
-    Max,
-}
-
-impl Op {
-    /// All operators.
-    ///
-    /// ```
-    /// use reduction::{Op, Reference};
-    /// let sums: Vec<i32> = Op::ALL.iter().map(|&op| i32::reference(op, &[3, 1, 2])).collect();
-    /// assert_eq!(sums, [6, 1, 3]);
-    /// ```
-    pub const ALL: [Op; 3] = [Op::Sum, Op::Min, Op::Max];
-
-    /// The name in entry names: `sum`, `min`, `max`.
-    ///
-    /// ```
-    /// assert_eq!(reduction::Op::Max.name(), "max");
-    /// ```
-    pub fn name(self) -> &'static str {
-        match self {
-            Op::Sum => "sum",
-            Op::Min => "min",
-            Op::Max => "max",
-        }
-    }
-
-    /// Parse `sum`, `min` or `max`.
-    ///
-    /// ```
-    /// assert_eq!(reduction::Op::parse("min").unwrap(), reduction::Op::Min);
-    /// assert!(reduction::Op::parse("prod").is_err());
-    /// ```
-    pub fn parse(s: &str) -> crate::Result<Op> {
-        Op::ALL
-            .into_iter()
-            .find(|op| op.name() == s)
-            .ok_or_else(|| crate::Error::Invalid(format!("unknown operator {s:?} (valid: sum, min, max)")))
-    }
-}
+use gpu::names::Op;
 
 /// An element type with a serial reference.
 ///
 /// ```
-/// use reduction::{Op, Reference};
+/// use reduction::{Op, check::reference::Reference};
 /// fn check<T: Reference>(op: Op, xs: &[T], got: T) -> bool {
 ///     T::matches(op, got, T::reference(op, xs), 2.0 * T::EPSILON * T::abs_sum(xs))
 /// }
@@ -89,7 +36,7 @@ pub trait Reference: Copy + PartialEq + std::fmt::Debug {
     /// correctly rounded from a compensated f64 sum).
     ///
     /// ```
-    /// use reduction::{Op, Reference};
+    /// use reduction::{Op, check::reference::Reference};
     /// assert_eq!(i32::reference(Op::Sum, &[i32::MAX, 1]), i32::MIN); // wraps
     /// assert_eq!(f64::reference(Op::Sum, &[1e16, 1.0, -1e16]), 1.0); // compensated
     /// assert_eq!(u32::reference(Op::Min, &[]), u32::MAX); // the identity
@@ -98,16 +45,19 @@ pub trait Reference: Copy + PartialEq + std::fmt::Debug {
     /// Σ|x| as f64, for float error bounds (0 for integers).
     ///
     /// ```
-    /// use reduction::Reference;
+    /// use reduction::check::reference::Reference;
     /// assert_eq!(f32::abs_sum(&[1.5, -2.5]), 4.0);
     /// assert_eq!(i64::abs_sum(&[-3, 4]), 0.0);
     /// ```
     fn abs_sum(xs: &[Self]) -> f64;
     /// Whether `got` is the same result as `expected`, allowing `tolerance`
-    /// for float sums (integers and min/max must match exactly; NaN matches NaN).
+    /// for float sums (integers and min/max must match exactly; NaN matches
+    /// NaN). A float sum may overflow to `±inf` where `expected` is finite
+    /// if the tolerance reaches past the type's largest value: its partial
+    /// sums may overflow in some order.
     ///
     /// ```
-    /// use reduction::{Op, Reference};
+    /// use reduction::{Op, check::reference::Reference};
     /// assert!(f32::matches(Op::Sum, 1.0, 1.0 + 1e-7, 1e-6));
     /// assert!(!f32::matches(Op::Min, 0.0, -0.0, 1.0)); // the sign of zero counts
     /// assert!(f64::matches(Op::Max, f64::NAN, f64::NAN, 0.0));
@@ -140,7 +90,7 @@ macro_rules! reference_int {
 }
 reference_int!(i32 u32 i64 u64);
 
-/// Neumaier's compensated sum of f64 values.
+/// Neumaier's compensated sum of finite f64 values.
 fn neumaier(xs: impl Iterator<Item = f64>) -> f64 {
     let (mut sum, mut c) = (0.0f64, 0.0f64);
     for x in xs {
@@ -149,6 +99,19 @@ fn neumaier(xs: impl Iterator<Item = f64>) -> f64 {
         sum = t;
     }
     sum + c
+}
+
+/// The sum of finite values, rounded once: [`neumaier`], and where its
+/// running sum overflowed, the same on the values scaled by 2^-64 (exact
+/// for all but subnormal values, which cannot matter next to an overflow),
+/// scaled back, which gives `±inf` exactly when the rounded sum overflows.
+fn finite_sum(xs: &[f64]) -> f64 {
+    let s = neumaier(xs.iter().copied());
+    if s.is_finite() {
+        return s;
+    }
+    const SCALE: f64 = 18446744073709551616.0; // 2^64
+    neumaier(xs.iter().map(|&x| x / SCALE)) * SCALE
 }
 
 macro_rules! reference_float {
@@ -168,7 +131,7 @@ macro_rules! reference_float {
                             (true, true) => <$t>::NAN,
                             (true, false) => <$t>::INFINITY,
                             (false, true) => <$t>::NEG_INFINITY,
-                            (false, false) => neumaier(xs.iter().map(|&x| x as f64)) as $t,
+                            (false, false) => finite_sum(&xs.iter().map(|&x| x as f64).collect::<Vec<_>>()) as $t,
                         }
                     }
                     Op::Min => xs.iter().copied().min_by(|a, b| a.total_cmp(b)).unwrap_or(<$t>::INFINITY),
@@ -183,9 +146,10 @@ macro_rules! reference_float {
                     return expected.is_nan() && got.is_nan();
                 }
                 match op {
-                    Op::Sum if expected.is_finite() => {
-                        approx::abs_diff_eq!(got as f64, expected as f64, epsilon = tolerance)
+                    Op::Sum if expected.is_finite() && got.is_infinite() => {
+                        (expected as f64).abs() + tolerance >= <$t>::MAX as f64 && (got > 0.0) == (expected > 0.0)
                     }
+                    Op::Sum if expected.is_finite() => ((got as f64) - (expected as f64)).abs() <= tolerance,
                     // min/max pick an element: exactly, sign of zero included.
                     _ => got.to_bits() == expected.to_bits(),
                 }
@@ -225,6 +189,19 @@ mod tests {
         // Compensated: 1 + 1e-16 * 10 in f64 keeps the small terms.
         let xs: Vec<f64> = std::iter::once(1.0).chain(std::iter::repeat_n(1e-16, 10)).collect();
         assert_eq!(f64::reference(Op::Sum, &xs), 1.000000000000001);
+    }
+
+    #[test]
+    fn overflow_is_infinite_and_only_then() {
+        let max = f64::MAX;
+        assert_eq!(f64::reference(Op::Sum, &[max, max]), f64::INFINITY);
+        assert_eq!(f64::reference(Op::Sum, &[-max, -max]), f64::NEG_INFINITY);
+        assert_eq!(f64::reference(Op::Sum, &[max, max, -max]), max); // the partials overflow, the sum does not
+        assert_eq!(f32::reference(Op::Sum, &[f32::MAX, f32::MAX]), f32::INFINITY); // rounds to inf in f32
+        // a GPU whose partials overflowed is accepted only where the bound reaches the overflow
+        assert!(f64::matches(Op::Sum, f64::INFINITY, max, 3.0 * f64::EPSILON * 3.0 * max));
+        assert!(!f64::matches(Op::Sum, f64::INFINITY, 1.0, 10.0));
+        assert!(!f64::matches(Op::Sum, f64::NEG_INFINITY, max, f64::INFINITY));
     }
 
     #[test]

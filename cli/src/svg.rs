@@ -3,7 +3,7 @@
 //!
 //! ```
 //! // `chart` turns a benchmark report into an SVG document (`reduce bench --svg`):
-//! let chart: fn(&reduction::bench::Report) -> String = reduction::svg::chart;
+//! let chart: fn(&reduce::bench::Report) -> String = reduce::svg::chart;
 //! # let _ = chart;
 //! ```
 
@@ -21,10 +21,9 @@ const CUDA: &str = "#0072b2";
 /// The chart of `report` as an SVG document (written by `reduce bench --svg FILE`).
 ///
 /// ```
-/// use reduction::{DType, DeviceInfo, Op, bench::Report};
-/// let device = DeviceInfo {
+/// use reduce::bench::{Device, Report};
+/// let device = Device {
 ///     name: "G80".into(),
-///     ordinal: 0,
 ///     compute_capability: (1, 0),
 ///     sm_count: 16,
 ///     l2_bytes: 0,
@@ -34,19 +33,19 @@ const CUDA: &str = "#0072b2";
 ///     driver_version: 13000,
 /// };
 /// let report = Report {
-///     peak_theoretical: device.peak_bandwidth(),
+///     peak_theoretical: 86.4e9,
 ///     copy_bandwidth: 70e9,
 ///     device,
-///     dtype: DType::F32,
-///     op: Op::Sum,
+///     dtype: "f32",
+///     op: "sum",
 ///     block: 128,
 ///     runs: 30,
 ///     cuda_note: None,
 ///     tables: vec![], // one panel per table
 /// };
-/// let svg = reduction::svg::chart(&report);
+/// let svg = reduce::svg::chart(&report);
 /// assert!(svg.starts_with("<svg") && svg.trim_end().ends_with("</svg>"));
-/// assert!(svg.contains("G80 — f32 Sum, block 128"));
+/// assert!(svg.contains("G80 — f32 sum, block 128"));
 /// ```
 pub fn chart(report: &Report) -> String {
     let kernels = report.tables.first().map_or(0, |t| t.rows.len());
@@ -57,10 +56,10 @@ pub fn chart(report: &Report) -> String {
     let mut s = format!(
         r#"<svg xmlns="http://www.w3.org/2000/svg" width="{width:.0}" height="{height:.0}" font-family="sans-serif" font-size="11">
 <rect width="100%" height="100%" fill="white"/>
-<text x="{LEFT}" y="18" font-size="13" font-weight="bold">{} — {} {:?}, block {}: GB/s per kernel, Rust vs CUDA C++ (NVRTC)</text>
+<text x="{LEFT}" y="18" font-size="13" font-weight="bold">{} — {} {}, block {}: GB/s per kernel, Rust vs CUDA C++ (NVRTC)</text>
 "#,
         esc(&report.device.name),
-        report.dtype.name(),
+        report.dtype,
         report.op,
         report.block
     );
@@ -141,19 +140,18 @@ fn esc(s: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::bench::{Measurement, Row, Table};
-    use crate::{DType, DeviceInfo, Op, Stats};
+    use crate::bench::{Device, Measurement, Row, Table};
+    use crate::timing::Stats;
 
     fn measurement(kernel: &'static str, gbps: f64) -> Measurement {
         Measurement {
             kernel,
             block: 128,
-            op: Op::Sum,
             n: 1 << 20,
             got: "1".into(),
             expected: "1".into(),
             ok: true,
-            stats: Stats::of(vec![1.0]),
+            stats: Stats::of(vec![1.0]).unwrap(),
             bandwidth: gbps * 1e9,
         }
     }
@@ -175,9 +173,8 @@ mod tests {
             rust_over_cuda: None,
         };
         let report = Report {
-            device: DeviceInfo {
+            device: Device {
                 name: "Test <GPU>".into(),
-                ordinal: 0,
                 compute_capability: (9, 0),
                 sm_count: 132,
                 l2_bytes: 1,
@@ -188,8 +185,8 @@ mod tests {
             },
             peak_theoretical: 4.8e12,
             copy_bandwidth: 4.2e12,
-            dtype: DType::I32,
-            op: Op::Sum,
+            dtype: "i32",
+            op: "sum",
             block: 128,
             runs: 30,
             cuda_note: None,

@@ -11,7 +11,7 @@
 //! ```no_run
 //! # fn main() -> Result<(), Box<dyn std::error::Error>> {
 //! let rust = reduction::Reducer::new()?;
-//! let ptx = reduction::nvrtc::compile_reference(rust.gpu().info())?;
+//! let ptx = reduce::nvrtc::compile_reference(rust.gpu().info())?;
 //! let cuda = reduction::Reducer::with_ptx(0, ptx)?;
 //! # Ok(()) }
 //! ```
@@ -22,50 +22,48 @@
 //!
 //! ```
 //! // Without a GPU or NVRTC this still lists what the CUDA C++ file defines:
-//! let entries = reduction::nvrtc::reference_entries();
+//! let entries = reduce::nvrtc::reference_entries();
 //! assert!(entries.contains(&"reduce9_b128_sum_i32".to_string()));
 //! ```
 
 use std::panic::{AssertUnwindSafe, catch_unwind};
 
-use cudarc::nvrtc::{CompileError, CompileOptions, compile_ptx_with_opts, sys};
+use reduction::cudarc::nvrtc::{CompileError, CompileOptions, compile_ptx_with_opts, sys};
 
-use crate::device::DeviceInfo;
-use crate::ptx::Ptx;
-use crate::registry::KERNELS;
+use reduction::{DType, DeviceInfo, KERNELS, Op, Ptx, Scheme};
 
 /// The CUDA C++ source of the reference kernels (`cuda/reduction_kernels.cu`),
 /// embedded at build time.
 ///
 /// ```
-/// assert!(reduction::nvrtc::CUDA_REFERENCE_SOURCE.contains("__global__"));
+/// assert!(reduce::nvrtc::CUDA_REFERENCE_SOURCE.contains("__global__"));
 /// ```
 pub const CUDA_REFERENCE_SOURCE: &str = include_str!("../../cuda/reduction_kernels.cu");
 
 /// The [`Ptx::origin`] of the compiled reference kernels.
 ///
 /// ```
-/// assert_eq!(reduction::nvrtc::ORIGIN, "CUDA C++ (NVRTC)");
+/// assert_eq!(reduce::nvrtc::ORIGIN, "CUDA C++ (NVRTC)");
 /// ```
 pub const ORIGIN: &str = "CUDA C++ (NVRTC)";
 
 /// The operator and element types the reference source instantiates.
 ///
 /// ```
-/// assert_eq!(reduction::nvrtc::REFERENCE_OPS, ["sum"]);
+/// assert_eq!(reduce::nvrtc::REFERENCE_OPS, [reduction::Op::Sum]);
 /// ```
-pub const REFERENCE_OPS: [&str; 1] = ["sum"];
+pub const REFERENCE_OPS: [Op; 1] = [Op::Sum];
 /// See [`REFERENCE_OPS`].
 ///
 /// ```
-/// assert_eq!(reduction::nvrtc::REFERENCE_TYPES, ["i32", "f32"]);
+/// assert_eq!(reduce::nvrtc::REFERENCE_TYPES, [reduction::DType::I32, reduction::DType::F32]);
 /// ```
-pub const REFERENCE_TYPES: [&str; 2] = ["i32", "f32"];
+pub const REFERENCE_TYPES: [DType; 2] = [DType::I32, DType::F32];
 
 /// Why the reference cannot be compiled when libnvrtc cannot be loaded.
 ///
 /// ```
-/// assert!(reduction::nvrtc::NO_NVRTC.starts_with("libnvrtc not found"));
+/// assert!(reduce::nvrtc::NO_NVRTC.starts_with("libnvrtc not found"));
 /// ```
 pub const NO_NVRTC: &str = "libnvrtc not found (install the CUDA toolkit or put its lib64 on LD_LIBRARY_PATH)";
 
@@ -74,7 +72,7 @@ pub const NO_NVRTC: &str = "libnvrtc not found (install the CUDA toolkit or put 
 /// [`REFERENCE_OPS`] × [`REFERENCE_TYPES`].
 ///
 /// ```
-/// let e = reduction::nvrtc::reference_entries();
+/// let e = reduce::nvrtc::reference_entries();
 /// assert!(e.contains(&"reduce3_sum_i32".to_string()));
 /// assert!(e.contains(&"reduce7_b256_sum_f32".to_string()));
 /// assert!(!e.iter().any(|e| e.starts_with("single_pass") || e.contains("_max_") || e.ends_with("_u64")));
@@ -82,7 +80,7 @@ pub const NO_NVRTC: &str = "libnvrtc not found (install the CUDA toolkit or put 
 pub fn reference_entries() -> Vec<String> {
     KERNELS
         .iter()
-        .filter(|k| !k.single_pass())
+        .filter(|k| k.scheme != Scheme::SinglePass)
         .flat_map(|k| k.all_entries(&REFERENCE_OPS, &REFERENCE_TYPES).collect::<Vec<_>>())
         .collect()
 }
@@ -91,7 +89,7 @@ pub fn reference_entries() -> Vec<String> {
 ///
 /// ```
 /// // On a machine without the CUDA toolkit this is Some("libnvrtc not found ...").
-/// let _ = reduction::nvrtc::no_nvrtc_reason();
+/// let _ = reduce::nvrtc::no_nvrtc_reason();
 /// ```
 pub fn no_nvrtc_reason() -> Option<String> {
     // SAFETY: only tries to dlopen libnvrtc under the names cudarc knows.
@@ -101,7 +99,7 @@ pub fn no_nvrtc_reason() -> Option<String> {
 /// The version of the libnvrtc that cudarc loads, e.g. `(12, 9)`.
 ///
 /// ```
-/// match reduction::nvrtc::nvrtc_version() {
+/// match reduce::nvrtc::nvrtc_version() {
 ///     Ok((major, minor)) => println!("NVRTC {major}.{minor}"),
 ///     Err(why) => println!("no NVRTC: {why}"), // e.g. on a machine without the CUDA toolkit
 /// }
@@ -126,7 +124,8 @@ pub fn nvrtc_version() -> Result<(i32, i32), String> {
 ///
 /// ```no_run
 /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
-/// use reduction::{Reducer, nvrtc::{ORIGIN, compile_reference}};
+/// use reduction::Reducer;
+/// use reduce::nvrtc::{ORIGIN, compile_reference};
 /// let rust = Reducer::new()?;
 /// let ptx = compile_reference(rust.gpu().info())?;
 /// assert_eq!(ptx.origin(), ORIGIN);
@@ -147,7 +146,7 @@ pub fn compile_reference(info: &DeviceInfo) -> Result<Ptx, String> {
 /// fast math) plus the architecture.
 ///
 /// ```
-/// use reduction::nvrtc::{ORIGIN, compile_reference_for};
+/// use reduce::nvrtc::{ORIGIN, compile_reference_for};
 /// match compile_reference_for((9, 0)) {
 ///     Ok(ptx) => assert_eq!(ptx.origin(), ORIGIN),
 ///     Err(why) => println!("no CUDA C++ reference: {why}"), // e.g. no libnvrtc
@@ -222,7 +221,7 @@ mod tests {
     use std::collections::BTreeSet;
 
     use super::*;
-    use crate::registry::{BLOCK_SIZES, BlockParam};
+    use reduction::{BLOCK_SIZES, BlockParam};
 
     /// The source without `//` and `/* */` comments.
     fn code() -> String {
@@ -305,7 +304,7 @@ mod tests {
     #[test]
     fn one_instantiation_line_per_kernel() {
         let code = code();
-        for k in KERNELS.iter().filter(|k| !k.single_pass()) {
+        for k in KERNELS.iter().filter(|k| k.scheme != Scheme::SinglePass) {
             let (mac, other) = match k.block_param {
                 BlockParam::Runtime => ("INSTANTIATE", "INSTANTIATE_BLOCKS"),
                 BlockParam::Compiled => ("INSTANTIATE_BLOCKS", "INSTANTIATE"),
@@ -324,8 +323,8 @@ mod tests {
         assert_eq!(want.len(), reference_entries().len(), "duplicate entry names");
         assert_eq!(expanded_entries(), want);
         for t in REFERENCE_TYPES {
-            assert!(want.contains(&format!("reduce1_sum_{t}")));
-            assert!(want.contains(&format!("vectorized_b1024_sum_{t}")));
+            assert!(want.contains(&format!("reduce1_sum_{}", t.name())));
+            assert!(want.contains(&format!("vectorized_b1024_sum_{}", t.name())));
         }
         assert!(want.contains("reduce5_sum_f32"));
         assert_eq!(want.len(), 5 * 2 + 5 * BLOCK_SIZES.len() * 2);

@@ -3,13 +3,12 @@
 
 use serde::Serialize;
 
-use crate::device::Gpu;
-use crate::error::{Result, driver};
+use reduction::{Error, Gpu, Result};
 
 /// Times of repeated runs, in milliseconds.
 ///
 /// ```
-/// let s = reduction::Stats::of(vec![2.0, 1.0, 4.0]);
+/// let s = reduce::timing::Stats::of(vec![2.0, 1.0, 4.0]).unwrap();
 /// assert_eq!((s.median_ms, s.min_ms, s.max_ms, s.runs), (2.0, 1.0, 4.0, 3));
 /// ```
 #[derive(Clone, Debug, Serialize)]
@@ -25,23 +24,28 @@ pub struct Stats {
 }
 
 impl Stats {
-    /// Summary of `times` (must not be empty).
+    /// Summary of `times`; an error for no times.
     ///
     /// ```
-    /// let s = reduction::Stats::of(vec![3.0, 1.0, 2.0, 10.0]);
+    /// use reduce::timing::Stats;
+    /// let s = Stats::of(vec![3.0, 1.0, 2.0, 10.0]).unwrap();
     /// assert_eq!((s.median_ms, s.min_ms, s.max_ms, s.runs), (2.5, 1.0, 10.0, 4));
+    /// assert!(Stats::of(vec![]).is_err());
     /// ```
-    pub fn of(mut times: Vec<f64>) -> Self {
+    pub fn of(mut times: Vec<f64>) -> Result<Self> {
         times.sort_by(f64::total_cmp);
         let n = times.len();
-        let median = if n % 2 == 1 { times[n / 2] } else { (times[n / 2 - 1] + times[n / 2]) / 2.0 };
-        Stats { median_ms: median, min_ms: times[0], max_ms: times[n - 1], runs: n }
+        let (Some(&min_ms), Some(&max_ms)) = (times.first(), times.last()) else {
+            return Err(Error::Invalid("no timed runs: at least one is needed".into()));
+        };
+        let median_ms = if n % 2 == 1 { times[n / 2] } else { (times[n / 2 - 1] + times[n / 2]) / 2.0 };
+        Ok(Stats { median_ms, min_ms, max_ms, runs: n })
     }
 
     /// Bytes per second for moving `bytes` in the median time.
     ///
     /// ```
-    /// let s = reduction::Stats::of(vec![1.0]); // 1 ms
+    /// let s = reduce::timing::Stats::of(vec![1.0]).unwrap(); // 1 ms
     /// assert!((s.bandwidth(1_000_000) - 1e9).abs() < 1.0); // 1 MB in 1 ms: 1 GB/s
     /// ```
     pub fn bandwidth(&self, bytes: usize) -> f64 {
@@ -54,7 +58,8 @@ impl Stats {
 /// the caller can rotate through several input buffers.
 ///
 /// ```no_run
-/// use reduction::{Options, Reducer, Sum, time_runs};
+/// use reduction::{Options, Reducer, Sum};
+/// use reduce::timing::time_runs;
 /// let r = Reducer::new()?;
 /// let stream = r.gpu().stream();
 /// let data = stream.clone_htod(&vec![1.0f32; 1 << 24]).unwrap();
@@ -66,6 +71,9 @@ impl Stats {
 /// # Ok::<(), reduction::Error>(())
 /// ```
 pub fn time_runs(gpu: &Gpu, warmup: usize, runs: usize, mut work: impl FnMut(usize) -> Result<()>) -> Result<Stats> {
+    if runs == 0 {
+        return Err(Error::Invalid("no timed runs: at least one is needed".into()));
+    }
     for i in 0..warmup {
         work(i)?;
     }
@@ -75,14 +83,14 @@ pub fn time_runs(gpu: &Gpu, warmup: usize, runs: usize, mut work: impl FnMut(usi
     }
     let stream = gpu.stream();
     for (i, (start, stop)) in pairs.iter().enumerate() {
-        start.record(stream).map_err(driver("cuEventRecord"))?;
+        start.record(stream).map_err(Error::from_driver("cuEventRecord"))?;
         work(warmup + i)?;
-        stop.record(stream).map_err(driver("cuEventRecord"))?;
+        stop.record(stream).map_err(Error::from_driver("cuEventRecord"))?;
     }
     gpu.synchronize()?;
     let mut times = Vec::with_capacity(runs);
     for (start, stop) in &pairs {
-        times.push(start.elapsed_ms(stop).map_err(driver("cuEventElapsedTime"))? as f64);
+        times.push(start.elapsed_ms(stop).map_err(Error::from_driver("cuEventElapsedTime"))? as f64);
     }
-    Ok(Stats::of(times))
+    Stats::of(times)
 }

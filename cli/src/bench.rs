@@ -1,0 +1,477 @@
+//! Measuring kernels: inputs replicated past the L2 cache, a check against
+//! the CPU before timing (`reduction::check`, the library's own), and
+//! CUDA-event timing of the whole reduction (every launch, result left in
+//! device memory).
+
+use reduction::check::data::{Pattern, Sample};
+use reduction::check::reference::Reference;
+use reduction::check::{CheckInput, Checked, verify};
+use reduction::cudarc::driver::CudaSlice;
+use reduction::{DeviceInfo, Element, Error, Finish, Gpu, Kernel, Options, ReduceOp, Reducer, Result};
+use serde::Serialize;
+
+use crate::timing::{Stats, time_runs};
+
+/// Warm-up runs before timing.
+pub const WARMUP: usize = 5;
+
+/// The most copies of an input that are rotated through: beyond this, tiny
+/// inputs would need millions of buffers to fill the L2, and launch
+/// overhead, not memory, is what they measure anyway.
+pub const MAX_COPIES: usize = 256;
+
+/// An input checked once on the library's [`CheckInput`], and enough device
+/// copies of it that cycling through them reads from DRAM, not from the L2
+/// cache: together at least four times the L2, at most [`MAX_COPIES`] and at
+/// most half the free device memory.
+pub struct Rotated<T> {
+    /// The input, its first device copy and its CPU references.
+    pub input: CheckInput<T>,
+    /// More device copies (the first is `input.device`).
+    pub copies: Vec<CudaSlice<T>>,
+}
+
+impl<T: Element + Reference + Sample> Rotated<T> {
+    /// `n` elements of `pattern` (seeded), uploaded and copied.
+    pub fn new(reducer: &Reducer, pattern: Pattern, n: usize, seed: u64) -> Result<Self> {
+        let input = CheckInput::<T>::new(reducer, pattern, n, seed)?;
+        let gpu = reducer.gpu();
+        let bytes = (n * size_of::<T>()).max(1);
+        let (free, _) = gpu.mem_info()?;
+        let wanted = copies_wanted(gpu.info().l2_bytes, bytes, free);
+        let mut copies = Vec::new();
+        while copies.len() + 1 < wanted {
+            let mut copy = gpu.alloc::<T>(n, "a copy of the benchmark input")?;
+            gpu.stream().memcpy_dtod(&input.device, &mut copy).map_err(Error::from_driver("cuMemcpyDtoD"))?;
+            copies.push(copy);
+        }
+        Ok(Rotated { input, copies })
+    }
+
+    /// Copy `i` of the input, cycling through all of them.
+    pub fn copy(&self, i: usize) -> &CudaSlice<T> {
+        match i % (self.copies.len() + 1) {
+            0 => &self.input.device,
+            k => &self.copies[k - 1],
+        }
+    }
+}
+
+/// How many copies of a `bytes`-sized input to rotate through: enough to
+/// cover four times the L2, at most [`MAX_COPIES`], at most half of `free`.
+///
+/// ```
+/// # use reduce::bench::{copies_wanted, MAX_COPIES};
+/// assert_eq!(copies_wanted(60 << 20, 1 << 30, 100 << 30), 1); // 1 GiB: one is enough
+/// assert_eq!(copies_wanted(60 << 20, 16 << 20, 100 << 30), 15);
+/// assert_eq!(copies_wanted(60 << 20, 4, 100 << 30), MAX_COPIES); // one element: capped
+/// assert_eq!(copies_wanted(60 << 20, 1 << 30, 1 << 30), 1); // no room: one
+/// ```
+pub fn copies_wanted(l2_bytes: usize, bytes: usize, free: usize) -> usize {
+    let bytes = bytes.max(1);
+    (4 * l2_bytes).div_ceil(bytes).min(MAX_COPIES).min(free / 2 / bytes).max(1)
+}
+
+/// One kernel's check and timing.
+#[derive(Clone, Debug, Serialize)]
+pub struct Measurement {
+    /// The kernel's registry id.
+    pub kernel: &'static str,
+    /// Threads per block.
+    pub block: u32,
+    /// Elements reduced.
+    pub n: usize,
+    /// The GPU result, printed.
+    pub got: String,
+    /// The CPU reference result, printed.
+    pub expected: String,
+    /// Whether the check passed.
+    pub ok: bool,
+    /// Times of the whole reduction, in milliseconds.
+    pub stats: Stats,
+    /// Bytes read per second at the median time.
+    pub bandwidth: f64,
+}
+
+/// Check `kernel` (the library's [`verify`]), then time the whole reduction
+/// `runs` times (after [`WARMUP`] runs), cycling through the copies.
+pub fn measure<O: ReduceOp<T>, T: Element + Reference + Sample>(
+    reducer: &Reducer,
+    kernel: &'static Kernel,
+    block: u32,
+    finish: Finish,
+    input: &Rotated<T>,
+    runs: usize,
+) -> Result<(Checked, Measurement)> {
+    let checked = verify::<O, T>(reducer, kernel, block, finish, &input.input)?;
+    let gpu = reducer.gpu();
+    let mut out = gpu.alloc::<T>(1, "the result")?;
+    let timed = Options { kernel: Some(kernel), block: Some(block), finish: Finish::Gpu };
+    let n = checked.n;
+    let stats = time_runs(gpu, WARMUP, runs, |i| {
+        reducer.reduce_into::<O, T>(&input.copy(i).slice(..n), &mut out.as_view_mut(), &timed)
+    })?;
+    let m = Measurement {
+        kernel: kernel.id,
+        block,
+        n,
+        got: checked.got.clone(),
+        expected: checked.expected.clone(),
+        ok: checked.ok,
+        bandwidth: stats.bandwidth(n * size_of::<T>()),
+        stats,
+    };
+    Ok((checked, m))
+}
+
+/// Device-to-device copy bandwidth (bytes read + bytes written per second)
+/// of a `bytes`-sized copy: the practical ceiling a reduction is measured
+/// against, next to the theoretical one.
+///
+/// ```no_run
+/// let r = reduction::Reducer::new()?;
+/// let copy = reduce::bench::copy_bandwidth(r.gpu(), 1 << 30, 20)?;
+/// println!("{:.0} GB/s copy, {:.0} GB/s theoretical", copy / 1e9, r.gpu().info().peak_bandwidth() / 1e9);
+/// # Ok::<(), reduction::Error>(())
+/// ```
+pub fn copy_bandwidth(gpu: &Gpu, bytes: usize, runs: usize) -> Result<f64> {
+    let src = gpu.alloc::<u8>(bytes, "the copy benchmark's source")?;
+    let mut dst = gpu.alloc::<u8>(bytes, "the copy benchmark's destination")?;
+    let stats = time_runs(gpu, WARMUP, runs, |_| {
+        gpu.stream().memcpy_dtod(&src, &mut dst).map_err(Error::from_driver("cuMemcpyDtoD"))
+    })?;
+    Ok(2.0 * bytes as f64 / (stats.median_ms * 1e-3))
+}
+
+/// One row of the report: a kernel in Rust, and the same kernel in CUDA C++.
+///
+/// ```no_run
+/// # fn show(report: &reduce::bench::Report) {
+/// for row in &report.tables[0].rows {
+///     let cuda = row.cuda.as_ref().map(|c| format!("{:.3} ms", c.stats.median_ms));
+///     println!("{}: Rust {:.3} ms, CUDA C++ {}", row.kernel, row.rust.stats.median_ms, cuda.unwrap_or("n/a".into()));
+/// }
+/// # }
+/// ```
+#[derive(Clone, Debug, Serialize)]
+pub struct Row {
+    /// The kernel's registry id ([`Kernel::id`]).
+    pub kernel: &'static str,
+    /// The step number in the table ([`Kernel::step`]).
+    pub step: u32,
+    /// What the step does ([`Kernel::title`]).
+    pub title: &'static str,
+    /// Where the kernel comes from ([`Kernel::source`]).
+    pub source: &'static str,
+    /// The Rust kernel's check and timing.
+    pub rust: Measurement,
+    /// Time of the previous row over this row's time.
+    pub step_speedup: Option<f64>,
+    /// Time of the first row over this row's time.
+    pub cumulative_speedup: f64,
+    /// Bandwidth over the theoretical peak.
+    pub of_theoretical: f64,
+    /// Bandwidth over the measured device-to-device copy.
+    pub of_copy: f64,
+    /// The CUDA C++ kernel (NVRTC), if it could run.
+    pub cuda: Option<Measurement>,
+    /// Why there is no CUDA C++ measurement.
+    pub cuda_note: Option<String>,
+    /// Rust time over CUDA C++ time.
+    pub rust_over_cuda: Option<f64>,
+}
+
+/// All kernels at one size.
+///
+/// ```no_run
+/// # fn show(report: &reduce::bench::Report) {
+/// for table in &report.tables {
+///     let best = table.rows.iter().map(|r| r.rust.bandwidth).fold(0.0, f64::max);
+///     println!("n = {} ({} bytes): best {:.0} GB/s", table.n, table.bytes, best / 1e9);
+/// }
+/// # }
+/// ```
+#[derive(Clone, Debug, Serialize)]
+pub struct Table {
+    /// Elements of the input.
+    pub n: usize,
+    /// Size of the input in bytes (`n` × the element size).
+    pub bytes: usize,
+    /// One row per kernel, in the order of [`BenchConfig::kernels`].
+    pub rows: Vec<Row>,
+}
+
+/// The benchmark's whole output (`reduce bench --json`).
+///
+/// ```no_run
+/// use reduction::{KERNELS, Reducer, Sum};
+/// use reduce::bench::{BenchConfig, run_bench};
+/// let r = Reducer::new()?;
+/// let config = BenchConfig { sizes: vec![1 << 24], kernels: KERNELS.iter().collect(), block: 128, runs: 20, seed: 1 };
+/// let report = run_bench::<Sum, f32>(&r, Err("not measured"), &config, |_| {})?;
+/// println!("{}", serde_json::to_string_pretty(&report).unwrap());
+/// # Ok::<(), reduction::Error>(())
+/// ```
+#[derive(Clone, Debug, Serialize)]
+pub struct Report {
+    /// The GPU measured.
+    pub device: Device,
+    /// Memory clock × bus width × 2, bytes/s.
+    pub peak_theoretical: f64,
+    /// Device-to-device copy, bytes read + written per second.
+    pub copy_bandwidth: f64,
+    /// The element type.
+    pub dtype: &'static str,
+    /// The operator.
+    pub op: &'static str,
+    /// Threads per block asked for ([`BenchConfig::block`]; a kernel whose
+    /// minimum is larger runs at its minimum).
+    pub block: u32,
+    /// Timed runs per measurement (after [`WARMUP`] warm-up runs).
+    pub runs: usize,
+    /// Why the CUDA C++ column is empty, if it is.
+    pub cuda_note: Option<String>,
+    /// One table per input size, in the order of [`BenchConfig::sizes`].
+    pub tables: Vec<Table>,
+}
+
+/// What `reduce bench` measures.
+///
+/// ```
+/// use reduction::Kernel;
+/// use reduce::bench::BenchConfig;
+/// let config = BenchConfig {
+///     sizes: vec![1 << 20, 1 << 24],
+///     kernels: vec![Kernel::find("reduce1")?, Kernel::find("reduce7")?],
+///     block: 128,
+///     runs: 30,
+///     seed: 1,
+/// };
+/// assert_eq!(config.kernels[1].step, 7);
+/// # Ok::<(), reduction::Error>(())
+/// ```
+pub struct BenchConfig {
+    /// Input sizes in elements, one table each.
+    pub sizes: Vec<usize>,
+    /// The kernels to measure, one row each, in this order.
+    pub kernels: Vec<&'static Kernel>,
+    /// Threads per block for every kernel (raised to a kernel's minimum):
+    /// Harris measured everything at 128.
+    pub block: u32,
+    /// Timed runs per measurement (after [`WARMUP`] warm-up runs).
+    pub runs: usize,
+    /// Seed of the random input ([`Pattern::Random`]).
+    pub seed: u64,
+}
+
+/// Measure every kernel of `config` at every size, in Rust (`rust`) and, where
+/// `cuda` holds the NVRTC-compiled reference, in CUDA C++ (else the reason it
+/// does not). `tick` is called before each measurement (for a progress bar).
+///
+/// ```no_run
+/// use reduction::{KERNELS, Reducer, Sum};
+/// use reduce::{bench::{BenchConfig, run_bench}, nvrtc::compile_reference};
+/// let rust = Reducer::new()?;
+/// let cuda = compile_reference(rust.gpu().info())
+///     .and_then(|ptx| Reducer::with_ptx(0, ptx).map_err(|e| e.to_string()));
+/// let config = BenchConfig { sizes: vec![1 << 24], kernels: KERNELS.iter().collect(), block: 128, runs: 20, seed: 1 };
+/// let report =
+///     run_bench::<Sum, i32>(&rust, cuda.as_ref().map_err(String::as_str), &config, |what| eprintln!("{what}"))?;
+/// print!("{}", report.text());
+/// # Ok::<(), reduction::Error>(())
+/// ```
+pub fn run_bench<O: ReduceOp<T>, T: Element + Reference + Sample>(
+    rust: &Reducer,
+    cuda: std::result::Result<&Reducer, &str>,
+    config: &BenchConfig,
+    mut tick: impl FnMut(&str),
+) -> Result<Report> {
+    let info = rust.gpu().info().clone();
+    let copy = copy_bandwidth(rust.gpu(), 1 << 30, 20)?;
+    let mut tables = Vec::new();
+    for &n in &config.sizes {
+        let input = Rotated::<T>::new(rust, Pattern::Random, n, config.seed)?;
+        let bytes = n * size_of::<T>();
+        let mut rows: Vec<Row> = Vec::new();
+        for &kernel in &config.kernels {
+            let block = config.block.max(kernel.min_block);
+            tick(&format!("n={n} {} (Rust)", kernel.id));
+            let (checked, m) = measure::<O, T>(rust, kernel, block, Finish::Gpu, &input, config.runs)?;
+            if let Some(e) = checked.mismatch() {
+                return Err(e);
+            }
+            let (cuda_m, cuda_note) = match cuda {
+                Err(_) => (None, None), // the report's cuda_note says why
+                Ok(c) => {
+                    tick(&format!("n={n} {} (CUDA C++)", kernel.id));
+                    match measure::<O, T>(c, kernel, block, Finish::Gpu, &input, config.runs) {
+                        Ok((_, m)) if m.ok => (Some(m), None),
+                        Ok((_, m)) => {
+                            (None, Some(format!("CUDA C++ result {} differs from the CPU's {}", m.got, m.expected)))
+                        }
+                        Err(Error::MissingEntry { .. }) => {
+                            (None, Some("no CUDA C++ version of this kernel, op and type".into()))
+                        }
+                        Err(e) => (None, Some(e.to_string())),
+                    }
+                }
+            };
+            let t = m.stats.median_ms;
+            let first = rows.first().map_or(t, |r| r.rust.stats.median_ms);
+            rows.push(Row {
+                kernel: kernel.id,
+                step: kernel.step,
+                title: kernel.title,
+                source: kernel.source,
+                step_speedup: rows.last().map(|prev| prev.rust.stats.median_ms / t),
+                cumulative_speedup: first / t,
+                of_theoretical: m.bandwidth / info.peak_bandwidth(),
+                of_copy: m.bandwidth / copy,
+                rust_over_cuda: cuda_m.as_ref().map(|c| t / c.stats.median_ms),
+                cuda: cuda_m,
+                cuda_note,
+                rust: m,
+            });
+        }
+        tables.push(Table { n, bytes, rows });
+    }
+    Ok(Report {
+        peak_theoretical: info.peak_bandwidth(),
+        copy_bandwidth: copy,
+        device: Device::from(&info),
+        dtype: T::NAME,
+        op: O::NAME,
+        block: config.block,
+        runs: config.runs,
+        cuda_note: cuda.err().map(str::to_string),
+        tables,
+    })
+}
+
+impl Report {
+    /// The tables as text, one per size.
+    ///
+    /// ```
+    /// use reduce::bench::{Device, Report};
+    /// let device = Device {
+    ///     name: "G80".into(),
+    ///     compute_capability: (1, 0),
+    ///     sm_count: 16,
+    ///     l2_bytes: 0,
+    ///     total_mem: 768 << 20,
+    ///     mem_clock_khz: 900_000,
+    ///     bus_width_bits: 384,
+    ///     driver_version: 13000,
+    /// };
+    /// let report = Report {
+    ///     peak_theoretical: 86.4e9,
+    ///     copy_bandwidth: 70e9,
+    ///     device,
+    ///     dtype: "i32",
+    ///     op: "sum",
+    ///     block: 128,
+    ///     runs: 30,
+    ///     cuda_note: None,
+    ///     tables: vec![],
+    /// };
+    /// assert!(report.text().starts_with("G80, 16 SMs, driver 13.0: peak 86 GB/s theoretical"));
+    /// ```
+    pub fn text(&self) -> String {
+        let mut s = format!(
+            "{}, {} SMs, driver {}.{}: peak {:.0} GB/s theoretical (memory clock × bus width × 2), {:.0} GB/s device-to-device copy (read + write)\n",
+            self.device.name,
+            self.device.sm_count,
+            self.device.driver_version / 1000,
+            self.device.driver_version % 1000 / 10,
+            self.peak_theoretical / 1e9,
+            self.copy_bandwidth / 1e9
+        );
+        s += &format!(
+            "{} {}, block {} threads, median of {} runs after {WARMUP} warm-up, every launch of the reduction timed with CUDA events, inputs rotated past the L2\n",
+            self.dtype, self.op, self.block, self.runs
+        );
+        if let Some(note) = &self.cuda_note {
+            s += &format!("CUDA C++ column: n/a ({note})\n");
+        }
+        for t in &self.tables {
+            s += &format!("\nn = {} ({:.1} MiB)\n", t.n, t.bytes as f64 / (1 << 20) as f64);
+            s += &format!(
+                "{:<12}{:>4} {:>10} {:>21} {:>8} {:>7} {:>8} {:>7} {:>7} {:>11} {:>9}\n",
+                "kernel",
+                "step",
+                "median ms",
+                "(min - max)",
+                "GB/s",
+                "step",
+                "cumul.",
+                "%theor",
+                "%copy",
+                "CUDA C++ ms",
+                "Rust/C++"
+            );
+            for r in &t.rows {
+                let st = &r.rust.stats;
+                s += &format!(
+                    "{:<12}{:>4} {:>10.4} {:>21} {:>8.1} {:>7} {:>7.2}x {:>6.1}% {:>6.1}% {:>11} {:>9}\n",
+                    r.kernel,
+                    r.step,
+                    st.median_ms,
+                    format!("({:.4} - {:.4})", st.min_ms, st.max_ms),
+                    r.rust.bandwidth / 1e9,
+                    r.step_speedup.map_or("-".into(), |x| format!("{x:.2}x")),
+                    r.cumulative_speedup,
+                    100.0 * r.of_theoretical,
+                    100.0 * r.of_copy,
+                    r.cuda.as_ref().map_or("n/a".into(), |c| format!("{:.4}", c.stats.median_ms)),
+                    r.rust_over_cuda.map_or("n/a".into(), |x| format!("{x:.2}")),
+                );
+            }
+            let notes: Vec<String> = t
+                .rows
+                .iter()
+                .filter(|r| r.cuda_note.is_some())
+                .map(|r| format!("{}: {}", r.kernel, r.cuda_note.as_deref().unwrap_or_default()))
+                .collect();
+            if !notes.is_empty() {
+                s += &format!("CUDA C++ n/a: {}\n", notes.join("; "));
+            }
+        }
+        s
+    }
+}
+
+/// The GPU, as the report records it.
+#[derive(Clone, Debug, Serialize)]
+pub struct Device {
+    /// `NVIDIA H200`.
+    pub name: String,
+    /// `(9, 0)` for Hopper.
+    pub compute_capability: (i32, i32),
+    /// Streaming multiprocessors.
+    pub sm_count: u32,
+    /// L2 cache size in bytes.
+    pub l2_bytes: usize,
+    /// Device memory in bytes.
+    pub total_mem: usize,
+    /// Peak memory clock in kHz.
+    pub mem_clock_khz: u32,
+    /// Memory bus width in bits.
+    pub bus_width_bits: u32,
+    /// Driver version, e.g. 13000 for CUDA 13.0.
+    pub driver_version: i32,
+}
+
+impl From<&DeviceInfo> for Device {
+    fn from(i: &DeviceInfo) -> Self {
+        Device {
+            name: i.name.clone(),
+            compute_capability: i.compute_capability,
+            sm_count: i.sm_count,
+            l2_bytes: i.l2_bytes,
+            total_mem: i.total_mem,
+            mem_clock_khz: i.mem_clock_khz,
+            bus_width_bits: i.bus_width_bits,
+            driver_version: i.driver_version,
+        }
+    }
+}

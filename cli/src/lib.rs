@@ -1,0 +1,11 @@
+//! The tools around the `reduction` library, behind the `reduce` command:
+//! the benchmark and its report ([`bench`]), the same kernels in CUDA C++
+//! through NVRTC ([`nvrtc`]), the chart ([`svg`]), CUDA-event timing
+//! ([`timing`]) and the reduce-by-key benchmark ([`by_key_bench`]). They use
+//! only the library's public API.
+
+pub mod bench;
+pub mod by_key_bench;
+pub mod nvrtc;
+pub mod svg;
+pub mod timing;

@@ -1,0 +1,648 @@
+//! `reduce`: run, check and time the reduction kernels on this machine's GPU.
+//!
+//! ```text
+//! reduce list                                  the kernels of the registry
+//! reduce info                                  the GPU
+//! reduce run [--kernel NAME|all|default] [--n N] [--block B] [--type T] [--op OP] [--finish gpu|cpu]
+//! reduce check [--kernel NAME|all] [--n LIST] [--type LIST] [--op LIST] [--block B]
+//! reduce bench [--n LIST] [--type T] [--op OP] [--kernel K] [--json FILE] [--svg FILE]
+//! reduce by-key [--n N] [--keys K]
+//! ```
+//! Every argument is checked before the GPU is touched. Errors are one line
+//! on stderr. Exit codes: 0 success, 1 runtime error (no driver, out of
+//! memory, ...), 2 usage error (a bad argument), 3 a result that differs
+//! from the CPU reference.
+
+use std::fs::File;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+use indicatif::{ProgressBar, ProgressStyle};
+use reduce::bench::{BenchConfig, Rotated, measure, run_bench};
+use reduce::by_key_bench;
+use reduce::nvrtc;
+use reduction::check::by_key::{KeyDist, generate_keys, reference};
+use reduction::check::data::{Pattern, Sample, generate};
+use reduction::check::reference::Reference;
+use reduction::check::{CheckInput, verify};
+use reduction::{
+    BLOCK_SIZES, ByKeyKernel, DEFAULT_BLOCK, DEFAULT_KERNEL, DType, Element, Error, Finish, KERNELS, Kernel, Op, Ptx,
+    ReduceOp, Reducer, Result, default_block, with_dtype, with_op,
+};
+
+#[derive(Parser)]
+#[command(name = "reduce", version, about = "Parallel reductions written in Rust, run on your GPU")]
+struct Cli {
+    /// CUDA device ordinal.
+    #[arg(long, global = true, default_value_t = 0)]
+    device: usize,
+    /// Load the kernels from this PTX file instead of the embedded one.
+    #[arg(long, global = true, value_name = "FILE")]
+    ptx: Option<String>,
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// List the kernels of the registry.
+    List,
+    /// Show the GPU.
+    Info,
+    /// Reduce random data with each kernel: GPU result, CPU result, OK or
+    /// MISMATCH, median time of the whole reduction and bandwidth.
+    Run {
+        /// A kernel id from `reduce list`, `all`, or `default` (what the
+        /// library picks: single_pass at the block size tuned for `n`).
+        #[arg(long, default_value = "all")]
+        kernel: String,
+        /// Elements: 4194304, 4M, 2^22.
+        #[arg(long, default_value = "2^22", value_parser = parse_count)]
+        n: usize,
+        /// Threads per block (a power of two, 32..=1024); default 128, Harris's.
+        #[arg(long)]
+        block: Option<u32>,
+        /// Element type: i32, u32, i64, u64, f32, f64.
+        #[arg(long = "type", default_value = "i32")]
+        ty: String,
+        /// Operator: sum, min, max.
+        #[arg(long, default_value = "sum")]
+        op: String,
+        /// Where the partials are combined: gpu (more launches) or cpu.
+        #[arg(long, default_value = "gpu")]
+        finish: String,
+        /// Timed runs (after warm-up).
+        #[arg(long, default_value_t = 30)]
+        runs: usize,
+        /// Seed of the random input.
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+    },
+    /// Check kernels against the CPU (no timing): every kernel, each size,
+    /// type and operator given, at each block size the kernel supports or the
+    /// one given. The driver program of `cargo xtask sanitize`.
+    Check {
+        /// A kernel id from `reduce list`, or `all` (with reduction by key).
+        #[arg(long, default_value = "all")]
+        kernel: String,
+        /// Sizes, comma-separated.
+        #[arg(long, value_delimiter = ',', value_parser = parse_count, default_value = "1000,2^20+7")]
+        n: Vec<usize>,
+        /// Element types, comma-separated.
+        #[arg(long = "type", value_delimiter = ',', default_value = "i32")]
+        ty: Vec<String>,
+        /// Operators, comma-separated.
+        #[arg(long, value_delimiter = ',', default_value = "sum")]
+        op: Vec<String>,
+        /// One block size instead of every one the kernel supports.
+        #[arg(long)]
+        block: Option<u32>,
+        /// Seed of the random input.
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+    },
+    /// Seed 003: sum values by key (one atomic per element vs warp-aggregated
+    /// atomics vs shared-memory hashing), f32 and f64, four key
+    /// distributions; elements per second and speedups.
+    ByKey {
+        /// Elements.
+        #[arg(long, default_value = "10000000", value_parser = parse_count)]
+        n: usize,
+        /// Distinct keys (the output array's length).
+        #[arg(long, default_value_t = 1_000_000)]
+        keys: u32,
+        /// Timed runs per measurement.
+        #[arg(long, default_value_t = 30)]
+        runs: usize,
+    },
+    /// Harris's table for this GPU: every kernel at each size, time, GB/s,
+    /// step and cumulative speedup, % of peak, and the same kernels in CUDA
+    /// C++ (compiled with NVRTC, if present) side by side.
+    Bench {
+        /// Sizes, comma-separated (Harris's 4M ints, seed 004's 32M, and 2^28).
+        #[arg(long, value_delimiter = ',', value_parser = parse_count, default_value = "2^22,2^25,2^28")]
+        n: Vec<usize>,
+        /// Element type: i32, u32, i64, u64, f32, f64.
+        #[arg(long = "type", default_value = "i32")]
+        ty: String,
+        /// Operator: sum, min, max.
+        #[arg(long, default_value = "sum")]
+        op: String,
+        /// A kernel id from `reduce list`, or `all`.
+        #[arg(long, default_value = "all")]
+        kernel: String,
+        /// Threads per block for every kernel (Harris used 128; a kernel
+        /// whose minimum is larger runs at its minimum).
+        #[arg(long, default_value_t = DEFAULT_BLOCK)]
+        block: u32,
+        /// Timed runs per measurement, after 5 warm-up runs.
+        #[arg(long, default_value_t = 30)]
+        runs: usize,
+        /// Seed of the random input.
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+        /// Leave out the CUDA C++ column.
+        #[arg(long)]
+        no_cuda: bool,
+        /// Also write the report as JSON.
+        #[arg(long, value_name = "FILE")]
+        json: Option<PathBuf>,
+        /// Also write a bar chart of GB/s per kernel as SVG.
+        #[arg(long, value_name = "FILE")]
+        svg: Option<PathBuf>,
+    },
+}
+
+/// How `reduce` ends; the exit codes the README documents.
+enum Outcome {
+    /// 0: done, every result matched.
+    Success,
+    /// 1: something failed at run time (no driver, out of memory, ...).
+    Runtime(Error),
+    /// 2: an argument is wrong; nothing was run.
+    Usage(String),
+    /// 3: a result differs from the CPU reference.
+    Mismatch,
+}
+
+impl Outcome {
+    fn exit(self) -> ExitCode {
+        match self {
+            Outcome::Success => ExitCode::SUCCESS,
+            Outcome::Runtime(e) => {
+                eprintln!("error: {e}");
+                ExitCode::from(1)
+            }
+            Outcome::Usage(msg) => {
+                eprintln!("error: {msg}");
+                ExitCode::from(2)
+            }
+            Outcome::Mismatch => {
+                eprintln!("error: at least one result differs from the CPU reference");
+                ExitCode::from(3)
+            }
+        }
+    }
+}
+
+fn main() -> ExitCode {
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) if !e.use_stderr() => {
+            print!("{e}"); // --help, --version
+            return ExitCode::SUCCESS;
+        }
+        // clap's own message is several lines (usage, tips): keep the first
+        Err(e) => {
+            let text = e.to_string();
+            let first = text.lines().next().unwrap_or("bad arguments");
+            return Outcome::Usage(first.trim_start_matches("error: ").to_string()).exit();
+        }
+    };
+    let outcome = match validate(cli) {
+        Err(msg) => Outcome::Usage(msg),
+        Ok(job) => match execute(job) {
+            Ok(true) => Outcome::Success,
+            Ok(false) => Outcome::Mismatch,
+            Err(e) => Outcome::Runtime(e),
+        },
+    };
+    outcome.exit()
+}
+
+/// `4194304`, `4M`, `16K`, `2^22`, `1G`, `2^20+7`.
+fn parse_count(s: &str) -> std::result::Result<usize, String> {
+    let bad = || format!("not a count: {s:?} (examples: 4194304, 4M, 2^22, 2^20+7)");
+    if let Some((a, b)) = s.split_once('+') {
+        return parse_count(a)?.checked_add(parse_count(b)?).ok_or_else(bad);
+    }
+    if let Some((base, exp)) = s.split_once('^') {
+        let (base, exp): (usize, u32) = (base.parse().map_err(|_| bad())?, exp.parse().map_err(|_| bad())?);
+        return base.checked_pow(exp).ok_or_else(bad);
+    }
+    let (digits, scale) = match s.char_indices().last() {
+        Some((i, 'K' | 'k')) => (&s[..i], 1 << 10),
+        Some((i, 'M' | 'm')) => (&s[..i], 1 << 20),
+        Some((i, 'G' | 'g')) => (&s[..i], 1 << 30),
+        _ => (s, 1),
+    };
+    digits.parse::<usize>().ok().and_then(|d| d.checked_mul(scale)).ok_or_else(bad)
+}
+
+/// What to do, every argument checked.
+enum Job {
+    List,
+    Info(Gpu),
+    Run(Gpu, RunArgs),
+    Check(Gpu, CheckArgs),
+    ByKey(Gpu, usize, u32, usize),
+    Bench(Gpu, BenchArgs),
+}
+
+/// Which GPU and PTX: opened only after the arguments are known to be good.
+struct Gpu {
+    device: usize,
+    ptx: Option<String>,
+}
+
+impl Gpu {
+    fn open(&self) -> Result<Reducer> {
+        let ptx = match &self.ptx {
+            Some(path) => Ptx::from_file(path)?,
+            None => Ptx::embedded(),
+        };
+        Reducer::with_ptx(self.device, ptx)
+    }
+}
+
+struct RunArgs {
+    kernels: Vec<(&'static Kernel, u32)>,
+    n: usize,
+    dtype: DType,
+    op: Op,
+    finish: Finish,
+    runs: usize,
+    seed: u64,
+}
+
+struct CheckArgs {
+    kernels: Vec<(&'static Kernel, u32)>,
+    by_key: bool,
+    sizes: Vec<usize>,
+    types: Vec<DType>,
+    ops: Vec<Op>,
+    seed: u64,
+}
+
+struct BenchArgs {
+    config: BenchConfig,
+    dtype: DType,
+    op: Op,
+    no_cuda: bool,
+    json: Option<(PathBuf, File)>,
+    svg: Option<(PathBuf, File)>,
+}
+
+fn dtype(name: &str) -> std::result::Result<DType, String> {
+    let valid: Vec<&str> = DType::ALL.iter().map(|t| t.name()).collect();
+    DType::from_name(name).ok_or_else(|| format!("unknown type {name:?} (valid: {})", valid.join(", ")))
+}
+
+fn op(name: &str) -> std::result::Result<Op, String> {
+    let valid: Vec<&str> = Op::ALL.iter().map(|o| o.name()).collect();
+    Op::from_name(name).ok_or_else(|| format!("unknown operator {name:?} (valid: {})", valid.join(", ")))
+}
+
+fn at_least_one(what: &str, value: usize) -> std::result::Result<(), String> {
+    if value == 0 { Err(format!("{what} must be at least 1")) } else { Ok(()) }
+}
+
+/// `n` elements of the widest type fit in memory's address space.
+fn size_fits(n: usize, types: &[DType]) -> std::result::Result<(), String> {
+    for t in types {
+        if n.checked_mul(t.size()).is_none_or(|b| b > isize::MAX as usize) {
+            return Err(format!("--n {n}: {n} elements of {} do not fit in memory", t.name()));
+        }
+    }
+    Ok(())
+}
+
+/// `--kernel NAME|all|default` and `--block`: each kernel with the block it
+/// runs at. A named kernel must accept the block; with `all`, the kernels
+/// that accept it (at least one must), or each at `fallback(kernel)`.
+fn select_kernels(
+    name: &str,
+    block: Option<u32>,
+    fallback: impl Fn(&Kernel) -> u32,
+) -> std::result::Result<Vec<(&'static Kernel, u32)>, String> {
+    let kernels: Vec<&'static Kernel> = match name {
+        "all" => KERNELS.iter().collect(),
+        "default" => vec![DEFAULT_KERNEL],
+        id => vec![Kernel::find(id).map_err(|_| {
+            let ids: Vec<&str> = KERNELS.iter().map(|k| k.id).collect();
+            Error::UnknownKernel { name: id.to_string(), valid: format!("{}, all, default", ids.join(", ")) }
+                .to_string()
+        })?],
+    };
+    let Some(b) = block else {
+        return Ok(kernels.into_iter().map(|k| (k, fallback(k))).collect());
+    };
+    if let [k] = kernels.as_slice() {
+        k.check_block(b).map_err(|e| e.to_string())?;
+    }
+    let chosen: Vec<_> = kernels.into_iter().filter(|k| k.check_block(b).is_ok()).map(|k| (k, b)).collect();
+    if chosen.is_empty() {
+        let valid: Vec<String> = BLOCK_SIZES.iter().map(u32::to_string).collect();
+        return Err(format!("no kernel accepts block size {b} (valid: {})", valid.join(", ")));
+    }
+    Ok(chosen)
+}
+
+/// An output file, created (or opened, keeping what it holds) now, so that
+/// a path that cannot be written fails before a long benchmark.
+fn output(path: Option<PathBuf>, flag: &str) -> std::result::Result<Option<(PathBuf, File)>, String> {
+    path.map(|p| match File::options().append(true).create(true).open(&p) {
+        Ok(f) => Ok((p, f)),
+        Err(e) => Err(format!("{flag} {}: {e}", p.display())),
+    })
+    .transpose()
+}
+
+fn validate(cli: Cli) -> std::result::Result<Job, String> {
+    let gpu = Gpu { device: cli.device, ptx: cli.ptx };
+    Ok(match cli.command {
+        Command::List => Job::List,
+        Command::Info => Job::Info(gpu),
+        Command::Run { kernel, n, block, ty, op: o, finish, runs, seed } => {
+            at_least_one("--n", n)?;
+            at_least_one("--runs", runs)?;
+            let dtype = dtype(&ty)?;
+            size_fits(n, &[dtype])?;
+            let finish = match finish.as_str() {
+                "gpu" => Finish::Gpu,
+                "cpu" => Finish::Cpu,
+                other => return Err(format!("--finish {other:?}: expected gpu or cpu")),
+            };
+            let fallback = |k: &Kernel| {
+                if k.id == DEFAULT_KERNEL.id && kernel == "default" {
+                    default_block(n)
+                } else {
+                    DEFAULT_BLOCK.max(k.min_block)
+                }
+            };
+            let kernels = select_kernels(&kernel, block, fallback)?;
+            Job::Run(gpu, RunArgs { kernels, n, dtype, op: op(&o)?, finish, runs, seed })
+        }
+        Command::Check { kernel, n, ty, op: ops, block, seed } => {
+            let types = ty.iter().map(|t| dtype(t)).collect::<std::result::Result<Vec<_>, _>>()?;
+            let ops = ops.iter().map(|o| op(o)).collect::<std::result::Result<Vec<_>, _>>()?;
+            for &size in &n {
+                at_least_one("every --n", size)?;
+                size_fits(size, &types)?;
+            }
+            // every block size of each kernel: one entry per (kernel, block)
+            let kernels = match block {
+                Some(_) => select_kernels(&kernel, block, |_| 0)?,
+                None => select_kernels(&kernel, None, |_| 0)?
+                    .into_iter()
+                    .flat_map(|(k, _)| k.block_sizes().map(move |b| (k, b)))
+                    .collect(),
+            };
+            Job::Check(gpu, CheckArgs { kernels, by_key: kernel == "all", sizes: n, types, ops, seed })
+        }
+        Command::ByKey { n, keys, runs } => {
+            at_least_one("--n", n)?;
+            at_least_one("--keys", keys as usize)?;
+            at_least_one("--runs", runs)?;
+            size_fits(n, &[DType::F64])?;
+            Job::ByKey(gpu, n, keys, runs)
+        }
+        Command::Bench { n, ty, op: o, kernel, block, runs, seed, no_cuda, json, svg } => {
+            at_least_one("--runs", runs)?;
+            at_least_one("the number of sizes", n.len())?;
+            let dtype = dtype(&ty)?;
+            for &size in &n {
+                at_least_one("every --n", size)?;
+                size_fits(size, &[dtype])?;
+            }
+            if !block.is_power_of_two() || !(32..=1024).contains(&block) {
+                let valid: Vec<String> = BLOCK_SIZES.iter().map(u32::to_string).collect();
+                return Err(format!("--block {block}: not a block size (valid: {})", valid.join(", ")));
+            }
+            let kernels =
+                select_kernels(&kernel, None, |k| block.max(k.min_block))?.into_iter().map(|(k, _)| k).collect();
+            let config = BenchConfig { sizes: n, kernels, block, runs, seed };
+            let (json, svg) = (output(json, "--json")?, output(svg, "--svg")?);
+            Job::Bench(gpu, BenchArgs { config, dtype, op: op(&o)?, no_cuda, json, svg })
+        }
+    })
+}
+
+/// Ok(false) when a result did not match the reference.
+fn execute(job: Job) -> Result<bool> {
+    match job {
+        Job::List => {
+            let width = KERNELS.iter().map(|k| k.id.len()).max().unwrap_or(6).max("kernel".len());
+            let title = KERNELS.iter().map(|k| k.title.len()).max().unwrap_or(4);
+            let source = KERNELS.iter().map(|k| k.source.len()).max().unwrap_or(6);
+            println!("{:<width$} {:>4}  {:<title$}  {:<source$}  block sizes", "kernel", "step", "what", "source");
+            for k in KERNELS {
+                let blocks: Vec<String> = k.block_sizes().map(|b| b.to_string()).collect();
+                println!(
+                    "{:<width$} {:>4}  {:<title$}  {:<source$}  {}",
+                    k.id,
+                    k.step,
+                    k.title,
+                    k.source,
+                    blocks.join(" ")
+                );
+            }
+            Ok(true)
+        }
+        Job::Info(gpu) => {
+            let r = gpu.open()?;
+            let i = r.gpu().info();
+            println!(
+                "{} ({}), {} SMs, {} MiB L2, {} MiB memory, {}-bit bus at {} MHz: {:.0} GB/s theoretical, driver {}.{}",
+                i.name,
+                i.arch(),
+                i.sm_count,
+                i.l2_bytes >> 20,
+                i.total_mem >> 20,
+                i.bus_width_bits,
+                i.mem_clock_khz / 1000,
+                i.peak_bandwidth() / 1e9,
+                i.driver_version / 1000,
+                i.driver_version % 1000 / 10
+            );
+            Ok(true)
+        }
+        Job::Run(gpu, a) => {
+            let r = gpu.open()?;
+            println!(
+                "{}, n = {} {}, {}, finish on the {:?}, median of {} runs",
+                r.gpu().info().name,
+                a.n,
+                a.dtype.name(),
+                a.op.name(),
+                a.finish,
+                a.runs
+            );
+            with_dtype!(a.dtype, |T| with_op!(a.op, |O| run_kernels::<O, T>(&r, &a)))
+        }
+        Job::Check(gpu, a) => {
+            let r = gpu.open()?;
+            let mut all_ok = true;
+            for &dtype in &a.types {
+                for &op in &a.ops {
+                    for &n in &a.sizes {
+                        all_ok &=
+                            with_dtype!(dtype, |T| with_op!(op, |O| check_kernels::<O, T>(&r, &a.kernels, n, a.seed)))?;
+                    }
+                }
+            }
+            if a.by_key {
+                for &n in &a.sizes {
+                    all_ok &= check_by_key(&r, n, a.seed)?;
+                }
+            }
+            println!("{}", if all_ok { "check: every result matches the CPU" } else { "check: MISMATCH" });
+            Ok(all_ok)
+        }
+        Job::ByKey(gpu, n, keys, runs) => {
+            let r = gpu.open()?;
+            println!("{}, n = {n}, {keys} keys, median of {runs} runs", r.gpu().info().name);
+            let rows = by_key_bench::bench(&r, n, keys, runs)?;
+            by_key_bench::print_table(&rows);
+            Ok(rows.iter().all(|row| row.ok))
+        }
+        Job::Bench(gpu, a) => bench(&gpu, a),
+    }
+}
+
+fn bench(gpu: &Gpu, a: BenchArgs) -> Result<bool> {
+    let rust = gpu.open()?;
+    let info = rust.gpu().info().clone();
+    let cuda = if a.no_cuda {
+        Err("left out with --no-cuda".to_string())
+    } else {
+        nvrtc::compile_reference(&info).and_then(|ptx| Reducer::with_ptx(gpu.device, ptx).map_err(|e| e.to_string()))
+    };
+    let per_kernel = if cuda.is_ok() { 2 } else { 1 };
+    let progress = ProgressBar::new((a.config.sizes.len() * a.config.kernels.len() * per_kernel) as u64);
+    if let Ok(style) = ProgressStyle::with_template("{bar:30} {pos}/{len} {msg}") {
+        progress.set_style(style);
+    }
+    let cuda_ref = cuda.as_ref().map_err(String::as_str);
+    let tick = |what: &str| {
+        progress.set_message(what.to_string());
+        progress.inc(1);
+    };
+    let report = with_dtype!(a.dtype, |T| with_op!(a.op, |O| run_bench::<O, T>(&rust, cuda_ref, &a.config, tick)))?;
+    progress.finish_and_clear();
+    print!("{}", report.text());
+    let write = |(path, mut file): (PathBuf, File), text: String| {
+        use std::io::Write;
+        file.set_len(0)
+            .and_then(|()| file.write_all(text.as_bytes()))
+            .map_err(|e| Error::Invalid(format!("cannot write {}: {e}", path.display())))
+    };
+    if let Some(out) = a.json {
+        write(out, serde_json::to_string_pretty(&report).map_err(|e| Error::Invalid(e.to_string()))?)?;
+    }
+    if let Some(out) = a.svg {
+        write(out, reduce::svg::chart(&report))?;
+    }
+    Ok(true)
+}
+
+/// Reduce `n` random elements with every (kernel, block) given; print one
+/// line per mismatch and a summary line.
+fn check_kernels<O: ReduceOp<T>, T: Element + Reference + Sample>(
+    r: &Reducer,
+    kernels: &[(&'static Kernel, u32)],
+    n: usize,
+    seed: u64,
+) -> Result<bool> {
+    let input = CheckInput::<T>::new(r, Pattern::Random, n, seed)?;
+    let mut bad = 0;
+    for &(kernel, block) in kernels {
+        let c = verify::<O, T>(r, kernel, block, Finish::Gpu, &input)?;
+        if let Some(e) = c.mismatch() {
+            bad += 1;
+            println!("MISMATCH {e}");
+        }
+    }
+    println!("{} {} n={n}: {} configurations, {bad} mismatches", T::NAME, O::NAME, kernels.len());
+    Ok(bad == 0)
+}
+
+/// Every reduce-by-key kernel on `n` f32 and f64 values with sorted and
+/// random keys (about 10 per key), against the CPU group-by sum.
+fn check_by_key(r: &Reducer, n: usize, seed: u64) -> Result<bool> {
+    let num_keys = (n / 10).max(1) as u32;
+    let mut bad = 0;
+    for dist in [KeyDist::Sorted, KeyDist::Random] {
+        let keys = generate_keys(dist, n, num_keys, seed);
+        let f32s: Vec<f32> = generate(Pattern::Random, n, seed)?;
+        let f64s: Vec<f64> = generate(Pattern::Random, n, seed)?;
+        let (ref32, ref64) = (reference(&keys, &f32s, num_keys as usize), reference(&keys, &f64s, num_keys as usize));
+        for kernel in ByKeyKernel::ALL {
+            let case = format!("by-key {} {} n={n}", kernel.id(), dist.name());
+            let got = r.reduce_by_key_with(&keys, &f32s, num_keys as usize, kernel)?;
+            if let Err(e) = ref32.check(&got, &format!("{case} f32"), false) {
+                println!("MISMATCH {e}");
+                bad += 1;
+            }
+            let got = r.reduce_by_key_with(&keys, &f64s, num_keys as usize, kernel)?;
+            if let Err(e) = ref64.check(&got, &format!("{case} f64"), false) {
+                println!("MISMATCH {e}");
+                bad += 1;
+            }
+        }
+    }
+    println!("by-key n={n}: {} configurations, {bad} mismatches", 2 * 2 * ByKeyKernel::ALL.len());
+    Ok(bad == 0)
+}
+
+fn run_kernels<O: ReduceOp<T>, T: Element + Reference + Sample>(r: &Reducer, a: &RunArgs) -> Result<bool> {
+    let input = Rotated::<T>::new(r, Pattern::Random, a.n, a.seed)?;
+    let width = a.kernels.iter().map(|(k, _)| k.id.len()).max().unwrap_or(6).max("kernel".len());
+    println!(
+        "{:<width$} {:>5}  {:>22} {:>22}  {:<8} {:>10} {:>10} {:>10} {:>9}",
+        "kernel", "block", "GPU", "CPU", "check", "median ms", "min ms", "max ms", "GB/s"
+    );
+    let mut all_ok = true;
+    for &(kernel, block) in &a.kernels {
+        let (_, m) = measure::<O, T>(r, kernel, block, a.finish, &input, a.runs)?;
+        all_ok &= m.ok;
+        println!(
+            "{:<width$} {:>5}  {:>22} {:>22}  {:<8} {:>10.4} {:>10.4} {:>10.4} {:>9.1}",
+            m.kernel,
+            m.block,
+            m.got,
+            m.expected,
+            if m.ok { "OK" } else { "MISMATCH" },
+            m.stats.median_ms,
+            m.stats.min_ms,
+            m.stats.max_ms,
+            m.bandwidth / 1e9
+        );
+    }
+    Ok(all_ok)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn counts() {
+        assert_eq!(parse_count("4194304"), Ok(1 << 22));
+        assert_eq!(parse_count("4M"), Ok(1 << 22));
+        assert_eq!(parse_count("2^22"), Ok(1 << 22));
+        assert_eq!(parse_count("16k"), Ok(16384));
+        assert_eq!(parse_count("2^20+7"), Ok((1 << 20) + 7));
+        assert!(parse_count("2^99").is_err());
+        assert!(parse_count("lots").is_err());
+        assert!(parse_count("").is_err());
+    }
+
+    #[test]
+    fn a_block_no_kernel_takes_is_an_error() {
+        for bad in [0, 3, 4096] {
+            assert!(select_kernels("all", Some(bad), |_| 0).unwrap_err().contains("no kernel accepts"), "{bad}");
+        }
+        // with `all`, kernels that cannot take the block are left out
+        let at_32 = select_kernels("all", Some(32), |_| 0).unwrap();
+        assert!(!at_32.is_empty() && at_32.iter().all(|(k, b)| *b == 32 && k.id != "reduce5"));
+        assert!(select_kernels("reduce0", None, |_| 0).unwrap_err().ends_with("single_pass, all, default)"));
+    }
+
+    #[test]
+    fn sizes_that_cannot_exist_are_refused() {
+        assert!(size_fits(1 << 62, &[DType::F32]).is_err());
+        assert!(size_fits(1 << 30, &[DType::F64]).is_ok());
+    }
+}

@@ -1,0 +1,238 @@
+//! Checking kernels against the CPU: what the library's tests, the CLI's
+//! `check` command and the benchmark share. Not needed to reduce; needed to
+//! trust a reduction.
+//!
+//! * [`reference`]: the serial CPU reference, written independently of the
+//!   kernels' operators;
+//! * [`data`]: seeded inputs, the same on every machine, never all zeros;
+//! * [`verify`]: one kernel at one block size on one input, against the
+//!   reference, exactly where the data sums exactly and within the plan's
+//!   error bound ([`tolerance`]) otherwise;
+//! * [`by_key`]: the same for reduction by key.
+//!
+//! ```no_run
+//! use reduction::check::{CheckInput, data::Pattern, verify};
+//! use reduction::{Finish, Kernel, Reducer, Sum};
+//! let r = Reducer::new()?;
+//! let input = CheckInput::<f32>::new(&r, Pattern::Large, (1 << 25) + 3, 1)?;
+//! let c = verify::<Sum, f32>(&r, Kernel::find("reduce7")?, 256, Finish::Gpu, &input)?;
+//! assert!(c.ok, "GPU {}, CPU {}", c.got, c.expected); // compared exactly: Large sums exactly
+//! # Ok::<(), reduction::Error>(())
+//! ```
+
+pub mod by_key;
+pub mod data;
+pub mod reference;
+
+use std::sync::Mutex;
+
+use cudarc::driver::CudaSlice;
+
+use crate::error::{Error, Result, driver};
+use crate::plan::depth;
+use crate::reducer::{Element, Finish, Options, Reducer};
+use crate::registry::Kernel;
+use data::{Pattern, Sample, generate};
+use gpu::names::Op;
+use gpu::op::ReduceOp;
+use reference::Reference;
+
+/// An input under test: its elements on the host, one copy on the device,
+/// whether its float sums are exact, and the CPU references computed so far.
+///
+/// ```no_run
+/// use reduction::{Op, Reducer, check::{CheckInput, data::Pattern}};
+/// let r = Reducer::new()?;
+/// let input = CheckInput::<u32>::new(&r, Pattern::Ones, 1000, 0)?;
+/// assert_eq!(input.reference(Op::Sum), (1000, 0.0)); // Σ|x| is 0 for integers
+/// # Ok::<(), reduction::Error>(())
+/// ```
+pub struct CheckInput<T> {
+    /// The elements.
+    pub host: Vec<T>,
+    /// The elements on the device.
+    pub device: CudaSlice<T>,
+    /// Whether every sum of these elements, in any order a kernel takes, is
+    /// exact, so that float sums are compared bit for bit.
+    pub exact: bool,
+    /// CPU references computed so far: operator, result, Σ|x|.
+    references: Mutex<Vec<(Op, T, f64)>>,
+}
+
+impl<T: Element + Reference + Sample> CheckInput<T> {
+    /// `n` elements of `pattern` for `seed`, uploaded once.
+    ///
+    /// ```no_run
+    /// use reduction::{Reducer, check::{CheckInput, data::Pattern}};
+    /// let r = Reducer::new()?;
+    /// let input = CheckInput::<i64>::new(&r, Pattern::Large, 1000, 3)?;
+    /// assert_eq!(input.host.len(), 1000);
+    /// # Ok::<(), reduction::Error>(())
+    /// ```
+    pub fn new(reducer: &Reducer, pattern: Pattern, n: usize, seed: u64) -> Result<Self> {
+        let host: Vec<T> = generate(pattern, n, seed)?;
+        let gpu = reducer.gpu();
+        let mut device = gpu.alloc::<T>(n, "the input")?;
+        gpu.stream().memcpy_htod(&host, &mut device).map_err(driver("cuMemcpyHtoD"))?;
+        Ok(CheckInput::from_parts(host, device, pattern.sums_exactly()))
+    }
+}
+
+impl<T: Element + Reference> CheckInput<T> {
+    /// An input already on the device (`device` holds `host`).
+    ///
+    /// ```no_run
+    /// use reduction::{Op, Reducer, check::CheckInput};
+    /// let r = Reducer::new()?;
+    /// let host = vec![1i32, 2, 3];
+    /// let device = r.gpu().stream().clone_htod(&host).unwrap();
+    /// assert_eq!(CheckInput::from_parts(host, device, true).reference(Op::Sum), (6, 0.0));
+    /// # Ok::<(), reduction::Error>(())
+    /// ```
+    pub fn from_parts(host: Vec<T>, device: CudaSlice<T>, exact: bool) -> Self {
+        CheckInput { host, device, exact, references: Mutex::default() }
+    }
+
+    /// The CPU reference for `op` and Σ|x|, computed once per input.
+    ///
+    /// ```no_run
+    /// use reduction::{Op, Reducer, check::{CheckInput, data::Pattern}};
+    /// let r = Reducer::new()?;
+    /// let input = CheckInput::<u32>::new(&r, Pattern::Ones, 10, 0)?;
+    /// assert_eq!(input.reference(Op::Max).0, 1);
+    /// # Ok::<(), reduction::Error>(())
+    /// ```
+    pub fn reference(&self, op: Op) -> (T, f64) {
+        let mut cache = self.references.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(&(_, r, abs)) = cache.iter().find(|(o, _, _)| *o == op) {
+            return (r, abs);
+        }
+        let (r, abs) = (T::reference(op, &self.host), T::abs_sum(&self.host));
+        cache.push((op, r, abs));
+        (r, abs)
+    }
+}
+
+/// One kernel's result on one input, against the CPU.
+///
+/// ```
+/// use reduction::{Op, check::Checked};
+/// let c = Checked { kernel: "reduce1", block: 128, op: Op::Sum, ty: "i32", n: 3, got: "5".into(), expected: "6".into(), ok: false };
+/// assert_eq!(c.mismatch().unwrap().to_string(), "reduce1 block 128 sum i32 n=3: GPU 5, CPU 6");
+/// assert!(Checked { ok: true, ..c }.mismatch().is_none());
+/// ```
+#[derive(Clone, Debug)]
+pub struct Checked {
+    /// The kernel's registry id ([`Kernel::id`]), e.g. `reduce4`.
+    pub kernel: &'static str,
+    /// Threads per block.
+    pub block: u32,
+    /// The operator.
+    pub op: Op,
+    /// The element type's name.
+    pub ty: &'static str,
+    /// Elements reduced.
+    pub n: usize,
+    /// The GPU result, printed.
+    pub got: String,
+    /// The CPU reference result, printed.
+    pub expected: String,
+    /// Whether `got` matched `expected` (exactly for integers, min/max and
+    /// inputs that sum exactly; within [`tolerance`] for other float sums).
+    pub ok: bool,
+}
+
+impl Checked {
+    /// The error to report when the check failed.
+    pub fn mismatch(&self) -> Option<Error> {
+        (!self.ok).then(|| Error::Mismatch {
+            case: format!("{} block {} {} {} n={}", self.kernel, self.block, self.op.name(), self.ty, self.n),
+            got: self.got.clone(),
+            expected: self.expected.clone(),
+        })
+    }
+}
+
+/// The float tolerance for a result: `(depth + 1) · ε · Σ|x|` (see
+/// [`depth`]); zero for integers.
+///
+/// ```
+/// use reduction::check::tolerance;
+/// // depth 2, Σ|x| = 3: (2 + 1) · ε · 3
+/// assert_eq!(tolerance::<f32>(2, 3.0), 3.0 * f32::EPSILON as f64 * 3.0);
+/// assert_eq!(tolerance::<i32>(2, 3.0), 0.0);
+/// ```
+pub fn tolerance<T: Reference>(depth: usize, abs_sum: f64) -> f64 {
+    (depth + 1) as f64 * T::EPSILON * abs_sum
+}
+
+/// The longest chain of `combine`s in reducing `n` elements with `kernel`
+/// at `block` threads on this device ([`depth`] of its launch plan), plus the
+/// serial fold of the first level's partials when they finish on the CPU;
+/// 0 for no elements. The `depth` in [`tolerance`].
+///
+/// ```no_run
+/// use reduction::{Finish, Kernel, Reducer, Sum, check::chain_depth};
+/// let r = Reducer::new()?;
+/// let k = Kernel::find("reduce3")?;
+/// assert_eq!(chain_depth::<Sum, f32>(&r, k, 128, Finish::Gpu, 1 << 20)?, 3 * 7);
+/// # Ok::<(), reduction::Error>(())
+/// ```
+pub fn chain_depth<O: ReduceOp<T>, T: Element>(
+    reducer: &Reducer,
+    kernel: &'static Kernel,
+    block: u32,
+    finish: Finish,
+    n: usize,
+) -> Result<usize> {
+    if n == 0 {
+        return Ok(0);
+    }
+    let levels = reducer.plan::<O, T>(kernel, block, n)?;
+    Ok(match finish {
+        Finish::Gpu => depth(kernel, &levels, block),
+        Finish::Cpu => {
+            depth(kernel, &levels[..1], block) + levels[0].launches.iter().map(|l| l.grid as usize).sum::<usize>()
+        }
+    })
+}
+
+/// Check `kernel` once against the CPU reference, finishing as `finish`
+/// says. Float sums of an [exact](CheckInput::exact) input must match bit
+/// for bit; other float sums within [`tolerance`] of the plan's depth.
+///
+/// ```no_run
+/// use reduction::{Finish, Kernel, Max, Reducer, check::{CheckInput, data::Pattern, verify}};
+/// let r = Reducer::new()?;
+/// let input = CheckInput::<f64>::new(&r, Pattern::Random, 1 << 20, 1)?;
+/// let c = verify::<Max, f64>(&r, Kernel::find("reduce4")?, 256, Finish::Cpu, &input)?;
+/// assert!(c.ok, "GPU {}, CPU {}", c.got, c.expected);
+/// # Ok::<(), reduction::Error>(())
+/// ```
+pub fn verify<O: ReduceOp<T>, T: Element + Reference>(
+    reducer: &Reducer,
+    kernel: &'static Kernel,
+    block: u32,
+    finish: Finish,
+    input: &CheckInput<T>,
+) -> Result<Checked> {
+    let n = input.host.len();
+    let opts = Options { kernel: Some(kernel), block: Some(block), finish };
+    let (expected, abs_sum) = input.reference(O::OP);
+    let got = reducer.reduce_with::<O, T, _>(&input.device.slice(..n), &opts)?;
+    let tol = if input.exact {
+        0.0
+    } else {
+        tolerance::<T>(chain_depth::<O, T>(reducer, kernel, block, finish, n)?, abs_sum)
+    };
+    Ok(Checked {
+        kernel: kernel.id,
+        block,
+        op: O::OP,
+        ty: T::NAME,
+        n,
+        got: got.to_string(),
+        expected: expected.to_string(),
+        ok: T::matches(O::OP, got, expected, tol),
+    })
+}

@@ -1,0 +1,270 @@
+//! Every kernel launch of the library. How a kernel is launched is a fact
+//! of the registry ([`Scheme`]); this module reads it, once, in [`enqueue`]
+//! and [`enqueue_partials`], and the three `launch_*` functions below are
+//! the only places a kernel is started. Each checks what its kernel relies on
+//! and cannot check itself (buffer lengths, a legal shape) and makes the one
+//! `unsafe` launch with a `// SAFETY:` line.
+
+use cudarc::driver::{
+    CudaSlice, CudaView, CudaViewMut, DevicePtr, DeviceRepr, DriverError, LaunchConfig, PushKernelArg,
+};
+
+use crate::device::Gpu;
+use crate::error::{Error, Result};
+use crate::plan::{Level, scratch_sizes};
+use crate::registry::{Kernel, Scheme, shared_mem_bytes};
+use gpu::layout::SINGLE_PASS_SMEM;
+
+/// A reduction, planned: kernel, block size, entry and launches.
+pub(crate) struct Job {
+    pub kernel: &'static Kernel,
+    pub block: u32,
+    pub entry: String,
+    pub levels: Vec<Level>,
+}
+
+/// The device buffers the launches of one reduction use between its input
+/// and its output, kept by the caller and grown as needed.
+pub(crate) struct Buffers<T> {
+    /// Partials of the even and odd levels (a single-pass kernel uses the
+    /// first for its per-block partials, the second as a spare result slot).
+    pub levels: [CudaSlice<T>; 2],
+    /// The single-pass kernels' ticket counter: zeroed once, left zero by
+    /// every launch.
+    pub ticket: CudaSlice<u32>,
+}
+
+/// Make `buffer` hold at least `len` elements, freeing the old one first.
+pub(crate) fn grow<T: DeviceRepr>(gpu: &Gpu, buffer: &mut CudaSlice<T>, len: usize, what: &'static str) -> Result<()> {
+    if buffer.len() < len {
+        *buffer = gpu.alloc(1, what)?; // drop the old buffer before the new one is taken
+        *buffer = gpu.alloc(len, what)?;
+    }
+    Ok(())
+}
+
+/// `Misaligned` unless `data` starts at the alignment `kernel` needs.
+fn check_alignment<T>(gpu: &Gpu, kernel: &Kernel, data: &CudaView<'_, T>) -> Result<()> {
+    if kernel.align > 0 {
+        let (addr, _) = data.device_ptr(gpu.stream());
+        if addr % kernel.align as u64 != 0 {
+            return Err(Error::Misaligned { kernel: kernel.id.to_string(), align: kernel.align, addr });
+        }
+    }
+    Ok(())
+}
+
+/// Queue `levels` of `job` on non-empty `data`: the last level writes into
+/// `out` (one value, or a multi-pass level's per-block partials).
+pub(crate) fn enqueue<T: DeviceRepr>(
+    gpu: &Gpu,
+    bufs: &mut Buffers<T>,
+    job: &Job,
+    levels: &[Level],
+    data: &CudaView<'_, T>,
+    out: &mut CudaViewMut<'_, T>,
+) -> Result<()> {
+    check_alignment(gpu, job.kernel, data)?;
+    match job.kernel.scheme {
+        Scheme::SinglePass => {
+            let l = levels[0].launches[0];
+            let partials = &mut bufs.levels[0];
+            grow(gpu, partials, l.grid as usize, "partial sums")?;
+            let (mut partials, mut ticket) = (partials.as_view_mut(), bufs.ticket.as_view_mut());
+            gpu.launch_single_pass(&job.entry, data, l.n, &mut partials, &mut ticket, out, l.grid, job.block)
+        }
+        Scheme::MultiPass(_) => {
+            let (a, b) = scratch_sizes(levels);
+            for (buffer, need) in bufs.levels.iter_mut().zip([a, b]) {
+                grow(gpu, buffer, need, "partial sums")?;
+            }
+            let [even, odd] = &mut bufs.levels;
+            for (i, level) in levels.iter().enumerate() {
+                let last = i + 1 == levels.len();
+                let (input, output) = if i % 2 == 0 { (&*odd, &mut *even) } else { (&*even, &mut *odd) };
+                for l in &level.launches {
+                    let src = if i == 0 { data.slice(l.in_offset..) } else { input.slice(l.in_offset..) };
+                    let mut dst = if last { out.slice_mut(l.out_offset..) } else { output.slice_mut(l.out_offset..) };
+                    gpu.launch_reduce(&job.entry, &src, &mut dst, l.n, l.grid, job.block)?;
+                }
+            }
+            Ok(())
+        }
+    }
+}
+
+/// Queue the first level of `job` on non-empty `data` with its per-block
+/// partials in `partials[..count]`, and return `count`: what
+/// [`Finish::Cpu`](crate::Finish::Cpu) folds on the host. Every scheme has
+/// them: a multi-pass kernel's first level writes them as its output, a
+/// single-pass kernel writes them before its last block combines them.
+pub(crate) fn enqueue_partials<T: DeviceRepr>(
+    gpu: &Gpu,
+    bufs: &mut Buffers<T>,
+    job: &Job,
+    data: &CudaView<'_, T>,
+    partials: &mut CudaSlice<T>,
+) -> Result<usize> {
+    check_alignment(gpu, job.kernel, data)?;
+    match job.kernel.scheme {
+        Scheme::SinglePass => {
+            let l = job.levels[0].launches[0];
+            grow(gpu, partials, l.grid as usize, "partial sums")?;
+            let result = &mut bufs.levels[1];
+            grow(gpu, result, 1, "the result")?;
+            let (mut p, mut ticket, mut out) =
+                (partials.as_view_mut(), bufs.ticket.as_view_mut(), result.as_view_mut());
+            gpu.launch_single_pass(&job.entry, data, l.n, &mut p, &mut ticket, &mut out, l.grid, job.block)?;
+            Ok(l.grid as usize)
+        }
+        Scheme::MultiPass(_) => {
+            let count = job.levels[0].outputs;
+            grow(gpu, partials, count, "partial sums")?;
+            enqueue(gpu, bufs, job, &job.levels[..1], data, &mut partials.slice_mut(..count))?;
+            Ok(count)
+        }
+    }
+}
+
+impl Gpu {
+    /// Launch a reduction kernel `(g_idata: *const T, g_odata: *mut T, n: u32)`
+    /// with `grid` blocks of `block` threads and [`shared_mem_bytes`] of
+    /// shared memory.
+    ///
+    /// This, [`Gpu::launch_single_pass`] and [`Gpu::launch_by_key`] are the
+    /// only places kernels are launched. They check what the kernel relies on
+    /// and cannot check itself: the buffers are long enough for `n` and
+    /// `grid`, and the shape is a legal launch.
+    pub(crate) fn launch_reduce<T: DeviceRepr>(
+        &self,
+        entry: &str,
+        input: &CudaView<'_, T>,
+        output: &mut CudaViewMut<'_, T>,
+        n: usize,
+        grid: u32,
+        block: u32,
+    ) -> Result<()> {
+        let n = u32::try_from(n).map_err(|_| Error::Invalid(format!("{entry}: {n} elements in one launch")))?;
+        check_launch(entry, input.len(), n as usize, output.len(), grid, block)?;
+        let smem = shared_mem_bytes(block, size_of::<T>());
+        let func = self.function(entry)?;
+        let mut args = self.stream().launch_builder(&func);
+        args.arg(input).arg(output).arg(&n);
+        let cfg = LaunchConfig { grid_dim: (grid, 1, 1), block_dim: (block, 1, 1), shared_mem_bytes: smem };
+        // SAFETY: every entry named like a two-pointer reduction kernel has
+        // the signature (const T*, T*, u32) for this T (`gpu/src/entries.rs`;
+        // the callers build `entry` from the registry with T's name); it
+        // reads input[0..n] and writes output[0..grid], both checked above,
+        // and reads shared memory below shared_mem_bytes(block), which the
+        // launch provides.
+        unsafe { args.launch(cfg) }.map_err(|source| launch_error(entry, &cfg, source))?;
+        Ok(())
+    }
+
+    /// Launch a single-pass kernel `(input: *const T, n: u64, partials: *mut T,
+    /// ticket: *mut u32, out: *mut T)`; `*ticket` must be 0 (the kernel's
+    /// last block leaves it 0 again).
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn launch_single_pass<T: DeviceRepr>(
+        &self,
+        entry: &str,
+        input: &CudaView<'_, T>,
+        n: usize,
+        partials: &mut CudaViewMut<'_, T>,
+        ticket: &mut CudaViewMut<'_, u32>,
+        out: &mut CudaViewMut<'_, T>,
+        grid: u32,
+        block: u32,
+    ) -> Result<()> {
+        check_launch(entry, input.len(), n, partials.len(), grid, block)?;
+        if ticket.is_empty() || out.is_empty() {
+            return Err(Error::Invalid(format!("{entry}: no room for the ticket or the result")));
+        }
+        let n = n as u64;
+        let func = self.function(entry)?;
+        let mut args = self.stream().launch_builder(&func);
+        args.arg(input).arg(&n).arg(partials).arg(ticket).arg(out);
+        let cfg = LaunchConfig { grid_dim: (grid, 1, 1), block_dim: (block, 1, 1), shared_mem_bytes: SINGLE_PASS_SMEM };
+        // SAFETY: `single_pass_*` entries have the signature (const T*, u64,
+        // T*, u32*, T*) for this T (`gpu/src/entries.rs`); the kernel reads
+        // input[0..n], writes partials[0..grid], ticket[0] and out[0], all
+        // checked above, and uses SINGLE_PASS_SMEM bytes of shared memory,
+        // which the launch provides. Launches that share the ticket are
+        // ordered by the stream.
+        unsafe { args.launch(cfg) }.map_err(|source| launch_error(entry, &cfg, source))?;
+        Ok(())
+    }
+
+    /// Launch a reduction-by-key kernel `by_key_{variant}_{type}` `(keys: *const
+    /// u32, values: *const T, n: u64, num_keys: u32, sums: *mut T, bad_keys:
+    /// *mut u64)` on all of `keys` and `values`, with `num_keys = sums.len()`.
+    /// The kernel adds to `sums` and `bad_keys[0]`; it writes nothing else.
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn launch_by_key<T: DeviceRepr + gpu::op::Element>(
+        &self,
+        entry: &str,
+        keys: &CudaView<'_, u32>,
+        values: &CudaView<'_, T>,
+        sums: &mut CudaViewMut<'_, T>,
+        bad_keys: &mut CudaViewMut<'_, u64>,
+        grid: u32,
+        block: u32,
+        smem: u32,
+    ) -> Result<()> {
+        if !entry.starts_with("by_key_") || !entry.ends_with(&format!("_{}", T::NAME)) {
+            return Err(Error::Invalid(format!("{entry}: not a by-key entry for {}", T::NAME)));
+        }
+        if keys.len() != values.len() {
+            return Err(Error::LengthMismatch { keys: keys.len(), values: values.len() });
+        }
+        let num_keys = u32::try_from(sums.len())
+            .map_err(|_| Error::Invalid(format!("{entry}: {} sums, more than u32 keys can index", sums.len())))?;
+        if bad_keys.is_empty() || grid == 0 || !block.is_multiple_of(32) || !(32..=1024).contains(&block) {
+            return Err(Error::Invalid(format!(
+                "{entry}: bad launch: grid {grid}, block {block}, {} counter slots",
+                bad_keys.len()
+            )));
+        }
+        let n = keys.len() as u64;
+        let func = self.function(entry)?;
+        let mut args = self.stream().launch_builder(&func);
+        args.arg(keys).arg(values).arg(&n).arg(&num_keys).arg(sums).arg(bad_keys);
+        let cfg = LaunchConfig { grid_dim: (grid, 1, 1), block_dim: (block, 1, 1), shared_mem_bytes: smem };
+        // SAFETY: `by_key_*_{T}` entries have the signature (const u32*,
+        // const T*, u64, u32, T*, u64*) for this T (`gpu/src/entries.rs`;
+        // the name's type suffix is checked above). The kernel reads
+        // keys[0..n] and values[0..n] (n is both lengths, checked equal),
+        // adds only to sums[k] for k < num_keys = sums.len() (other keys
+        // are counted, not used as indices) and to bad_keys[0] (checked
+        // non-empty). The warp kernels need whole warps (block a multiple of
+        // 32, checked); the hash kernel sizes its table from the shared
+        // memory the launch provides, whatever `smem` is.
+        unsafe { args.launch(cfg) }.map_err(|source| launch_error(entry, &cfg, source))?;
+        Ok(())
+    }
+}
+
+/// A failed launch, with the kernel and its shape.
+fn launch_error(entry: &str, cfg: &LaunchConfig, source: DriverError) -> Error {
+    Error::Launch {
+        entry: entry.to_string(),
+        grid: cfg.grid_dim.0,
+        block: cfg.block_dim.0,
+        smem: cfg.shared_mem_bytes,
+        source,
+    }
+}
+
+/// The checks every launch makes: the input holds `n` elements, the output
+/// one per block, and the shape is legal.
+fn check_launch(entry: &str, input_len: usize, n: usize, output_len: usize, grid: u32, block: u32) -> Result<()> {
+    if input_len < n {
+        return Err(Error::SliceTooShort { len: input_len, n });
+    }
+    if output_len < grid as usize || grid == 0 || !block.is_power_of_two() || !(32..=1024).contains(&block) {
+        return Err(Error::Invalid(format!(
+            "{entry}: bad launch: grid {grid}, block {block}, {output_len} output slots"
+        )));
+    }
+    Ok(())
+}

@@ -1,0 +1,290 @@
+//! The PTX build recipe: compile a `no_std` kernel crate to PTX with rustc's
+//! own NVPTX backend. The workspace's one way kernels become PTX, used by
+//! the host library's build script (`host/build.rs`), by `cargo xtask
+//! build-ptx`, and by anyone's build script for a kernel crate of their own
+//! (the role rust-cuda's `cuda_builder` plays).
+//!
+//! The kernels need a nightly compiler (`extern "gpu-kernel"`, NVPTX
+//! intrinsics) and `core` built from source (`-Zbuild-std=core`, the
+//! `rust-src` component), because rustup ships no standard library for
+//! `nvptx64-nvidia-cuda`. The caller's build need not be nightly: the
+//! kernel crate names its toolchain in its own `rust-toolchain.toml`, and
+//! this crate runs `rustup run <that toolchain> cargo rustc ... --emit=asm`,
+//! installing the toolchain (with `rust-src`) through rustup first when it
+//! is missing. So a stable project can depend on a crate whose build script
+//! builds kernels. See `../shared/TOOLCHAIN.md` for why this route and not
+//! rust-cuda's `rustc_codegen_nvvm`.
+//!
+//! ```no_run
+//! // build.rs of a crate that embeds the PTX of its kernel crate `../kernels`:
+//! use std::path::PathBuf;
+//! let out_dir = PathBuf::from(std::env::var_os("OUT_DIR").unwrap());
+//! let build = ptx_builder::PtxBuild::new("../kernels", "kernels", ptx_builder::nested_target_dir(&out_dir));
+//! build.print_rerun_if_changed();
+//! build.build(&out_dir.join("kernels.ptx")).unwrap_or_else(|e| panic!("{e}"));
+//! ```
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// The default target: Turing. PTX for sm_75 is JIT-compiled by the driver
+/// for every GPU from Turing on (Ampere, Ada, Hopper, Blackwell), because PTX
+/// is forward compatible. The kernels need nothing newer: `shfl.sync`,
+/// `bar.warp.sync` and `match.any.sync` exist since sm_70.
+pub const DEFAULT_ARCH: &str = "sm_75";
+
+/// What to build.
+#[derive(Clone, Debug)]
+pub struct PtxBuild {
+    /// The kernel crate's folder: its `Cargo.toml`, and a `rust-toolchain.toml`
+    /// here or in a folder above it naming the nightly to build with.
+    pub crate_dir: PathBuf,
+    /// The kernel crate's package name (`gpu`).
+    pub package: String,
+    /// `sm_75`, `sm_80`, `sm_90`, ...: rustc's `-C target-cpu`.
+    pub arch: String,
+    /// Cargo features of the kernel crate.
+    pub features: Vec<String>,
+    /// Cargo's target directory for the nested build (see [`nested_target_dir`]).
+    pub target_dir: PathBuf,
+}
+
+/// Where a build script's nested PTX build keeps its files: `ptx/` in the
+/// outer build's target directory, found from `OUT_DIR`
+/// (`<target>/<profile>/build/<pkg>-<hash>/out`), so that debug and release
+/// builds share one compiled `core` and nothing is written into a
+/// dependency's source tree. A separate directory, because the outer cargo
+/// holds the lock on its own.
+///
+/// ```
+/// use std::path::Path;
+/// let out = Path::new("/p/target/release/build/host-1f2e/out");
+/// assert_eq!(ptx_builder::nested_target_dir(out), Path::new("/p/target/ptx"));
+/// assert_eq!(ptx_builder::nested_target_dir(Path::new("/odd")), Path::new("/odd/ptx-target"));
+/// ```
+pub fn nested_target_dir(out_dir: &Path) -> PathBuf {
+    match out_dir.ancestors().find(|a| a.file_name().is_some_and(|n| n == "build")) {
+        Some(build) => build.parent().and_then(Path::parent).unwrap_or(out_dir).join("ptx"),
+        None => out_dir.join("ptx-target"),
+    }
+}
+
+impl PtxBuild {
+    /// A build of `package` in `crate_dir` for [`DEFAULT_ARCH`], no features.
+    pub fn new(crate_dir: impl Into<PathBuf>, package: &str, target_dir: impl Into<PathBuf>) -> Self {
+        PtxBuild {
+            crate_dir: crate_dir.into(),
+            package: package.to_string(),
+            arch: DEFAULT_ARCH.to_string(),
+            features: Vec::new(),
+            target_dir: target_dir.into(),
+        }
+    }
+
+    /// Tell cargo to run the build script again when the kernel crate's
+    /// sources, manifest or toolchain change.
+    pub fn print_rerun_if_changed(&self) {
+        for path in ["src", "Cargo.toml", "rust-toolchain.toml"] {
+            println!("cargo:rerun-if-changed={}", self.crate_dir.join(path).display());
+        }
+    }
+
+    /// The toolchain the kernel crate names: `channel` in the first
+    /// `rust-toolchain.toml` found in its folder or above.
+    pub fn toolchain(&self) -> Result<String, String> {
+        let file = self
+            .crate_dir
+            .ancestors()
+            .map(|d| d.join("rust-toolchain.toml"))
+            .find(|f| f.is_file())
+            .ok_or_else(|| format!("no rust-toolchain.toml in {} or above it", self.crate_dir.display()))?;
+        let text = std::fs::read_to_string(&file).map_err(|e| format!("cannot read {}: {e}", file.display()))?;
+        channel(&text).ok_or_else(|| format!("{}: no `channel = \"...\"` line", file.display()))
+    }
+
+    /// The per-build directory: arch and features in the name, so that
+    /// differently configured builds do not overwrite each other.
+    fn config_dir(&self) -> PathBuf {
+        let mut name = self.arch.clone();
+        for f in &self.features {
+            name.push('-');
+            name.push_str(f);
+        }
+        self.target_dir.join(name)
+    }
+
+    /// Compile the kernel crate to PTX and copy it to `out`.
+    ///
+    /// Fails with the compiler's output if the build fails, and if the PTX
+    /// calls a function it does not define (`.extern .func`: a call the
+    /// driver cannot resolve, typically a panic path).
+    pub fn build(&self, out: &Path) -> Result<(), String> {
+        let toolchain = self.toolchain()?;
+        let rustup = Rustup::find()?;
+        rustup.ensure(&toolchain)?;
+        let mut cmd = rustup.command();
+        // A build script inherits the outer build's configuration (its
+        // toolchain, flags, target and profile); none of it is meant for this
+        // nested build.
+        for (key, _) in std::env::vars_os() {
+            let key = key.to_string_lossy().into_owned();
+            let outer = (key.starts_with("CARGO_") && key != "CARGO_HOME")
+                || key.starts_with("RUSTC")
+                || key.starts_with("RUSTDOC")
+                || key.contains("RUSTFLAGS")
+                || matches!(
+                    key.as_str(),
+                    "RUSTUP_TOOLCHAIN" | "TARGET" | "HOST" | "OUT_DIR" | "OPT_LEVEL" | "PROFILE" | "DEBUG" | "NUM_JOBS"
+                );
+            if outer {
+                cmd.env_remove(&key);
+            }
+        }
+        cmd.current_dir(&self.crate_dir)
+            .args(["run", &toolchain, "cargo", "rustc", "--package", &self.package, "--lib", "--release"])
+            .args(["--target", "nvptx64-nvidia-cuda", "-Zbuild-std=core"])
+            .arg("--manifest-path")
+            .arg(self.crate_dir.join("Cargo.toml"))
+            .arg("--target-dir")
+            .arg(self.config_dir())
+            .arg("--message-format=json-render-diagnostics");
+        if !self.features.is_empty() {
+            cmd.arg("--features").arg(self.features.join(","));
+        }
+        cmd.args(["--", "--emit=asm", "-C"]).arg(format!("target-cpu={}", self.arch));
+
+        let output = cmd.output().map_err(|e| format!("cannot run {}: {e}", rustup.0.display()))?;
+        let stdout = String::from_utf8_lossy(&output.stdout);
+        if !output.status.success() {
+            return Err(format!(
+                "building the {} crate for {} with {toolchain} failed:\n{}",
+                self.package,
+                self.arch,
+                String::from_utf8_lossy(&output.stderr)
+            ));
+        }
+        let lib = self.package.replace('-', "_");
+        let asm =
+            asm_path(&stdout, &lib).ok_or(format!("cargo reported no artifact for the {} crate", self.package))?;
+        let ptx = std::fs::read_to_string(&asm).map_err(|e| format!("cannot read {}: {e}", asm.display()))?;
+        if let Some(line) = ptx.lines().find(|l| l.trim_start().starts_with(".extern .func")) {
+            return Err(format!(
+                "{}: the PTX calls a function nobody defines (a panic path or a core function that was not inlined): {line}",
+                asm.display()
+            ));
+        }
+        if let Some(dir) = out.parent() {
+            std::fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+        }
+        std::fs::write(out, ptx).map_err(|e| format!("cannot write {}: {e}", out.display()))
+    }
+}
+
+/// The `channel` of a `rust-toolchain.toml`.
+///
+/// ```
+/// # use ptx_builder::channel;
+/// assert_eq!(channel("[toolchain]\nchannel = \"nightly-2026-05-20\"\n").as_deref(), Some("nightly-2026-05-20"));
+/// assert_eq!(channel("[toolchain]\n"), None);
+/// ```
+pub fn channel(toml: &str) -> Option<String> {
+    toml.lines().find_map(|line| {
+        let (key, value) = line.split_once('=')?;
+        (key.trim() == "channel").then(|| value.trim().trim_matches('"').to_string())
+    })
+}
+
+/// The `rustup` executable.
+struct Rustup(PathBuf);
+
+impl Rustup {
+    /// `$CARGO_HOME/bin/rustup`, `~/.cargo/bin/rustup`, or `rustup` on the `PATH`.
+    fn find() -> Result<Rustup, String> {
+        let homes = [
+            std::env::var_os("CARGO_HOME").map(PathBuf::from),
+            std::env::var_os("HOME").map(|h| Path::new(&h).join(".cargo")),
+        ];
+        let found = homes.into_iter().flatten().map(|h| h.join("bin").join("rustup")).find(|p| p.is_file());
+        let rustup = found.unwrap_or_else(|| PathBuf::from("rustup"));
+        match Command::new(&rustup).arg("--version").output() {
+            Ok(o) if o.status.success() => Ok(Rustup(rustup)),
+            _ => Err("building the kernels needs rustup (to fetch the nightly toolchain they are compiled with); \
+                      install it from rustup.rs, or set REDUCTION_PTX to a PTX file made by `cargo xtask build-ptx`"
+                .to_string()),
+        }
+    }
+
+    fn command(&self) -> Command {
+        let mut cmd = Command::new(&self.0);
+        cmd.env_remove("RUSTUP_TOOLCHAIN");
+        cmd
+    }
+
+    /// Install `toolchain` with `rust-src` unless both are there already
+    /// (rustup 1.28 and later no longer install a toolchain on first use).
+    fn ensure(&self, toolchain: &str) -> Result<(), String> {
+        let sysroot = self.command().args(["run", toolchain, "rustc", "--print", "sysroot"]).output();
+        let has_src = |o: &std::process::Output| {
+            let root = String::from_utf8_lossy(&o.stdout).trim().to_string();
+            Path::new(&root).join("lib/rustlib/src/rust/library/core").is_dir()
+        };
+        if matches!(&sysroot, Ok(o) if o.status.success() && has_src(o)) {
+            return Ok(());
+        }
+        let status = self
+            .command()
+            .args(["toolchain", "install", toolchain, "--profile", "minimal", "--component", "rust-src"])
+            .status()
+            .map_err(|e| format!("cannot run {}: {e}", self.0.display()))?;
+        if !status.success() {
+            return Err(format!("`rustup toolchain install {toolchain} --component rust-src` failed"));
+        }
+        Ok(())
+    }
+}
+
+/// The `.s` file rustc wrote for library `lib`: it sits beside the
+/// `lib{lib}-<hash>.rmeta` that cargo's artifact message names, as
+/// `{lib}-<hash>.s` (cargo reports the artifact even when nothing was rebuilt).
+fn asm_path(cargo_json: &str, lib: &str) -> Option<PathBuf> {
+    let name = format!("\"name\":\"{lib}\"");
+    let line = cargo_json.lines().find(|l| l.contains("\"reason\":\"compiler-artifact\"") && l.contains(&name))?;
+    let prefix = format!("lib{lib}-");
+    let start = line.find(&prefix)?;
+    let end = start + line[start..].find(".rmeta")?;
+    let meta = PathBuf::from(&line[line[..start].rfind('"')? + 1..end]);
+    let hash = &line[start + prefix.len()..end];
+    Some(meta.parent()?.join(format!("{lib}-{hash}.s")))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn finds_the_asm_beside_the_rmeta() {
+        let json = r#"{"reason":"compiler-artifact","target":{"name":"gpu"},"filenames":["/w/t/release/libgpu.rlib","/w/t/release/deps/libgpu-27655a10fd983a3d.rmeta"],"fresh":true}"#;
+        assert_eq!(asm_path(json, "gpu"), Some(PathBuf::from("/w/t/release/deps/gpu-27655a10fd983a3d.s")));
+        assert_eq!(asm_path(json, "other"), None);
+    }
+
+    #[test]
+    fn no_artifact_no_path() {
+        assert_eq!(asm_path(r#"{"reason":"build-finished","success":true}"#, "gpu"), None);
+    }
+
+    #[test]
+    fn config_dir_names_arch_and_features() {
+        let mut b = PtxBuild::new("/w/gpu", "gpu", "/w/target/ptx");
+        assert_eq!(b.config_dir(), PathBuf::from("/w/target/ptx/sm_75"));
+        b.features.push("broken-sync-warp".into());
+        assert_eq!(b.config_dir(), PathBuf::from("/w/target/ptx/sm_75-broken-sync-warp"));
+    }
+
+    #[test]
+    fn the_kernels_name_a_nightly() {
+        let gpu = Path::new(env!("CARGO_MANIFEST_DIR")).join("../gpu");
+        let tc = PtxBuild::new(gpu, "gpu", "/unused").toolchain().unwrap();
+        assert!(tc.starts_with("nightly-"), "{tc}");
+    }
+}
