@@ -2,11 +2,16 @@
 //!
 //! Each trial is one (operator, type, input pattern). It reduces fresh data
 //! of every size below with every kernel at every block size it supports
-//! (finishing on the GPU), and with every multi-pass kernel at the default
-//! block size finishing on the CPU. Integers and min/max must match exactly; float sums
-//! must lie within `(depth + 1) · ε · Σ|x|` of a compensated f64 sum, where
-//! `depth` is the longest chain of additions in the launch plan (tree rounds
-//! plus each thread's sequential part, see `reduction::depth`).
+//! (finishing on the GPU), and with every kernel at the default block size
+//! finishing on the CPU. Integers, min/max and the `Large` pattern (whose
+//! sums are exact) must match exactly; other float sums must lie within
+//! `(depth + 1) · ε · Σ|x|` of a compensated f64 sum, where `depth` is the
+//! longest chain of additions in the launch plan (tree rounds plus each
+//! thread's sequential part, see `reduction::plan::depth`).
+//!
+//! `planted::a_dropped_element_is_caught` shows the check can fail: the same
+//! 2^25 + 3 f32 values with one element dropped on the device fail it, for
+//! every kernel.
 //!
 //! Without a GPU every trial is reported as ignored, after one line
 //! `SKIPPED: <reason>`.
@@ -56,7 +61,34 @@ fn main() {
             }
         }
     }
+    trials.push(gpu_trial("planted::a_dropped_element_is_caught", a_dropped_element_is_caught));
     common::run(trials)
+}
+
+/// 2^25 + 3 exact f32 values; on the device, one of them (the last nonzero)
+/// is replaced by 0, as a kernel that skips it would see them. Every kernel
+/// must fail the check.
+fn a_dropped_element_is_caught() -> Result<(), Failed> {
+    use reduction::check::data::generate;
+    let r = reducer();
+    let n = (1 << 25) + 3;
+    let host: Vec<f32> = generate(Pattern::Large, n, 5)?;
+    let mut planted = host.clone();
+    let last = planted.iter().rposition(|&x| x != 0.0).ok_or("all zeros")?;
+    planted[last] = 0.0;
+    let device = r.gpu().stream().clone_htod(&planted)?;
+    let input = CheckInput::from_parts(host, device, Pattern::Large.sums_exactly());
+    for kernel in KERNELS {
+        let c = verify::<reduction::Sum, f32>(r, kernel, DEFAULT_BLOCK.max(kernel.min_block), Finish::Gpu, &input)?;
+        if c.ok {
+            return Err(format!(
+                "{}: a dropped element passed the check (GPU {}, CPU {})",
+                kernel.id, c.got, c.expected
+            )
+            .into());
+        }
+    }
+    Ok(())
 }
 
 /// Reduce fresh data of every size with every kernel configuration.

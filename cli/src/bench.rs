@@ -8,7 +8,7 @@ use reduction::check::reference::Reference;
 use reduction::check::{CheckInput, Checked, verify};
 use reduction::cudarc::driver::CudaSlice;
 use reduction::{DeviceInfo, Element, Error, Finish, Gpu, Kernel, Options, ReduceOp, Reducer, Result};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::timing::{Stats, time_runs};
 
@@ -73,10 +73,10 @@ pub fn copies_wanted(l2_bytes: usize, bytes: usize, free: usize) -> usize {
 }
 
 /// One kernel's check and timing.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct Measurement {
     /// The kernel's registry id.
-    pub kernel: &'static str,
+    pub kernel: String,
     /// Threads per block.
     pub block: u32,
     /// Elements reduced.
@@ -108,11 +108,13 @@ pub fn measure<O: ReduceOp<T>, T: Element + Reference + Sample>(
     let mut out = gpu.alloc::<T>(1, "the result")?;
     let timed = Options { kernel: Some(kernel), block: Some(block), finish: Finish::Gpu };
     let n = checked.n;
+    // planned before the first event: the events enclose the launches only
+    let prepared = reducer.prepare::<O, T>(n, &timed)?;
     let stats = time_runs(gpu, WARMUP, runs, |i| {
-        reducer.reduce_into::<O, T>(&input.copy(i).slice(..n), &mut out.as_view_mut(), &timed)
+        reducer.enqueue(&prepared, &input.copy(i).slice(..n), &mut out.as_view_mut())
     })?;
     let m = Measurement {
-        kernel: kernel.id,
+        kernel: kernel.id.to_string(),
         block,
         n,
         got: checked.got.clone(),
@@ -153,16 +155,16 @@ pub fn copy_bandwidth(gpu: &Gpu, bytes: usize, runs: usize) -> Result<f64> {
 /// }
 /// # }
 /// ```
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct Row {
     /// The kernel's registry id ([`Kernel::id`]).
-    pub kernel: &'static str,
+    pub kernel: String,
     /// The step number in the table ([`Kernel::step`]).
     pub step: u32,
     /// What the step does ([`Kernel::title`]).
-    pub title: &'static str,
+    pub title: String,
     /// Where the kernel comes from ([`Kernel::source`]).
-    pub source: &'static str,
+    pub source: String,
     /// The Rust kernel's check and timing.
     pub rust: Measurement,
     /// Time of the previous row over this row's time.
@@ -191,7 +193,7 @@ pub struct Row {
 /// }
 /// # }
 /// ```
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct Table {
     /// Elements of the input.
     pub n: usize,
@@ -212,7 +214,7 @@ pub struct Table {
 /// println!("{}", serde_json::to_string_pretty(&report).unwrap());
 /// # Ok::<(), reduction::Error>(())
 /// ```
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct Report {
     /// The GPU measured.
     pub device: Device,
@@ -220,10 +222,13 @@ pub struct Report {
     pub peak_theoretical: f64,
     /// Device-to-device copy, bytes read + written per second.
     pub copy_bandwidth: f64,
+    /// The commit of this repository the binary was built from
+    /// (`-dirty` with uncommitted changes), or `unknown`.
+    pub commit: String,
     /// The element type.
-    pub dtype: &'static str,
+    pub dtype: String,
     /// The operator.
-    pub op: &'static str,
+    pub op: String,
     /// Threads per block asked for ([`BenchConfig::block`]; a kernel whose
     /// minimum is larger runs at its minimum).
     pub block: u32,
@@ -319,10 +324,10 @@ pub fn run_bench<O: ReduceOp<T>, T: Element + Reference + Sample>(
             let t = m.stats.median_ms;
             let first = rows.first().map_or(t, |r| r.rust.stats.median_ms);
             rows.push(Row {
-                kernel: kernel.id,
+                kernel: kernel.id.to_string(),
                 step: kernel.step,
-                title: kernel.title,
-                source: kernel.source,
+                title: kernel.title.to_string(),
+                source: kernel.source.to_string(),
                 step_speedup: rows.last().map(|prev| prev.rust.stats.median_ms / t),
                 cumulative_speedup: first / t,
                 of_theoretical: m.bandwidth / info.peak_bandwidth(),
@@ -339,8 +344,9 @@ pub fn run_bench<O: ReduceOp<T>, T: Element + Reference + Sample>(
         peak_theoretical: info.peak_bandwidth(),
         copy_bandwidth: copy,
         device: Device::from(&info),
-        dtype: T::NAME,
-        op: O::NAME,
+        dtype: T::NAME.to_string(),
+        op: O::NAME.to_string(),
+        commit: env!("REDUCE_COMMIT").to_string(),
         block: config.block,
         runs: config.runs,
         cuda_note: cuda.err().map(str::to_string),
@@ -367,18 +373,20 @@ impl Report {
     ///     peak_theoretical: 86.4e9,
     ///     copy_bandwidth: 70e9,
     ///     device,
-    ///     dtype: "i32",
-    ///     op: "sum",
+    ///     commit: "abc1234".into(),
+    ///     dtype: "i32".into(),
+    ///     op: "sum".into(),
     ///     block: 128,
     ///     runs: 30,
     ///     cuda_note: None,
     ///     tables: vec![],
     /// };
-    /// assert!(report.text().starts_with("G80, 16 SMs, driver 13.0: peak 86 GB/s theoretical"));
+    /// assert!(report.text().starts_with("commit abc1234\nG80, 16 SMs, driver 13.0: peak 86 GB/s theoretical"));
     /// ```
     pub fn text(&self) -> String {
         let mut s = format!(
-            "{}, {} SMs, driver {}.{}: peak {:.0} GB/s theoretical (memory clock × bus width × 2), {:.0} GB/s device-to-device copy (read + write)\n",
+            "commit {}\n{}, {} SMs, driver {}.{}: peak {:.0} GB/s theoretical (memory clock × bus width × 2), {:.0} GB/s device-to-device copy (read + write)\n",
+            self.commit,
             self.device.name,
             self.device.sm_count,
             self.device.driver_version / 1000,
@@ -441,7 +449,7 @@ impl Report {
 }
 
 /// The GPU, as the report records it.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct Device {
     /// `NVIDIA H200`.
     pub name: String,
@@ -474,4 +482,49 @@ impl From<&DeviceInfo> for Device {
             driver_version: i.driver_version,
         }
     }
+}
+
+/// The text between `<!-- report NAME -->` and `<!-- /report -->` in `page`
+/// replaced by `text` (in a `text` code block), or an error naming the
+/// missing marker.
+///
+/// ```
+/// let page = "# R\n<!-- report a.json -->\nold\n<!-- /report -->\nend\n";
+/// let new = reduce::bench::splice(page, "a.json", "table\n").unwrap();
+/// assert_eq!(new, "# R\n<!-- report a.json -->\n```text\ntable\n```\n<!-- /report -->\nend\n");
+/// assert!(reduce::bench::splice(page, "b.json", "x").is_err());
+/// ```
+pub fn splice(page: &str, name: &str, text: &str) -> Result<String> {
+    let open = format!("<!-- report {name} -->\n");
+    let close = "<!-- /report -->";
+    let missing = || Error::Invalid(format!("the page has no `<!-- report {name} -->` ... `{close}` section"));
+    let start = page.find(&open).ok_or_else(missing)? + open.len();
+    let end = start + page[start..].find(close).ok_or_else(missing)?;
+    Ok(format!("{}```text\n{}```\n{}", &page[..start], text, &page[end..]))
+}
+
+/// `reduce report`: for each JSON report, write its chart beside it
+/// (`.svg`) and, if `page` is given, its tables into the page's marked
+/// section for that file name.
+pub fn regenerate(json: &[std::path::PathBuf], page: Option<&std::path::Path>) -> Result<()> {
+    let io = |path: &std::path::Path, e: std::io::Error| Error::Invalid(format!("{}: {e}", path.display()));
+    let mut text = match page {
+        Some(p) => Some(std::fs::read_to_string(p).map_err(|e| io(p, e))?),
+        None => None,
+    };
+    for path in json {
+        let raw = std::fs::read_to_string(path).map_err(|e| io(path, e))?;
+        let report: Report =
+            serde_json::from_str(&raw).map_err(|e| Error::Invalid(format!("{}: not a report: {e}", path.display())))?;
+        let svg = path.with_extension("svg");
+        std::fs::write(&svg, crate::svg::chart(&report)).map_err(|e| io(&svg, e))?;
+        let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+        if let Some(t) = text.as_mut() {
+            *t = splice(t, &name, &report.text())?;
+        }
+    }
+    if let (Some(p), Some(t)) = (page, text) {
+        std::fs::write(p, t).map_err(|e| io(p, e))?;
+    }
+    Ok(())
 }

@@ -116,6 +116,33 @@ enum Command {
         #[arg(long, default_value_t = 30)]
         runs: usize,
     },
+    /// Regenerate a results page from benchmark JSON (no GPU needed): for
+    /// each FILE.json, its chart FILE.svg beside it and, in the page, the
+    /// text between `<!-- report FILE.json -->` and `<!-- /report -->`.
+    Report {
+        /// Reports written by `reduce bench --json`.
+        #[arg(required = true)]
+        json: Vec<PathBuf>,
+        /// The Markdown page whose marked sections are rewritten.
+        #[arg(long, value_name = "FILE")]
+        page: Option<PathBuf>,
+    },
+    /// What a user's call `r.sum(&device_slice)` costs on the host clock,
+    /// next to the kernels' time between CUDA events (default kernel).
+    Latency {
+        /// Sizes, comma-separated.
+        #[arg(long, value_delimiter = ',', value_parser = parse_count, default_value = "2^10,2^16,2^20,2^22")]
+        n: Vec<usize>,
+        /// Element type: i32, u32, i64, u64, f32, f64.
+        #[arg(long = "type", default_value = "f32")]
+        ty: String,
+        /// Timed calls per size and kind (after 5 warm-up calls).
+        #[arg(long, default_value_t = 300)]
+        runs: usize,
+        /// Seed of the random input.
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+    },
     /// Harris's table for this GPU: every kernel at each size, time, GB/s,
     /// step and cumulative speedup, % of peak, and the same kernels in CUDA
     /// C++ (compiled with NVRTC, if present) side by side.
@@ -237,6 +264,8 @@ enum Job {
     Run(Gpu, RunArgs),
     Check(Gpu, CheckArgs),
     ByKey(Gpu, usize, u32, usize),
+    Latency(Gpu, Vec<usize>, DType, usize, u64),
+    Report(Vec<PathBuf>, Option<PathBuf>),
     Bench(Gpu, BenchArgs),
 }
 
@@ -398,6 +427,16 @@ fn validate(cli: Cli) -> std::result::Result<Job, String> {
             size_fits(n, &[DType::F64])?;
             Job::ByKey(gpu, n, keys, runs)
         }
+        Command::Report { json, page } => Job::Report(json, page),
+        Command::Latency { n, ty, runs, seed } => {
+            at_least_one("--runs", runs)?;
+            let dtype = dtype(&ty)?;
+            for &size in &n {
+                at_least_one("every --n", size)?;
+                size_fits(size, &[dtype])?;
+            }
+            Job::Latency(gpu, n, dtype, runs, seed)
+        }
         Command::Bench { n, ty, op: o, kernel, block, runs, seed, no_cuda, json, svg } => {
             at_least_one("--runs", runs)?;
             at_least_one("the number of sizes", n.len())?;
@@ -497,7 +536,22 @@ fn execute(job: Job) -> Result<bool> {
             by_key_bench::print_table(&rows);
             Ok(rows.iter().all(|row| row.ok))
         }
+        Job::Latency(gpu, sizes, dtype, runs, seed) => {
+            let r = gpu.open()?;
+            println!(
+                "{}, {} sum, default kernel, medians of {runs} calls, inputs rotated past the L2",
+                r.gpu().info().name,
+                dtype.name()
+            );
+            let rows = with_dtype!(dtype, |T| reduce::latency::latency::<reduction::Sum, T>(&r, &sizes, runs, seed))?;
+            print!("{}", reduce::latency::table(&rows));
+            Ok(rows.iter().all(|row| row.ok))
+        }
         Job::Bench(gpu, a) => bench(&gpu, a),
+        Job::Report(json, page) => {
+            reduce::bench::regenerate(&json, page.as_deref())?;
+            Ok(true)
+        }
     }
 }
 

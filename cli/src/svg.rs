@@ -36,8 +36,9 @@ const CUDA: &str = "#0072b2";
 ///     peak_theoretical: 86.4e9,
 ///     copy_bandwidth: 70e9,
 ///     device,
-///     dtype: "f32",
-///     op: "sum",
+///     commit: "abc1234".into(),
+///     dtype: "f32".into(),
+///     op: "sum".into(),
 ///     block: 128,
 ///     runs: 30,
 ///     cuda_note: None,
@@ -143,9 +144,9 @@ mod tests {
     use crate::bench::{Device, Measurement, Row, Table};
     use crate::timing::Stats;
 
-    fn measurement(kernel: &'static str, gbps: f64) -> Measurement {
+    fn measurement(kernel: &str, gbps: f64) -> Measurement {
         Measurement {
-            kernel,
+            kernel: kernel.into(),
             block: 128,
             n: 1 << 20,
             got: "1".into(),
@@ -158,11 +159,11 @@ mod tests {
 
     #[test]
     fn bars_peaks_and_labels() {
-        let row = |kernel, rust, cuda: Option<f64>| Row {
-            kernel,
+        let row = |kernel: &str, rust, cuda: Option<f64>| Row {
+            kernel: kernel.into(),
             step: 1,
-            title: "",
-            source: "",
+            title: String::new(),
+            source: String::new(),
             rust: measurement(kernel, rust),
             step_speedup: None,
             cumulative_speedup: 1.0,
@@ -185,8 +186,9 @@ mod tests {
             },
             peak_theoretical: 4.8e12,
             copy_bandwidth: 4.2e12,
-            dtype: "i32",
-            op: "sum",
+            commit: "abc1234".into(),
+            dtype: "i32".into(),
+            op: "sum".into(),
             block: 128,
             runs: 30,
             cuda_note: None,

@@ -1,7 +1,7 @@
 //! GPU timing with CUDA events: warm up, then time each run between two
 //! events on the stream, and report median, min and max.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use reduction::{Error, Gpu, Result};
 
@@ -11,7 +11,7 @@ use reduction::{Error, Gpu, Result};
 /// let s = reduce::timing::Stats::of(vec![2.0, 1.0, 4.0]).unwrap();
 /// assert_eq!((s.median_ms, s.min_ms, s.max_ms, s.runs), (2.0, 1.0, 4.0, 3));
 /// ```
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct Stats {
     /// Median of the timed runs.
     pub median_ms: f64,

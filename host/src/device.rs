@@ -7,7 +7,10 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use cudarc::driver::sys::{self, CUdevice_attribute as Attr};
-use cudarc::driver::{CudaContext, CudaEvent, CudaFunction, CudaSlice, CudaStream, DeviceRepr, DriverError};
+use cudarc::driver::{
+    CudaContext, CudaEvent, CudaFunction, CudaSlice, CudaStream, DeviceRepr, DriverError, PinnedHostSlice,
+    ValidAsZeroBits,
+};
 
 use crate::error::{Error, Result, driver};
 use crate::ptx::Ptx;
@@ -310,6 +313,28 @@ impl Gpu {
             }
             Err(e) => Err(driver("cuMemAlloc")(e)),
         }
+    }
+
+    /// `len` elements of pinned host memory mapped into the device's address
+    /// space, and their device address: kernels store to it, the host reads
+    /// it after synchronizing. The memory is not initialised.
+    pub(crate) fn alloc_mapped<T: DeviceRepr + ValidAsZeroBits>(
+        &self,
+        len: usize,
+    ) -> Result<(PinnedHostSlice<T>, u64)> {
+        self.allocations.fetch_add(1, Ordering::Relaxed);
+        // SAFETY: the memory is uninitialised; the callers let a kernel write
+        // it before they read it.
+        let slot = unsafe { self.ctx.alloc_pinned_with_flags::<T>(len.max(1), sys::CU_MEMHOSTALLOC_DEVICEMAP) }
+            .map_err(driver("cuMemHostAlloc"))?;
+        let host = slot.as_ptr().map_err(driver("cuEventSynchronize"))?;
+        let mut addr: sys::CUdeviceptr = 0;
+        // SAFETY: `host` is the start of a live cuMemHostAlloc allocation made
+        // with DEVICEMAP in this context; the call writes one address.
+        unsafe { sys::cuMemHostGetDevicePointer_v2(&mut addr, host as *mut std::ffi::c_void, 0) }
+            .result()
+            .map_err(driver("cuMemHostGetDevicePointer"))?;
+        Ok((slot, addr))
     }
 
     /// An event that records time (cudarc's default event does not).

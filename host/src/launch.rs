@@ -6,7 +6,8 @@
 //! `unsafe` launch with a `// SAFETY:` line.
 
 use cudarc::driver::{
-    CudaSlice, CudaView, CudaViewMut, DevicePtr, DeviceRepr, DriverError, LaunchConfig, PushKernelArg,
+    CudaFunction, CudaSlice, CudaView, CudaViewMut, DevicePtr, DevicePtrMut, DeviceRepr, DriverError, LaunchConfig,
+    PushKernelArg,
 };
 
 use crate::device::Gpu;
@@ -15,12 +16,39 @@ use crate::plan::{Level, scratch_sizes};
 use crate::registry::{Kernel, Scheme, shared_mem_bytes};
 use gpu::layout::SINGLE_PASS_SMEM;
 
-/// A reduction, planned: kernel, block size, entry and launches.
+/// A reduction, planned: kernel, block size, entry, the loaded function and
+/// the launches. Everything the host works out before the first launch.
+#[derive(Clone, Debug)]
 pub(crate) struct Job {
     pub kernel: &'static Kernel,
     pub block: u32,
     pub entry: String,
+    pub func: CudaFunction,
     pub levels: Vec<Level>,
+}
+
+/// Where a launch writes its result(s): a device address and the elements
+/// there. Made from a view the caller holds ([`Out::of`]) or from the
+/// reducer's mapped host slot; the launch functions check `len`.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Out {
+    pub addr: u64,
+    pub len: usize,
+}
+
+impl Out {
+    /// `view`'s address and length, and the guard cudarc uses to order the
+    /// write with other streams: keep it until the launch is queued.
+    pub fn of<'a, T>(view: &'a mut CudaViewMut<'_, T>, gpu: &'a Gpu) -> (Out, impl Drop + 'a) {
+        let len = view.len();
+        let (addr, guard) = view.device_ptr_mut(gpu.stream());
+        (Out { addr, len }, guard)
+    }
+
+    /// The part from element `offset` on.
+    fn skip<T>(self, offset: usize) -> Out {
+        Out { addr: self.addr + (offset * size_of::<T>()) as u64, len: self.len.saturating_sub(offset) }
+    }
 }
 
 /// The device buffers the launches of one reduction use between its input
@@ -62,7 +90,7 @@ pub(crate) fn enqueue<T: DeviceRepr>(
     job: &Job,
     levels: &[Level],
     data: &CudaView<'_, T>,
-    out: &mut CudaViewMut<'_, T>,
+    out: Out,
 ) -> Result<()> {
     check_alignment(gpu, job.kernel, data)?;
     match job.kernel.scheme {
@@ -71,7 +99,7 @@ pub(crate) fn enqueue<T: DeviceRepr>(
             let partials = &mut bufs.levels[0];
             grow(gpu, partials, l.grid as usize, "partial sums")?;
             let (mut partials, mut ticket) = (partials.as_view_mut(), bufs.ticket.as_view_mut());
-            gpu.launch_single_pass(&job.entry, data, l.n, &mut partials, &mut ticket, out, l.grid, job.block)
+            gpu.launch_single_pass(job, data, &mut partials, &mut ticket, out, l.grid)
         }
         Scheme::MultiPass(_) => {
             let (a, b) = scratch_sizes(levels);
@@ -84,8 +112,13 @@ pub(crate) fn enqueue<T: DeviceRepr>(
                 let (input, output) = if i % 2 == 0 { (&*odd, &mut *even) } else { (&*even, &mut *odd) };
                 for l in &level.launches {
                     let src = if i == 0 { data.slice(l.in_offset..) } else { input.slice(l.in_offset..) };
-                    let mut dst = if last { out.slice_mut(l.out_offset..) } else { output.slice_mut(l.out_offset..) };
-                    gpu.launch_reduce(&job.entry, &src, &mut dst, l.n, l.grid, job.block)?;
+                    if last {
+                        gpu.launch_reduce(job, &src, out.skip::<T>(l.out_offset), l.n, l.grid)?;
+                    } else {
+                        let mut dst = output.slice_mut(l.out_offset..);
+                        let (dst, _guard) = Out::of(&mut dst, gpu);
+                        gpu.launch_reduce(job, &src, dst, l.n, l.grid)?;
+                    }
                 }
             }
             Ok(())
@@ -112,15 +145,18 @@ pub(crate) fn enqueue_partials<T: DeviceRepr>(
             grow(gpu, partials, l.grid as usize, "partial sums")?;
             let result = &mut bufs.levels[1];
             grow(gpu, result, 1, "the result")?;
-            let (mut p, mut ticket, mut out) =
+            let (mut p, mut ticket, mut result) =
                 (partials.as_view_mut(), bufs.ticket.as_view_mut(), result.as_view_mut());
-            gpu.launch_single_pass(&job.entry, data, l.n, &mut p, &mut ticket, &mut out, l.grid, job.block)?;
+            let (out, _guard) = Out::of(&mut result, gpu);
+            gpu.launch_single_pass(job, data, &mut p, &mut ticket, out, l.grid)?;
             Ok(l.grid as usize)
         }
         Scheme::MultiPass(_) => {
             let count = job.levels[0].outputs;
             grow(gpu, partials, count, "partial sums")?;
-            enqueue(gpu, bufs, job, &job.levels[..1], data, &mut partials.slice_mut(..count))?;
+            let mut view = partials.slice_mut(..count);
+            let (out, _guard) = Out::of(&mut view, gpu);
+            enqueue(gpu, bufs, job, &job.levels[..1], data, out)?;
             Ok(count)
         }
     }
@@ -137,58 +173,56 @@ impl Gpu {
     /// `grid`, and the shape is a legal launch.
     pub(crate) fn launch_reduce<T: DeviceRepr>(
         &self,
-        entry: &str,
+        job: &Job,
         input: &CudaView<'_, T>,
-        output: &mut CudaViewMut<'_, T>,
+        output: Out,
         n: usize,
         grid: u32,
-        block: u32,
     ) -> Result<()> {
+        let (entry, block) = (job.entry.as_str(), job.block);
         let n = u32::try_from(n).map_err(|_| Error::Invalid(format!("{entry}: {n} elements in one launch")))?;
-        check_launch(entry, input.len(), n as usize, output.len(), grid, block)?;
+        check_launch(entry, input.len(), n as usize, output.len, grid, block)?;
         let smem = shared_mem_bytes(block, size_of::<T>());
-        let func = self.function(entry)?;
-        let mut args = self.stream().launch_builder(&func);
-        args.arg(input).arg(output).arg(&n);
+        let mut args = self.stream().launch_builder(&job.func);
+        args.arg(input).arg(&output.addr).arg(&n);
         let cfg = LaunchConfig { grid_dim: (grid, 1, 1), block_dim: (block, 1, 1), shared_mem_bytes: smem };
         // SAFETY: every entry named like a two-pointer reduction kernel has
         // the signature (const T*, T*, u32) for this T (`gpu/src/entries.rs`;
-        // the callers build `entry` from the registry with T's name); it
-        // reads input[0..n] and writes output[0..grid], both checked above,
-        // and reads shared memory below shared_mem_bytes(block), which the
-        // launch provides.
+        // the job was planned from the registry with T's name); it reads
+        // input[0..n] and writes output[0..grid], both checked above (an
+        // `Out` is the address and length of memory its maker holds for the
+        // launch), and reads shared memory below shared_mem_bytes(block),
+        // which the launch provides.
         unsafe { args.launch(cfg) }.map_err(|source| launch_error(entry, &cfg, source))?;
         Ok(())
     }
 
     /// Launch a single-pass kernel `(input: *const T, n: u64, partials: *mut T,
-    /// ticket: *mut u32, out: *mut T)`; `*ticket` must be 0 (the kernel's
-    /// last block leaves it 0 again).
-    #[allow(clippy::too_many_arguments)]
+    /// ticket: *mut u32, out: *mut T)` on all of `input`; `*ticket` must be 0
+    /// (the kernel's last block leaves it 0 again).
     pub(crate) fn launch_single_pass<T: DeviceRepr>(
         &self,
-        entry: &str,
+        job: &Job,
         input: &CudaView<'_, T>,
-        n: usize,
         partials: &mut CudaViewMut<'_, T>,
         ticket: &mut CudaViewMut<'_, u32>,
-        out: &mut CudaViewMut<'_, T>,
+        out: Out,
         grid: u32,
-        block: u32,
     ) -> Result<()> {
+        let (entry, block, n) = (job.entry.as_str(), job.block, input.len());
         check_launch(entry, input.len(), n, partials.len(), grid, block)?;
-        if ticket.is_empty() || out.is_empty() {
+        if ticket.is_empty() || out.len == 0 {
             return Err(Error::Invalid(format!("{entry}: no room for the ticket or the result")));
         }
         let n = n as u64;
-        let func = self.function(entry)?;
-        let mut args = self.stream().launch_builder(&func);
-        args.arg(input).arg(&n).arg(partials).arg(ticket).arg(out);
+        let mut args = self.stream().launch_builder(&job.func);
+        args.arg(input).arg(&n).arg(partials).arg(ticket).arg(&out.addr);
         let cfg = LaunchConfig { grid_dim: (grid, 1, 1), block_dim: (block, 1, 1), shared_mem_bytes: SINGLE_PASS_SMEM };
         // SAFETY: `single_pass_*` entries have the signature (const T*, u64,
         // T*, u32*, T*) for this T (`gpu/src/entries.rs`); the kernel reads
         // input[0..n], writes partials[0..grid], ticket[0] and out[0], all
-        // checked above, and uses SINGLE_PASS_SMEM bytes of shared memory,
+        // checked above (`out` is memory its maker holds for the launch),
+        // and uses SINGLE_PASS_SMEM bytes of shared memory,
         // which the launch provides. Launches that share the ticket are
         // ordered by the stream.
         unsafe { args.launch(cfg) }.map_err(|source| launch_error(entry, &cfg, source))?;

@@ -58,7 +58,7 @@ pub use gpu::names::{BLOCK_SIZES, DType, Op};
 pub use gpu::op::{Max, Min, ReduceOp, Sum};
 pub use ptx::Ptx;
 pub use reduce_by_key::check_host_input;
-pub use reducer::{Element, Finish, Input, Options, Reducer, Source};
+pub use reducer::{Element, Finish, Input, Options, Prepared, Reducer, Source};
 pub use registry::{
     BlockParam, DEFAULT_BLOCK, DEFAULT_KERNEL, KERNELS, Kernel, PerThread, Scheme, default_block, shared_mem_bytes,
 };

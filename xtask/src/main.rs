@@ -6,9 +6,9 @@
 //!   sm_90; fail on spills, local memory or unresolved calls. `ptxas` comes
 //!   from PyPI (`nvidia-cuda-nvcc-cu12`) and is installed into `.tools/`.
 //! * `bundle [--out DIR]`: build the release test executables, the CLI, this
-//!   xtask and the deliberately broken PTX, and copy them into `DIR` (default
-//!   `.gpu/`), with `run-tests.sh`, to be carried to a GPU machine that has no
-//!   Rust toolchain.
+//!   xtask, the downstream example and the PTX of the planted bugs, and copy
+//!   them into `DIR` (default `.gpu/`), with `run-tests.sh`, to be carried to
+//!   a GPU machine that has no Rust toolchain.
 //! * `sanitize [--bin PATH] [--broken-ptx DIR] [--logs DIR]`: run every
 //!   kernel under compute-sanitizer's memcheck, racecheck, synccheck and
 //!   initcheck (zero errors allowed), then prove the checks can fail: reduce5
@@ -253,6 +253,10 @@ fn bundle(args: &[String]) -> Result<(), String> {
     copy_stripped(&workspace().join("target/release/reduce"), &bin.join("reduce"))?;
     run(Command::new(&cargo).current_dir(workspace()).args(["build", "--release", "--package", "xtask"]))?;
     copy_stripped(&workspace().join("target/release/xtask"), &bin.join("xtask"))?;
+    // the stable downstream project, as a user builds it
+    let downstream = workspace().join("examples/downstream");
+    run(Command::new("cargo").current_dir(&downstream).args(["+stable", "build", "--release"]))?;
+    copy_stripped(&downstream.join("target/release/downstream"), &bin.join("downstream"))?;
     broken_ptx(&out)?;
     tests.sort();
     let mut script = String::from(
@@ -268,7 +272,7 @@ fn bundle(args: &[String]) -> Result<(), String> {
     script.push_str("exit $status\n");
     let script_path = out.join("run-tests.sh");
     std::fs::write(&script_path, script).map_err(|e| format!("cannot write {}: {e}", script_path.display()))?;
-    println!("{} ({} test executables + reduce)", out.display(), tests.len());
+    println!("{} ({} test executables, reduce, xtask, downstream)", out.display(), tests.len());
     Ok(())
 }
 

@@ -236,3 +236,41 @@ pub fn verify<O: ReduceOp<T>, T: Element + Reference>(
         ok: T::matches(O::OP, got, expected, tol),
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A GPU-like order: 1024 strided partial sums (a grid-stride loop),
+    /// then a pairwise tree over them, all in f32.
+    fn strided_tree(xs: &[f32]) -> f32 {
+        let mut partial = vec![0.0f32; 1024];
+        for (i, &x) in xs.iter().enumerate() {
+            partial[i % 1024] += x;
+        }
+        while partial.len() > 1 {
+            partial = partial.chunks(2).map(|p| p.iter().sum()).collect();
+        }
+        partial[0]
+    }
+
+    /// The check compares exact data exactly, so one element dropped from
+    /// 2^25 + 3 f32 values (an off-by-one launch) fails it, where the
+    /// worst-case tolerance of random data would let it pass.
+    #[test]
+    fn a_dropped_element_fails_the_check() {
+        let n = (1 << 25) + 3;
+        let xs: Vec<f32> = generate(Pattern::Large, n, 3).unwrap();
+        let expected = f32::reference(Op::Sum, &xs);
+        assert!(Pattern::Large.sums_exactly());
+        assert!(f32::matches(Op::Sum, strided_tree(&xs), expected, 0.0), "exact data summed exactly");
+        let last = xs.iter().rposition(|&x| x != 0.0).unwrap();
+        let mut dropped = xs.clone();
+        dropped.remove(last);
+        let got = strided_tree(&dropped);
+        assert!(!f32::matches(Op::Sum, got, expected, 0.0), "a dropped element must fail");
+        // what a tolerance for random data (depth ~ 40) would have allowed
+        let loose = tolerance::<f32>(40, f32::abs_sum(&xs));
+        assert!(loose > 8.0 && f32::matches(Op::Sum, got, expected, loose));
+    }
+}
