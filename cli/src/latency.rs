@@ -26,6 +26,14 @@ pub struct Latency {
     pub planned_inside_us: f64,
     /// `reducer.reduce::<O, T>(&view)` on the host clock: the user's call.
     pub call_us: f64,
+    /// Where the call's time goes, on the host clock: planning alone
+    /// (`Reducer::prepare`, no GPU work).
+    pub plan_us: f64,
+    /// Queueing the prepared launches and waiting for them (result left on
+    /// the device).
+    pub launch_wait_us: f64,
+    /// Waiting on the idle stream.
+    pub wait_us: f64,
     /// Whether the default kernel's result matched the CPU.
     pub ok: bool,
 }
@@ -49,46 +57,64 @@ pub fn latency<O: ReduceOp<T>, T: Element + Reference + Sample>(
         let inside = time_runs(gpu, WARMUP, runs, |i| {
             r.reduce_into::<O, T>(&input.copy(i).slice(..n), &mut out.as_view_mut(), &opts)
         })?;
-        let mut times = Vec::with_capacity(runs);
-        for i in 0..WARMUP + runs {
-            let view = input.copy(i).slice(..n);
-            let start = Instant::now();
-            let v = r.reduce::<O, T, _>(&view)?;
-            let elapsed = start.elapsed().as_secs_f64() * 1e3;
-            std::hint::black_box(v);
-            if i >= WARMUP {
-                times.push(elapsed);
-            }
-        }
-        let call = Stats::of(times)?;
+        let call = host_clock(runs, |i| r.reduce::<O, T, _>(&input.copy(i).slice(..n)).map(drop))?;
+        let plan = host_clock(runs, |_| r.prepare::<O, T>(n, &opts).map(drop))?;
+        let prepared = r.prepare::<O, T>(n, &opts)?;
+        let launch_wait = host_clock(runs, |i| {
+            r.enqueue(&prepared, &input.copy(i).slice(..n), &mut out.as_view_mut())?;
+            gpu.synchronize()
+        })?;
+        let wait = host_clock(runs, |_| gpu.synchronize())?;
         rows.push(Latency {
             n,
             kernels_us: timed.stats.median_ms * 1e3,
             planned_inside_us: inside.median_ms * 1e3,
-            call_us: call.median_ms * 1e3,
+            call_us: call,
+            plan_us: plan,
+            launch_wait_us: launch_wait,
+            wait_us: wait,
             ok: checked.ok,
         });
     }
     Ok(rows)
 }
 
+/// The median of `runs` calls of `f(i)` (after [`WARMUP`] untimed ones) on
+/// the host clock, in microseconds.
+fn host_clock(runs: usize, mut f: impl FnMut(usize) -> Result<()>) -> Result<f64> {
+    let mut times = Vec::with_capacity(runs);
+    for i in 0..WARMUP + runs {
+        let start = Instant::now();
+        f(i)?;
+        let ms = start.elapsed().as_secs_f64() * 1e3;
+        if i >= WARMUP {
+            times.push(ms);
+        }
+    }
+    Ok(Stats::of(times)?.median_ms * 1e3)
+}
+
 /// The rows as a Markdown table.
 ///
 /// ```
-/// let rows = [reduce::latency::Latency { n: 1024, kernels_us: 5.5, planned_inside_us: 6.0, call_us: 9.0, ok: true }];
-/// assert!(reduce::latency::table(&rows).contains("| 1024 | 5.5 | 6.0 | 9.0 | ok |"));
+/// use reduce::latency::{Latency, table};
+/// let row = Latency { n: 1024, kernels_us: 5.5, planned_inside_us: 6.0, call_us: 9.0, plan_us: 0.4, launch_wait_us: 8.0, wait_us: 0.2, ok: true };
+/// assert!(table(&[row]).contains("| 1024 | 5.5 | 6.0 | 9.0 | 0.4 | 8.0 | 0.2 | ok |"));
 /// ```
 pub fn table(rows: &[Latency]) -> String {
     let mut s = String::from(
-        "| n | kernels, µs (events, planned before) | planned inside the events, µs | user call `r.sum(&view)`, µs (host clock) | check |\n|---:|---:|---:|---:|---|\n",
+        "| n | kernels, µs (events, planned before) | planned inside the events, µs | user call `r.sum(&view)`, µs (host clock) | of which planning | launch + wait | wait alone | check |\n|---:|---:|---:|---:|---:|---:|---:|---|\n",
     );
     for r in rows {
         s += &format!(
-            "| {} | {:.1} | {:.1} | {:.1} | {} |\n",
+            "| {} | {:.1} | {:.1} | {:.1} | {:.1} | {:.1} | {:.1} | {} |\n",
             r.n,
             r.kernels_us,
             r.planned_inside_us,
             r.call_us,
+            r.plan_us,
+            r.launch_wait_us,
+            r.wait_us,
             if r.ok { "ok" } else { "MISMATCH" }
         );
     }
