@@ -87,8 +87,8 @@ pub unsafe fn by_key_atomic<T: Value>(
 ) {
     let (mut i, threads) = grid_position();
     while i < n {
-        let key = *keys.add(i as usize);
-        let x = *values.add(i as usize);
+        let key = load_u64(keys, i);
+        let x = load_u64(values, i);
         if key < num_keys {
             atomic_add(sums.add(key as usize), x);
         } else {
@@ -247,7 +247,7 @@ pub unsafe fn by_key_warp<T: Value, P: FindPeers>(
     let mut base = gtid - lane as u64;
     while base < n {
         let i = base + lane as u64;
-        let (key, x) = if i < n { (*keys.add(i as usize), *values.add(i as usize)) } else { (IDLE, Sum::IDENTITY) };
+        let (key, x) = if i < n { (load_u64(keys, i), load_u64(values, i)) } else { (IDLE, Sum::IDENTITY) };
         // count the out-of-range keys, one atomic per warp that has any
         let bad = ballot_sync(FULL_MASK, i < n && key >= num_keys);
         if bad != 0 && lane == 0 {

@@ -106,8 +106,8 @@ pub unsafe fn by_key_hash<T: Value + SharedAtomicAdd>(
         while j < tile {
             let i = start + j as u64;
             if i < n {
-                let key = *keys.add(i as usize);
-                let x = *values.add(i as usize);
+                let key = load_u64(keys, i);
+                let x = load_u64(values, i);
                 if key < num_keys {
                     let mut h = key & (slots - 1); // key % slots: slots is a power of two
                     let mut probes = 0;

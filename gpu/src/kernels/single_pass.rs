@@ -96,7 +96,7 @@ pub unsafe fn single_pass<T: Element + Shuffle + Vector, O: ReduceOp<T>, const B
     // the tail: elements after the last whole vector
     let tail = head + nvec * lanes;
     if gtid < n - tail {
-        v = O::combine(v, *input.add((tail + gtid) as usize));
+        v = O::combine(v, load_u64(input, tail + gtid));
     }
 
     // one partial per block

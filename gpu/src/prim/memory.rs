@@ -1,12 +1,25 @@
 //! Global memory: the device's DRAM, reached through the L2 cache.
 
-/// CUDA `p[i]` on a `const T*`: reads element `i`.
+/// CUDA `p[i]` on a `const T*`: reads element `i`. PTX `ld.global` (or
+/// `ld.shared` for a shared-memory pointer).
 ///
 /// # Safety
 /// `p.add(i)` must be in bounds of one allocation and aligned for `T`.
 #[inline(always)]
 pub unsafe fn load<T: Copy>(p: *const T, i: u32) -> T {
-    *p.add(i as usize)
+    // SAFETY: the caller keeps `p.add(i)` in bounds and aligned.
+    unsafe { *p.add(i as usize) }
+}
+
+/// [`load`] with a 64-bit index, for kernels that cover more than 2^32
+/// elements in one launch (`i` is a `u64` grid-stride position).
+///
+/// # Safety
+/// As for [`load`].
+#[inline(always)]
+pub unsafe fn load_u64<T: Copy>(p: *const T, i: u64) -> T {
+    // SAFETY: the caller keeps `p.add(i)` in bounds and aligned.
+    unsafe { *p.add(i as usize) }
 }
 
 /// CUDA `p[i] = v` on a `T*`: writes element `i`.
@@ -16,7 +29,8 @@ pub unsafe fn load<T: Copy>(p: *const T, i: u32) -> T {
 /// kernel without ordering.
 #[inline(always)]
 pub unsafe fn store<T>(p: *mut T, i: u32, v: T) {
-    *p.add(i as usize) = v
+    // SAFETY: the caller keeps `p.add(i)` in bounds, aligned and unraced.
+    unsafe { *p.add(i as usize) = v }
 }
 
 /// An element type that the kernels load 16 bytes at a time: four 32-bit or

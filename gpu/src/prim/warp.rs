@@ -96,6 +96,7 @@ shuffle_64!(i64 u64 f64);
 #[inline(always)]
 pub unsafe fn shfl_down_sync<T: Shuffle>(mask: u32, v: T, delta: u32) -> T {
     // clamp 0x1f: the segment is the whole warp.
+    // SAFETY: the caller upholds the participation rules for `mask`.
     v.shuffle_words(|w| unsafe { shfl_down_i32(mask, w, delta, 0x1f) })
 }
 
@@ -106,6 +107,7 @@ pub unsafe fn shfl_down_sync<T: Shuffle>(mask: u32, v: T, delta: u32) -> T {
 /// See the module's *Participation* rules; `src_lane` must be in `mask`.
 #[inline(always)]
 pub unsafe fn shfl_sync<T: Shuffle>(mask: u32, v: T, src_lane: u32) -> T {
+    // SAFETY: the caller upholds the participation rules and puts `src_lane` in `mask`.
     v.shuffle_words(|w| unsafe { shfl_idx_i32(mask, w, src_lane, 0x1f) })
 }
 
