@@ -111,9 +111,42 @@ fn main() {
             }
             Ok(())
         }),
+        cpu_trial("docs::results_page_is_made_from_its_json", results_page_is_made_from_its_json),
         gpu_trial("bench::by_key_small", by_key_bench_small),
     ];
     common::run(trials)
+}
+
+/// docs/results.md and its charts are what `reduce report` makes of the
+/// committed JSON: regenerated in a scratch folder, they equal the committed
+/// files (so the page cannot drift from its raw data).
+fn results_page_is_made_from_its_json() -> Result<(), Failed> {
+    // the checkout it was built in, or (bundled onto another machine) the one it runs in
+    let built_in = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../docs");
+    let docs = if built_in.is_dir() { built_in } else { std::env::current_dir()?.join("docs") };
+    let scratch = std::env::temp_dir().join(format!("reduce-report-{}", std::process::id()));
+    std::fs::create_dir_all(&scratch)?;
+    let page = scratch.join("results.md");
+    std::fs::copy(docs.join("results.md"), &page)?;
+    let mut args = vec!["report".to_string()];
+    for t in ["i32", "f32"] {
+        let json = scratch.join(format!("bench-{t}.json"));
+        std::fs::copy(docs.join(format!("results/bench-{t}.json")), &json)?;
+        args.push(json.display().to_string());
+    }
+    args.extend(["--page".to_string(), page.display().to_string()]);
+    let out = reduce(&args.iter().map(String::as_str).collect::<Vec<_>>())?;
+    ensure(out.status.success(), || String::from_utf8_lossy(&out.stderr).into_owned())?;
+    let same = |a: &std::path::Path, b: &std::path::Path| std::fs::read(a).ok() == std::fs::read(b).ok();
+    ensure(same(&page, &docs.join("results.md")), || {
+        "docs/results.md differs from `reduce report` of its JSON".into()
+    })?;
+    for t in ["i32", "f32"] {
+        let svg = format!("bench-{t}.svg");
+        ensure(same(&scratch.join(&svg), &docs.join("results").join(&svg)), || format!("docs/results/{svg} differs"))?;
+    }
+    let _ = std::fs::remove_dir_all(&scratch);
+    Ok(())
 }
 
 /// The reduce-by-key benchmark on a small input: every row checked.
