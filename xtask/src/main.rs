@@ -259,6 +259,17 @@ fn bundle(args: &[String]) -> Result<(), String> {
     copy_stripped(&downstream.join("target/release/downstream"), &bin.join("downstream"))?;
     broken_ptx(&out)?;
     tests.sort();
+    let script = run_tests_script(&tests);
+    let script_path = out.join("run-tests.sh");
+    std::fs::write(&script_path, script).map_err(|e| format!("cannot write {}: {e}", script_path.display()))?;
+    println!("{} ({} test executables, reduce, xtask, downstream)", out.display(), tests.len());
+    Ok(())
+}
+
+/// `run-tests.sh`: runs each test executable in `bin/` beside it, from the
+/// bundle's parent folder, with `REDUCTION_REQUIRE_GPU=1`; works when called
+/// by any path, relative or absolute, from any folder.
+fn run_tests_script(tests: &[String]) -> String {
     let mut script = String::from(
         "#!/usr/bin/env bash\n# Written by `cargo xtask bundle`: runs every test executable of the workspace,\n\
          # on a GPU: a test that would skip for want of one fails instead.\n\
@@ -266,14 +277,11 @@ fn bundle(args: &[String]) -> Result<(), String> {
          cd \"$here/..\" || exit 1\n\
          export REDUCE_BIN=\"$here/bin/reduce\" REDUCTION_REQUIRE_GPU=1\nstatus=0\n",
     );
-    for t in &tests {
+    for t in tests {
         script.push_str(&format!("echo \"== {t}\"; \"$here/bin/{t}\" \"$@\" || status=1\n"));
     }
     script.push_str("exit $status\n");
-    let script_path = out.join("run-tests.sh");
-    std::fs::write(&script_path, script).map_err(|e| format!("cannot write {}: {e}", script_path.display()))?;
-    println!("{} ({} test executables, reduce, xtask, downstream)", out.display(), tests.len());
-    Ok(())
+    script
 }
 
 /// The planted bugs, each with the checker that must catch it and the
@@ -408,6 +416,34 @@ fn sanitize(args: &[String]) -> Result<(), String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `run-tests.sh` called by a relative path from another folder runs
+    /// every test (it once changed folder first and then lost its own path),
+    /// passes arguments on, requires the GPU, and fails when a test fails.
+    #[test]
+    fn run_tests_script_works_from_a_relative_path() {
+        let root = std::env::temp_dir().join(format!("xtask-bundle-{}", std::process::id()));
+        let bin = root.join("bundle/bin");
+        std::fs::create_dir_all(&bin).unwrap();
+        let fake = |name: &str, body: &str| {
+            let path = bin.join(name);
+            std::fs::write(&path, format!("#!/usr/bin/env bash\n{body}\n")).unwrap();
+            run(Command::new("chmod").arg("+x").arg(&path)).unwrap();
+        };
+        fake("a", "echo \"a $1 $REDUCTION_REQUIRE_GPU $(basename \"$PWD\")\"");
+        fake("b", "echo \"b $1\"");
+        let tests = ["a".to_string(), "b".to_string()];
+        std::fs::write(root.join("bundle/run-tests.sh"), run_tests_script(&tests)).unwrap();
+        let out = Command::new("bash").arg("bundle/run-tests.sh").arg("--x").current_dir(&root).output().unwrap();
+        let text = String::from_utf8_lossy(&out.stdout);
+        let dir = root.file_name().unwrap().to_string_lossy();
+        assert!(out.status.success(), "{text}");
+        assert!(text.contains(&format!("a --x 1 {dir}")) && text.contains("b --x"), "{text}");
+        fake("b", "exit 1");
+        let out = Command::new("bash").arg("bundle/run-tests.sh").current_dir(&root).output().unwrap();
+        assert!(!out.status.success());
+        let _ = std::fs::remove_dir_all(&root);
+    }
 
     /// The README's "Use it from your project" program is the one CI builds.
     #[test]
