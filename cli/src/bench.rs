@@ -217,7 +217,7 @@ pub struct Table {
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct Report {
     /// The GPU measured.
-    pub device: Device,
+    pub device: DeviceInfo,
     /// Memory clock × bus width × 2, bytes/s.
     pub peak_theoretical: f64,
     /// Device-to-device copy, bytes read + written per second.
@@ -343,7 +343,7 @@ pub fn run_bench<O: ReduceOp<T>, T: Element + Reference + Sample>(
     Ok(Report {
         peak_theoretical: info.peak_bandwidth(),
         copy_bandwidth: copy,
-        device: Device::from(&info),
+        device: info,
         dtype: T::NAME.to_string(),
         op: O::NAME.to_string(),
         commit: env!("REDUCE_COMMIT").to_string(),
@@ -358,9 +358,10 @@ impl Report {
     /// The tables as text, one per size.
     ///
     /// ```
-    /// use reduce::bench::{Device, Report};
-    /// let device = Device {
+    /// use reduce::bench::Report;
+    /// let device = reduction::DeviceInfo {
     ///     name: "G80".into(),
+    ///     ordinal: 0,
     ///     compute_capability: (1, 0),
     ///     sm_count: 16,
     ///     l2_bytes: 0,
@@ -445,42 +446,6 @@ impl Report {
             }
         }
         s
-    }
-}
-
-/// The GPU, as the report records it.
-#[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct Device {
-    /// `NVIDIA H200`.
-    pub name: String,
-    /// `(9, 0)` for Hopper.
-    pub compute_capability: (i32, i32),
-    /// Streaming multiprocessors.
-    pub sm_count: u32,
-    /// L2 cache size in bytes.
-    pub l2_bytes: usize,
-    /// Device memory in bytes.
-    pub total_mem: usize,
-    /// Peak memory clock in kHz.
-    pub mem_clock_khz: u32,
-    /// Memory bus width in bits.
-    pub bus_width_bits: u32,
-    /// Driver version, e.g. 13000 for CUDA 13.0.
-    pub driver_version: i32,
-}
-
-impl From<&DeviceInfo> for Device {
-    fn from(i: &DeviceInfo) -> Self {
-        Device {
-            name: i.name.clone(),
-            compute_capability: i.compute_capability,
-            sm_count: i.sm_count,
-            l2_bytes: i.l2_bytes,
-            total_mem: i.total_mem,
-            mem_clock_khz: i.mem_clock_khz,
-            bus_width_bits: i.bus_width_bits,
-            driver_version: i.driver_version,
-        }
     }
 }
 

@@ -21,9 +21,10 @@ const CUDA: &str = "#0072b2";
 /// The chart of `report` as an SVG document (written by `reduce bench --svg FILE`).
 ///
 /// ```
-/// use reduce::bench::{Device, Report};
-/// let device = Device {
+/// use reduce::bench::Report;
+/// let device = reduction::DeviceInfo {
 ///     name: "G80".into(),
+///     ordinal: 0,
 ///     compute_capability: (1, 0),
 ///     sm_count: 16,
 ///     l2_bytes: 0,
@@ -141,8 +142,9 @@ fn esc(s: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::bench::{Device, Measurement, Row, Table};
+    use crate::bench::{Measurement, Row, Table};
     use crate::timing::Stats;
+    use reduction::DeviceInfo;
 
     fn measurement(kernel: &str, gbps: f64) -> Measurement {
         Measurement {
@@ -174,8 +176,9 @@ mod tests {
             rust_over_cuda: None,
         };
         let report = Report {
-            device: Device {
+            device: DeviceInfo {
                 name: "Test <GPU>".into(),
+                ordinal: 0,
                 compute_capability: (9, 0),
                 sm_count: 132,
                 l2_bytes: 1,

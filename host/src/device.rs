@@ -24,10 +24,12 @@ use crate::ptx::Ptx;
 /// # Ok::<(), reduction::Error>(())
 /// ```
 #[derive(Clone, Debug)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub struct DeviceInfo {
     /// `NVIDIA H100 80GB HBM3`.
     pub name: String,
-    /// Device ordinal.
+    /// Device ordinal (0 when read from a report that does not record it).
+    #[cfg_attr(feature = "serde", serde(default))]
     pub ordinal: usize,
     /// `(9, 0)` for Hopper.
     pub compute_capability: (i32, i32),

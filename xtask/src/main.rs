@@ -230,14 +230,7 @@ fn bundle(args: &[String]) -> Result<(), String> {
         "--no-run",
         "--message-format=json",
     ]))?;
-    run(Command::new(&cargo).current_dir(workspace()).args([
-        "build",
-        "--release",
-        "--package",
-        "reduce",
-        "--bin",
-        "reduce",
-    ]))?;
+    let reduce = build_reduce()?;
     let mut tests = Vec::new();
     // Integration tests only (`tests/*.rs`): the unit tests need no GPU.
     let test_artifacts = json.lines().filter(|l| l.contains("\"kind\":[\"test\"]") && l.contains("\"executable\":\""));
@@ -250,7 +243,7 @@ fn bundle(args: &[String]) -> Result<(), String> {
         copy_stripped(&exe, &bin.join(&name))?;
         tests.push(name);
     }
-    copy_stripped(&workspace().join("target/release/reduce"), &bin.join("reduce"))?;
+    copy_stripped(&reduce, &bin.join("reduce"))?;
     run(Command::new(&cargo).current_dir(workspace()).args(["build", "--release", "--package", "xtask"]))?;
     copy_stripped(&workspace().join("target/release/xtask"), &bin.join("xtask"))?;
     // the stable downstream project, as a user builds it
@@ -264,6 +257,14 @@ fn bundle(args: &[String]) -> Result<(), String> {
     std::fs::write(&script_path, script).map_err(|e| format!("cannot write {}: {e}", script_path.display()))?;
     println!("{} ({} test executables, reduce, xtask, downstream)", out.display(), tests.len());
     Ok(())
+}
+
+/// Build the release `reduce` CLI and return its path.
+fn build_reduce() -> Result<PathBuf, String> {
+    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+    let args = ["build", "--release", "--package", "reduce", "--bin", "reduce"];
+    run(Command::new(cargo).current_dir(workspace()).args(args))?;
+    Ok(workspace().join("target/release/reduce"))
 }
 
 /// `run-tests.sh`: runs each test executable in `bin/` beside it, from the
@@ -362,18 +363,7 @@ fn sanitize(args: &[String]) -> Result<(), String> {
     }
     let reduce = match reduce {
         Some(path) => path,
-        None => {
-            let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
-            run(Command::new(cargo).current_dir(workspace()).args([
-                "build",
-                "--release",
-                "--package",
-                "reduce",
-                "--bin",
-                "reduce",
-            ]))?;
-            workspace().join("target/release/reduce")
-        }
+        None => build_reduce()?,
     };
     let broken = match broken {
         Some(dir) => dir,
