@@ -2,7 +2,8 @@
 //
 // Each kernel below mirrors the Rust file of the same name in gpu/src/kernels/
 // (reduce1 <-> reduce1_interleaved_divergent.rs, ..., reduce9 <->
-// reduce9_warp_shuffle.rs, vectorized <-> vectorized.rs), written the way the
+// reduce9_warp_shuffle.rs, vectorized <-> vectorized.rs, single_pass <->
+// single_pass.rs), written the way the
 // seeds write it: Mark Harris's "Optimizing Parallel Reduction in CUDA"
 // slides for reduce1-reduce7, the 2023 review (seed 004) for reduce8 (the last
 // warp synced as a tile) and reduce9 (the last warp through shuffles). Where
@@ -434,6 +435,121 @@ __device__ __forceinline__ void vectorized(const T *g_idata, T *g_odata, unsigne
 }
 
 // ---------------------------------------------------------------------------
+// single_pass (ours, step 11; gpu/src/kernels/single_pass.rs): the whole
+// reduction in one launch. Each block reduces its grid-stride share (the
+// elements before the first 16-byte boundary and after the last whole vector
+// one by one, four 16-byte loads in flight per thread in between) with CUB's
+// warp-reductions block reduce, writes its partial, makes it visible
+// (__threadfence) and takes a ticket (atomicInc wraps it back to 0 for the
+// next launch); the block that draws the last ticket reduces the partials,
+// read with ld.relaxed.gpu (several in flight: the "memory" clobber keeps
+// them after the fence, and unlike volatile loads they may overlap), and
+// writes out[0].
+// Launch: block = blockSize, grid <= resident blocks, partials[grid],
+// *ticket == 0, dynamic shared memory 32 * 8 + 4 bytes.
+
+__device__ __forceinline__ int load_relaxed(const int *p)
+{
+    int v;
+    asm("ld.relaxed.gpu.global.b32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
+    return v;
+}
+
+__device__ __forceinline__ float load_relaxed(const float *p)
+{
+    float v;
+    asm("ld.relaxed.gpu.global.b32 %0, [%1];" : "=f"(v) : "l"(p) : "memory");
+    return v;
+}
+
+template <typename V> __device__ __forceinline__ auto fold(V a) -> decltype(a.x)
+{
+    return (a.x + a.y) + (a.z + a.w);
+}
+
+// CUB's BLOCK_REDUCE_WARP_REDUCTIONS (gpu/src/block_reduce.rs): shuffles in
+// every warp, lane 0 of each writes warp_sums, one barrier, warp 0 finishes.
+// The result is valid in thread 0.
+template <typename T, unsigned int blockSize>
+__device__ __forceinline__ T block_reduce(T v, T *warp_sums)
+{
+    unsigned int lane = threadIdx.x % WARP_SIZE, warp = threadIdx.x / WARP_SIZE;
+    for (int offset = WARP_SIZE / 2; offset > 0; offset /= 2) v += __shfl_down_sync(FULL_MASK, v, offset);
+    if (lane == 0) warp_sums[warp] = v;
+    __syncthreads();
+    T r = T(0);
+    if (warp == 0) {
+        if (lane < blockSize / WARP_SIZE) r = warp_sums[lane];
+        for (int offset = WARP_SIZE / 2; offset > 0; offset /= 2) r += __shfl_down_sync(FULL_MASK, r, offset);
+    }
+    return r;
+}
+
+template <typename T, unsigned int blockSize>
+__device__ __forceinline__ void single_pass(const T *input, unsigned long long n, T *partials,
+                                            unsigned int *ticket, T *out)
+{
+    typedef typename Vec16<T>::type V;
+    const unsigned long long LANES = sizeof(V) / sizeof(T);
+    T *warp_sums = shared_array<T>();
+    unsigned int *is_last = reinterpret_cast<unsigned int *>(dyn_smem + 32 * 8);
+    unsigned int tid = threadIdx.x;
+    unsigned long long gtid = (unsigned long long)(blockIdx.x * blockSize + tid);
+    unsigned long long threads = (unsigned long long)(gridDim.x * blockSize);
+
+    // the head: elements before the first 16-byte boundary
+    unsigned long long past = ((unsigned long long)input % 16) / sizeof(T);
+    unsigned long long head = past == 0 ? 0 : min(LANES - past, n);
+    T v = T(0);
+    if (gtid < head) v = input[gtid];
+    // the body: whole 16-byte vectors, four loads in flight per thread
+    const V *body = reinterpret_cast<const V *>(input + head);
+    unsigned long long nvec = (n - head) / LANES;
+    unsigned long long i = gtid;
+    while (i + 3 * threads < nvec) {
+        V a = __ldg(body + i), b = __ldg(body + i + threads);
+        V c = __ldg(body + i + 2 * threads), d = __ldg(body + i + 3 * threads);
+        v += (fold(a) + fold(b)) + (fold(c) + fold(d));
+        i += 4 * threads;
+    }
+    while (i < nvec) {
+        v += fold(__ldg(body + i));
+        i += threads;
+    }
+    // the tail: elements after the last whole vector
+    unsigned long long tail = head + nvec * LANES;
+    if (gtid < n - tail) v += input[tail + gtid];
+
+    // one partial per block, then the ticket
+    v = block_reduce<T, blockSize>(v, warp_sums);
+    if (tid == 0) {
+        partials[blockIdx.x] = v;
+        __threadfence(); // the partial is visible GPU-wide before the ticket is taken
+        *is_last = atomicInc(ticket, gridDim.x - 1) == gridDim.x - 1;
+    }
+    __syncthreads();
+    // the last block reduces the partials, four loads in flight per thread
+    if (*is_last) {
+        __threadfence();
+        unsigned int grid = gridDim.x;
+        T w = T(0);
+        unsigned int b = tid;
+        while (b + 3 * blockSize < grid) {
+            T p0 = load_relaxed(partials + b), p1 = load_relaxed(partials + b + blockSize);
+            T p2 = load_relaxed(partials + b + 2 * blockSize), p3 = load_relaxed(partials + b + 3 * blockSize);
+            w += (p0 + p1) + (p2 + p3);
+            b += 4 * blockSize;
+        }
+        while (b < grid) {
+            w += load_relaxed(partials + b);
+            b += blockSize;
+        }
+        w = block_reduce<T, blockSize>(w, warp_sums);
+        if (tid == 0) out[0] = w;
+    }
+}
+
+// ---------------------------------------------------------------------------
 // Entry points, named like the Rust PTX entries (gpu/src/entries.rs):
 //   INSTANTIATE(k)        -> k_sum_i32, k_sum_f32 (block size at run time)
 //   INSTANTIATE_BLOCKS(k) -> k_b{32,64,128,256,512,1024}_sum_{i32,f32}
@@ -471,3 +587,26 @@ INSTANTIATE_BLOCKS(reduce7)
 INSTANTIATE_BLOCKS(reduce8)
 INSTANTIATE_BLOCKS(reduce9)
 INSTANTIATE_BLOCKS(vectorized)
+
+// single_pass has its own parameters (gpu/src/entries.rs):
+//   INSTANTIATE_SINGLE_PASS(k) -> k_b{32,...,1024}_sum_{i32,f32}
+#define SINGLE_PASS_ENTRY(name, T, call)                                                       \
+    extern "C" __global__ void name(const T *input, unsigned long long n, T *partials,          \
+                                    unsigned int *ticket, T *out)                              \
+    {                                                                                          \
+        call(input, n, partials, ticket, out);                                                 \
+    }
+
+#define INSTANTIATE_SINGLE_PASS_BLOCK(kernel, block)                                \
+    SINGLE_PASS_ENTRY(kernel##_b##block##_sum_i32, int, (kernel<int, block>))     \
+    SINGLE_PASS_ENTRY(kernel##_b##block##_sum_f32, float, (kernel<float, block>))
+
+#define INSTANTIATE_SINGLE_PASS(kernel)            \
+    INSTANTIATE_SINGLE_PASS_BLOCK(kernel, 32)      \
+    INSTANTIATE_SINGLE_PASS_BLOCK(kernel, 64)      \
+    INSTANTIATE_SINGLE_PASS_BLOCK(kernel, 128)     \
+    INSTANTIATE_SINGLE_PASS_BLOCK(kernel, 256)     \
+    INSTANTIATE_SINGLE_PASS_BLOCK(kernel, 512)     \
+    INSTANTIATE_SINGLE_PASS_BLOCK(kernel, 1024)
+
+INSTANTIATE_SINGLE_PASS(single_pass)

@@ -68,21 +68,18 @@ pub const REFERENCE_TYPES: [DType; 2] = [DType::I32, DType::F32];
 pub const NO_NVRTC: &str = "libnvrtc not found (install the CUDA toolkit or put its lib64 on LD_LIBRARY_PATH)";
 
 /// The PTX entries [`CUDA_REFERENCE_SOURCE`] defines, in registry order: every
-/// kernel of [`KERNELS`] except `single_pass`, at each of its block sizes, for
-/// [`REFERENCE_OPS`] × [`REFERENCE_TYPES`].
+/// kernel of [`KERNELS`], at each of its block sizes, for [`REFERENCE_OPS`] ×
+/// [`REFERENCE_TYPES`].
 ///
 /// ```
 /// let e = reduce::nvrtc::reference_entries();
 /// assert!(e.contains(&"reduce3_sum_i32".to_string()));
 /// assert!(e.contains(&"reduce7_b256_sum_f32".to_string()));
-/// assert!(!e.iter().any(|e| e.starts_with("single_pass") || e.contains("_max_") || e.ends_with("_u64")));
+/// assert!(e.contains(&"single_pass_b1024_sum_i32".to_string()));
+/// assert!(!e.iter().any(|e| e.contains("_max_") || e.ends_with("_u64")));
 /// ```
 pub fn reference_entries() -> Vec<String> {
-    KERNELS
-        .iter()
-        .filter(|k| k.scheme != Scheme::SinglePass)
-        .flat_map(|k| k.all_entries(&REFERENCE_OPS, &REFERENCE_TYPES).collect::<Vec<_>>())
-        .collect()
+    KERNELS.iter().flat_map(|k| k.all_entries(&REFERENCE_OPS, &REFERENCE_TYPES).collect::<Vec<_>>()).collect()
 }
 
 /// `None` if libnvrtc can be loaded, else the reason ([`NO_NVRTC`]).
@@ -293,9 +290,18 @@ mod tests {
         for k in instantiated(&code, "INSTANTIATE") {
             out.extend(runtime.iter().map(|s| format!("{k}_{s}")));
         }
-        for k in instantiated(&code, "INSTANTIATE_BLOCKS") {
-            for b in &blocks {
-                out.extend(compiled.iter().map(|s| format!("{k}_b{b}_{s}")));
+        let single_pass = suffixes(&macro_body(&code, "INSTANTIATE_SINGLE_PASS_BLOCK"));
+        let single_pass_blocks: Vec<u32> = macro_body(&code, "INSTANTIATE_SINGLE_PASS")
+            .split("INSTANTIATE_SINGLE_PASS_BLOCK(kernel,")
+            .skip(1)
+            .map(|p| p.split(')').next().unwrap().trim().parse().unwrap())
+            .collect();
+        assert_eq!(single_pass_blocks, BLOCK_SIZES, "INSTANTIATE_SINGLE_PASS must cover the registry's block sizes");
+        for (mac, suffixes) in [("INSTANTIATE_BLOCKS", &compiled), ("INSTANTIATE_SINGLE_PASS", &single_pass)] {
+            for k in instantiated(&code, mac) {
+                for b in &blocks {
+                    out.extend(suffixes.iter().map(|s| format!("{k}_b{b}_{s}")));
+                }
             }
         }
         out
@@ -304,17 +310,21 @@ mod tests {
     #[test]
     fn one_instantiation_line_per_kernel() {
         let code = code();
-        for k in KERNELS.iter().filter(|k| k.scheme != Scheme::SinglePass) {
-            let (mac, other) = match k.block_param {
-                BlockParam::Runtime => ("INSTANTIATE", "INSTANTIATE_BLOCKS"),
-                BlockParam::Compiled => ("INSTANTIATE_BLOCKS", "INSTANTIATE"),
+        let macros = ["INSTANTIATE", "INSTANTIATE_BLOCKS", "INSTANTIATE_SINGLE_PASS"];
+        for k in KERNELS {
+            let (mac, signature) = match (k.scheme, k.block_param) {
+                (Scheme::SinglePass, _) => {
+                    ("INSTANTIATE_SINGLE_PASS", "(const T *input, unsigned long long n, T *partials,")
+                }
+                (_, BlockParam::Runtime) => ("INSTANTIATE", "(const T *g_idata, T *g_odata, unsigned int n)"),
+                (_, BlockParam::Compiled) => ("INSTANTIATE_BLOCKS", "(const T *g_idata, T *g_odata, unsigned int n)"),
             };
-            let n = instantiated(&code, mac).iter().filter(|id| *id == k.id).count();
-            assert_eq!(n, 1, "{}: expected one `{mac}({})` line", k.id, k.id);
-            assert!(!instantiated(&code, other).iter().any(|id| id == k.id), "{}: also in {other}", k.id);
-            assert!(code.contains(&format!("void {}(const T *g_idata, T *g_odata, unsigned int n)", k.id)), "{}", k.id);
+            let lines: usize =
+                macros.iter().map(|m| instantiated(&code, m).iter().filter(|id| *id == k.id).count()).sum();
+            let here = instantiated(&code, mac).iter().filter(|id| *id == k.id).count();
+            assert_eq!((here, lines), (1, 1), "{}: expected one `{mac}({})` line and no other", k.id, k.id);
+            assert!(code.contains(&format!("void {}{signature}", k.id)), "{}", k.id);
         }
-        assert!(!instantiated(&code, "INSTANTIATE_BLOCKS").iter().any(|id| id == "single_pass"));
     }
 
     #[test]
@@ -327,7 +337,7 @@ mod tests {
             assert!(want.contains(&format!("vectorized_b1024_sum_{}", t.name())));
         }
         assert!(want.contains("reduce5_sum_f32"));
-        assert_eq!(want.len(), 5 * 2 + 5 * BLOCK_SIZES.len() * 2);
+        assert_eq!(want.len(), 5 * 2 + 6 * BLOCK_SIZES.len() * 2);
     }
 
     #[test]
