@@ -460,17 +460,76 @@ impl Report {
 /// assert!(reduce::bench::splice(page, "b.json", "x").is_err());
 /// ```
 pub fn splice(page: &str, name: &str, text: &str) -> Result<String> {
+    splice_raw(page, name, &format!("```text\n{text}```\n"))?.ok_or_else(|| {
+        Error::Invalid(format!("the page has no `<!-- report {name} -->` ... `<!-- /report -->` section"))
+    })
+}
+
+/// [`splice`] without the code block, and `None` where the page has no such
+/// section.
+fn splice_raw(page: &str, name: &str, text: &str) -> Result<Option<String>> {
     let open = format!("<!-- report {name} -->\n");
     let close = "<!-- /report -->";
-    let missing = || Error::Invalid(format!("the page has no `<!-- report {name} -->` ... `{close}` section"));
-    let start = page.find(&open).ok_or_else(missing)? + open.len();
-    let end = start + page[start..].find(close).ok_or_else(missing)?;
-    Ok(format!("{}```text\n{}```\n{}", &page[..start], text, &page[end..]))
+    let Some(start) = page.find(&open).map(|s| s + open.len()) else {
+        return Ok(None);
+    };
+    let end = start + page[start..].find(close).ok_or_else(|| Error::Invalid(format!("`{open}` is not closed")))?;
+    Ok(Some(format!("{}{}{}", &page[..start], text, &page[end..])))
+}
+
+/// Each step's speedup next to the seeds' (Harris's G80 with 4M ints, seed
+/// 004's V100 with 32M ints), the H200 columns from `report` (its tables at
+/// 2^22, 2^25 and 2^28, in that order). The page section `<!-- report
+/// NAME steps -->`.
+pub fn steps_table(report: &Report) -> String {
+    // (step, change, G80 4M, V100 32M): the seeds' figures
+    const SEEDS: [(&str, &str, &str, &str); 10] = [
+        ("1 → 2", "no divergent branch (strided index)", "2.33×", "1.72×"),
+        ("2 → 3", "sequential addressing (no bank conflicts)", "2.01×", "1.25×"),
+        ("3 → 4", "first add during the load", "1.78×", "1.81×"),
+        ("4 → 5", "unroll the last warp", "1.80×", "-"),
+        ("5 → 6", "completely unrolled", "1.41×", "1.04× (4→6)"),
+        ("6 → 7", "multiple elements per thread", "1.42×", "1.12×"),
+        ("7 → 8", "last warp as a synced tile", "-", "1.00×"),
+        ("8 → 9", "warp shuffles", "-", "1.01×"),
+        ("9 → 10", "16-byte loads (ours)", "-", "-"),
+        ("10 → 11", "one launch (ours)", "-", "-"),
+    ];
+    let sizes: Vec<String> = report.tables.iter().map(|t| format!("H200 2^{}", t.n.ilog2())).collect();
+    let mut s = format!("| step | change | G80 4M | V100 32M | {} |\n|---|---|---:|---:|", sizes.join(" | "));
+    s += &"---:|".repeat(sizes.len());
+    s += "\n";
+    for (i, (step, change, g80, v100)) in SEEDS.iter().enumerate() {
+        let h200: Vec<String> = report
+            .tables
+            .iter()
+            .map(|t| t.rows.get(i + 1).and_then(|r| r.step_speedup).map_or("-".into(), |x| format!("{x:.2}×")))
+            .collect();
+        s += &format!("| {step} | {change} | {g80} | {v100} | {} |\n", h200.join(" | "));
+    }
+    let cumulative: Vec<String> = report
+        .tables
+        .iter()
+        .map(|t| t.rows.get(6).map_or("-".into(), |r| format!("{:.1}×", r.cumulative_speedup)))
+        .collect();
+    s += &format!("| 1 → 7 | cumulative | 30.0× | 4.5× (1→9) | {} |\n", cumulative.join(" | "));
+    let reduce7: Vec<String> = report
+        .tables
+        .iter()
+        .map(|t| {
+            t.rows.get(6).map_or("-".into(), |r| {
+                format!("{:.0} GB/s ({:.0}%)", r.rust.bandwidth / 1e9, 100.0 * r.of_theoretical)
+            })
+        })
+        .collect();
+    s += &format!("| reduce7 | bandwidth | 62.7 GB/s (73% of 86.4) | | {} |\n", reduce7.join(" | "));
+    s
 }
 
 /// `reduce report`: for each JSON report, write its chart beside it
 /// (`.svg`) and, if `page` is given, its tables into the page's marked
-/// section for that file name.
+/// section for that file name (and [`steps_table`] into the section `NAME
+/// steps`, where the page has one).
 pub fn regenerate(json: &[std::path::PathBuf], page: Option<&std::path::Path>) -> Result<()> {
     let io = |path: &std::path::Path, e: std::io::Error| Error::Invalid(format!("{}: {e}", path.display()));
     let mut text = match page {
@@ -486,6 +545,9 @@ pub fn regenerate(json: &[std::path::PathBuf], page: Option<&std::path::Path>) -
         let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
         if let Some(t) = text.as_mut() {
             *t = splice(t, &name, &report.text())?;
+            if let Some(with_steps) = splice_raw(t, &format!("{name} steps"), &steps_table(&report))? {
+                *t = with_steps;
+            }
         }
     }
     if let (Some(p), Some(t)) = (page, text) {
