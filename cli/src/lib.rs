@@ -6,6 +6,7 @@
 
 pub mod bench;
 pub mod by_key_bench;
+pub mod explain;
 pub mod latency;
 pub mod nvrtc;
 pub mod svg;

@@ -116,6 +116,23 @@ enum Command {
         #[arg(long, default_value_t = 30)]
         runs: usize,
     },
+    /// Nsight Compute's counters for each teaching step (branch efficiency,
+    /// bank conflicts, instructions per element, stalls, DRAM, occupancy):
+    /// the measured reasons behind Harris's steps. Needs `ncu`.
+    Explain {
+        /// Elements.
+        #[arg(long, default_value = "2^22", value_parser = parse_count)]
+        n: usize,
+        /// Element type.
+        #[arg(long = "type", default_value = "i32")]
+        ty: String,
+        /// Threads per block (Harris's 128).
+        #[arg(long, default_value_t = DEFAULT_BLOCK)]
+        block: u32,
+        /// Also write ncu's raw CSV output here.
+        #[arg(long, value_name = "FILE")]
+        raw: Option<PathBuf>,
+    },
     /// Regenerate a results page from benchmark JSON (no GPU needed): for
     /// each FILE.json, its chart FILE.svg beside it and, in the page, the
     /// text between `<!-- report FILE.json -->` and `<!-- /report -->`.
@@ -266,6 +283,7 @@ enum Job {
     ByKey(Gpu, usize, u32, usize),
     Latency(Gpu, Vec<usize>, DType, usize, u64),
     Report(Vec<PathBuf>, Option<PathBuf>),
+    Explain(usize, DType, u32, Option<(PathBuf, File)>),
     Bench(Gpu, BenchArgs),
 }
 
@@ -428,6 +446,13 @@ fn validate(cli: Cli) -> std::result::Result<Job, String> {
             Job::ByKey(gpu, n, keys, runs)
         }
         Command::Report { json, page } => Job::Report(json, page),
+        Command::Explain { n, ty, block, raw } => {
+            at_least_one("--n", n)?;
+            let dtype = dtype(&ty)?;
+            size_fits(n, &[dtype])?;
+            select_kernels("all", Some(block), |_| block)?;
+            Job::Explain(n, dtype, block, output(raw, "--raw")?)
+        }
         Command::Latency { n, ty, runs, seed } => {
             at_least_one("--runs", runs)?;
             let dtype = dtype(&ty)?;
@@ -548,6 +573,26 @@ fn execute(job: Job) -> Result<bool> {
             Ok(rows.iter().all(|row| row.ok))
         }
         Job::Bench(gpu, a) => bench(&gpu, a),
+        Job::Explain(n, dtype, block, raw) => {
+            let ncu = reduce::explain::find_ncu()?;
+            let kernels: Vec<&'static Kernel> = KERNELS.iter().filter(|k| k.check_block(block).is_ok()).collect();
+            let mut text = String::new();
+            let args = ["--type".to_string(), dtype.name().to_string()];
+            let rows = reduce::explain::profile(&ncu, &kernels, n, block, &args, &mut text)?;
+            println!("ncu --clock-control none --set full, n = {n} {}, block {block}, one launch each", dtype.name());
+            print!("{}", reduce::explain::table(&rows, n));
+            if let Some((path, mut file)) = raw {
+                use std::io::Write;
+                file.set_len(0)
+                    .and_then(|()| file.write_all(text.as_bytes()))
+                    .map_err(|e| Error::Invalid(format!("cannot write {}: {e}", path.display())))?;
+            }
+            let missing: Vec<&str> = rows.iter().filter(|(_, m)| m.is_none()).map(|(k, _)| k.id).collect();
+            if !missing.is_empty() {
+                return Err(Error::Invalid(format!("ncu profiled no launch of {}", missing.join(", "))));
+            }
+            Ok(true)
+        }
         Job::Report(json, page) => {
             reduce::bench::regenerate(&json, page.as_deref())?;
             Ok(true)
