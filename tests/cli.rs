@@ -112,6 +112,15 @@ fn main() {
             Ok(())
         }),
         cpu_trial("docs::results_page_is_made_from_its_json", results_page_is_made_from_its_json),
+        cpu_trial("docs::tutorial_counters_are_made_from_the_raw_ncu_output", tutorial_counters),
+        cpu_trial("cli::explain_without_ncu_says_so", || {
+            let bin = std::env::var("REDUCE_BIN").unwrap_or_else(|_| env!("CARGO_BIN_EXE_reduce").to_string());
+            let out = Command::new(bin).args(["explain"]).env("NCU", "/no/such/ncu").output()?;
+            let stderr = String::from_utf8_lossy(&out.stderr);
+            ensure(out.status.code() == Some(RUNTIME) && stderr.contains("ncu (Nsight Compute) not found"), || {
+                format!("exit {:?}: {stderr}", out.status.code())
+            })
+        }),
         gpu_trial("bench::by_key_small", by_key_bench_small),
     ];
     common::run(trials)
@@ -147,6 +156,21 @@ fn results_page_is_made_from_its_json() -> Result<(), Failed> {
     }
     let _ = std::fs::remove_dir_all(&scratch);
     Ok(())
+}
+
+/// The counters table in docs/tutorial.md is `reduce explain --from-raw` of
+/// the committed raw ncu output.
+fn tutorial_counters() -> Result<(), Failed> {
+    let built_in = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../docs");
+    let docs = if built_in.is_dir() { built_in } else { std::env::current_dir()?.join("docs") };
+    let raw = docs.join("results/explain-raw-i32.txt").display().to_string();
+    let out = reduce(&["explain", "--from-raw", &raw])?;
+    ensure(out.status.success(), || String::from_utf8_lossy(&out.stderr).into_owned())?;
+    let table = String::from_utf8_lossy(&out.stdout).into_owned();
+    let tutorial = std::fs::read_to_string(docs.join("tutorial.md"))?;
+    let between = tutorial.split("<!-- explain -->\n").nth(1).and_then(|t| t.split("<!-- /explain -->").next());
+    ensure(between == Some(table.as_str()), || format!("docs/tutorial.md's table differs from:\n{table}"))?;
+    ensure(table.lines().count() == 2 + reduction::KERNELS.len(), || table.clone())
 }
 
 /// The reduce-by-key benchmark on a small input: every row checked.

@@ -14,8 +14,16 @@
 //!   (long scoreboard), DRAM throughput, L2 hit rate;
 //! * and for every step: registers per thread and achieved occupancy.
 //!
+//! Columns: kernel time; branch efficiency (uniform branch targets); active
+//! (predicated-on) threads per warp instruction, of 32; shared-memory bank
+//! conflicts, warp instructions and shared-memory instructions per input
+//! element; warps stalled at a barrier and on a global load (long
+//! scoreboard), per issued instruction; DRAM read throughput; L2 hit rate;
+//! registers per thread; achieved occupancy.
+//!
 //! A counter that this `ncu` does not report is printed as `n/a`; the raw CSV
-//! is kept for the record.
+//! is kept for the record, and `reduce explain --from-raw FILE` prints the
+//! table again from it without a GPU.
 
 use std::path::Path;
 use std::process::Command;
@@ -57,7 +65,7 @@ impl Metrics {
     }
 }
 
-const COUNTERS: [Counter; 11] = [
+const COUNTERS: [Counter; 12] = [
     Counter { title: "time µs", read: |m, _| m.get(&["gpu__time_duration.sum"]).map(|ns| ns / 1e3), digits: 1 },
     Counter {
         title: "branch eff %",
@@ -65,8 +73,8 @@ const COUNTERS: [Counter; 11] = [
         digits: 1,
     },
     Counter {
-        title: "threads/warp inst",
-        read: |m, _| m.get(&["smsp__thread_inst_executed_per_inst_executed.ratio"]),
+        title: "active threads/inst",
+        read: |m, _| m.get(&["smsp__thread_inst_executed_pred_on_per_inst_executed.ratio"]),
         digits: 1,
     },
     Counter {
@@ -87,14 +95,19 @@ const COUNTERS: [Counter; 11] = [
         digits: 3,
     },
     Counter {
-        title: "barrier stall %",
-        read: |m, _| m.get(&["smsp__warp_issue_stalled_barrier_per_warp_active.pct"]),
-        digits: 1,
+        title: "shared inst/elem",
+        read: |m, n| m.get(&["smsp__sass_inst_executed_op_shared.sum"]).map(|i| i / n as f64),
+        digits: 3,
     },
     Counter {
-        title: "memory stall %",
-        read: |m, _| m.get(&["smsp__warp_issue_stalled_long_scoreboard_per_warp_active.pct"]),
-        digits: 1,
+        title: "barrier stall",
+        read: |m, _| m.get(&["smsp__average_warps_issue_stalled_barrier_per_issue_active.ratio"]),
+        digits: 2,
+    },
+    Counter {
+        title: "memory stall",
+        read: |m, _| m.get(&["smsp__average_warps_issue_stalled_long_scoreboard_per_issue_active.ratio"]),
+        digits: 2,
     },
     Counter {
         title: "DRAM GB/s",
@@ -181,8 +194,16 @@ pub fn table(rows: &[(&'static Kernel, Option<Metrics>)], n: usize) -> String {
     s
 }
 
-/// `ncu` on `$PATH` or in CUDA's default place, or why there is none.
+/// `ncu`: `$NCU`, else on `$PATH` or in CUDA's default place; or why there
+/// is none.
 pub fn find_ncu() -> Result<std::path::PathBuf> {
+    if let Some(path) = std::env::var_os("NCU").map(std::path::PathBuf::from) {
+        return if path.is_file() {
+            Ok(path)
+        } else {
+            Err(Error::Invalid(format!("ncu (Nsight Compute) not found at NCU={}", path.display())))
+        };
+    }
     let on_path = std::env::var_os("PATH")
         .into_iter()
         .flat_map(|p| std::env::split_paths(&p).collect::<Vec<_>>())
@@ -219,6 +240,24 @@ pub fn profile(
         raw.push_str(&format!("## {} (exit {:?})\n{text}\n", k.id, output.status.code()));
         raw.push_str(&String::from_utf8_lossy(&output.stderr));
         rows.push((k, parse_raw_csv(&text).into_iter().next()));
+    }
+    Ok(rows)
+}
+
+/// The rows again from the raw text [`profile`] wrote: one `## <kernel id>`
+/// section per kernel.
+///
+/// ```
+/// let raw = "## reduce1 (exit Some(0))\n\"ID\",\"gpu__time_duration.sum\"\n\"\",\"ns\"\n\"0\",\"2000\"\n";
+/// let rows = reduce::explain::from_raw(raw).unwrap();
+/// assert_eq!(rows[0].0.id, "reduce1");
+/// assert_eq!(rows[0].1.as_ref().unwrap().get(&["gpu__time_duration.sum"]), Some(2000.0));
+/// ```
+pub fn from_raw(text: &str) -> Result<Vec<(&'static Kernel, Option<Metrics>)>> {
+    let mut rows = Vec::new();
+    for section in text.split("\n## ").map(|s| s.trim_start_matches("## ")) {
+        let Some(id) = section.split_whitespace().next() else { continue };
+        rows.push((Kernel::find(id)?, parse_raw_csv(section).into_iter().next()));
     }
     Ok(rows)
 }

@@ -132,6 +132,9 @@ enum Command {
         /// Also write ncu's raw CSV output here.
         #[arg(long, value_name = "FILE")]
         raw: Option<PathBuf>,
+        /// Print the table from a raw file written by `--raw` (no GPU, no ncu).
+        #[arg(long, value_name = "FILE", conflicts_with = "raw")]
+        from_raw: Option<PathBuf>,
     },
     /// Regenerate a results page from benchmark JSON (no GPU needed): for
     /// each FILE.json, its chart FILE.svg beside it and, in the page, the
@@ -284,6 +287,7 @@ enum Job {
     Latency(Gpu, Vec<usize>, DType, usize, u64),
     Report(Vec<PathBuf>, Option<PathBuf>),
     Explain(usize, DType, u32, Option<(PathBuf, File)>),
+    ExplainFromRaw(PathBuf, usize),
     Bench(Gpu, BenchArgs),
 }
 
@@ -446,7 +450,8 @@ fn validate(cli: Cli) -> std::result::Result<Job, String> {
             Job::ByKey(gpu, n, keys, runs)
         }
         Command::Report { json, page } => Job::Report(json, page),
-        Command::Explain { n, ty, block, raw } => {
+        Command::Explain { n, from_raw: Some(path), .. } => Job::ExplainFromRaw(path, n),
+        Command::Explain { n, ty, block, raw, from_raw: None } => {
             at_least_one("--n", n)?;
             let dtype = dtype(&ty)?;
             size_fits(n, &[dtype])?;
@@ -591,6 +596,12 @@ fn execute(job: Job) -> Result<bool> {
             if !missing.is_empty() {
                 return Err(Error::Invalid(format!("ncu profiled no launch of {}", missing.join(", "))));
             }
+            Ok(true)
+        }
+        Job::ExplainFromRaw(path, n) => {
+            let text = std::fs::read_to_string(&path)
+                .map_err(|e| Error::Invalid(format!("--from-raw {}: {e}", path.display())))?;
+            print!("{}", reduce::explain::table(&reduce::explain::from_raw(&text)?, n));
             Ok(true)
         }
         Job::Report(json, page) => {
