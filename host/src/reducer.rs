@@ -153,6 +153,19 @@ struct Work<T> {
     result: MappedSlot<T>,
     /// The first level's partials when they are finished on the CPU.
     partials: CudaSlice<T>,
+    /// The last reduction planned, for calls that repeat it (the same
+    /// operator, size and options): planning is then skipped.
+    last: Option<(JobKey, Job)>,
+}
+
+/// What a [`Job`] depends on besides the element type: operator, size,
+/// kernel and block asked for.
+#[derive(Clone, Copy, PartialEq, Eq)]
+struct JobKey {
+    op: gpu::names::Op,
+    n: usize,
+    kernel: Option<&'static str>,
+    block: Option<u32>,
 }
 
 /// One element of pinned host memory mapped into the device's address
@@ -161,15 +174,19 @@ struct Work<T> {
 /// after the kernel (about half the time of a small reduction, measured in
 /// `reduce latency`).
 struct MappedSlot<T> {
-    slot: PinnedHostSlice<T>,
-    /// The device address of `slot`.
+    /// The allocation (kept alive here; freed on drop).
+    _slot: PinnedHostSlice<T>,
+    /// Its host address, read once at allocation.
+    host: usize,
+    /// Its device address.
     addr: u64,
 }
 
 impl<T: DeviceRepr + ValidAsZeroBits> MappedSlot<T> {
     fn new(gpu: &Gpu) -> Result<Self> {
         let (slot, addr) = gpu.alloc_mapped::<T>(1)?;
-        Ok(MappedSlot { slot, addr })
+        let host = slot.as_ptr().map_err(driver("cuEventSynchronize"))? as usize;
+        Ok(MappedSlot { _slot: slot, host, addr })
     }
 
     /// Where the kernel writes.
@@ -179,13 +196,12 @@ impl<T: DeviceRepr + ValidAsZeroBits> MappedSlot<T> {
 
     /// The value, once the work that writes it has finished (the caller
     /// synchronizes the stream first).
-    fn read(&self) -> Result<T> {
-        let ptr = self.slot.as_ptr().map_err(driver("cuEventSynchronize"))?;
-        // SAFETY: `ptr` is this slot's one element, allocated and aligned for
-        // T by cuMemHostAlloc; the kernel that wrote it has finished (the
-        // stream was synchronized), and the read is volatile because the
-        // device, not Rust, wrote it.
-        Ok(unsafe { ptr.read_volatile() })
+    fn read(&self) -> T {
+        // SAFETY: `host` is the slot's one element, allocated (and kept alive
+        // by `_slot`) and aligned for T by cuMemHostAlloc; the kernel that
+        // wrote it has finished (the stream was synchronized), and the read
+        // is volatile because the device, not Rust, wrote it.
+        unsafe { (self.host as *const T).read_volatile() }
     }
 }
 
@@ -549,15 +565,19 @@ impl Reducer {
         opts: &Options,
     ) -> Result<T> {
         let stream = self.gpu.stream();
-        let job = self.job::<O, T>(data.len(), opts)?;
+        let key = JobKey { op: O::OP, n: data.len(), kernel: opts.kernel.map(|k| k.id), block: opts.block };
+        let job = match &mut s.last {
+            Some((k, job)) if *k == key => job,
+            last => &mut last.insert((key, self.job::<O, T>(data.len(), opts)?)).1,
+        };
         match opts.finish {
             Finish::Gpu => {
-                enqueue(&self.gpu, &mut s.bufs, &job, &job.levels, data, s.result.out())?;
+                enqueue(&self.gpu, &mut s.bufs, job, &job.levels, data, s.result.out())?;
                 self.gpu.synchronize()?;
-                s.result.read()
+                Ok(s.result.read())
             }
             Finish::Cpu => {
-                let count = enqueue_partials(&self.gpu, &mut s.bufs, &job, data, &mut s.partials)?;
+                let count = enqueue_partials(&self.gpu, &mut s.bufs, job, data, &mut s.partials)?;
                 let host = stream.clone_dtoh(&s.partials.slice(..count)).map_err(driver("cuMemcpyDtoH"))?;
                 Ok(host.into_iter().fold(O::IDENTITY, O::combine))
             }
@@ -572,7 +592,7 @@ impl Reducer {
             let mut ticket = self.gpu.alloc::<u32>(1, "the single-pass ticket")?;
             self.gpu.stream().memset_zeros(&mut ticket).map_err(driver("cuMemsetD8"))?;
             let bufs = Buffers { levels: [buffer()?, buffer()?], ticket };
-            let work = Work { bufs, result: MappedSlot::new(&self.gpu)?, partials: buffer()? };
+            let work = Work { bufs, result: MappedSlot::new(&self.gpu)?, partials: buffer()?, last: None };
             slot.insert(Box::new(Scratch::<T> { work, staging: buffer()? }));
         }
         Ok(TypedScratch { guard: map, _t: std::marker::PhantomData })
