@@ -444,9 +444,10 @@ __device__ __forceinline__ void vectorized(const T *g_idata, T *g_odata, unsigne
 // next launch); the block that draws the last ticket reduces the partials,
 // read with ld.relaxed.gpu (several in flight: the "memory" clobber keeps
 // them after the fence, and unlike volatile loads they may overlap), and
-// writes out[0].
+// writes out[0], then, if done is not null, sets *done = 1 after a
+// system-wide fence (the host polls it in mapped memory).
 // Launch: block = blockSize, grid <= resident blocks, partials[grid],
-// *ticket == 0, dynamic shared memory 32 * 8 + 4 bytes.
+// *ticket == 0, done null or a u32, dynamic shared memory 32 * 8 + 4 bytes.
 
 __device__ __forceinline__ int load_relaxed(const int *p)
 {
@@ -487,7 +488,7 @@ __device__ __forceinline__ T block_reduce(T v, T *warp_sums)
 
 template <typename T, unsigned int blockSize>
 __device__ __forceinline__ void single_pass(const T *input, unsigned long long n, T *partials,
-                                            unsigned int *ticket, T *out)
+                                            unsigned int *ticket, T *out, unsigned int *done)
 {
     typedef typename Vec16<T>::type V;
     const unsigned long long LANES = sizeof(V) / sizeof(T);
@@ -545,7 +546,13 @@ __device__ __forceinline__ void single_pass(const T *input, unsigned long long n
             b += blockSize;
         }
         w = block_reduce<T, blockSize>(w, warp_sums);
-        if (tid == 0) out[0] = w;
+        if (tid == 0) {
+            out[0] = w;
+            if (done) {
+                __threadfence_system(); // the result is visible before the flag
+                *(volatile unsigned int *)done = 1;
+            }
+        }
     }
 }
 
@@ -592,9 +599,9 @@ INSTANTIATE_BLOCKS(vectorized)
 //   INSTANTIATE_SINGLE_PASS(k) -> k_b{32,...,1024}_sum_{i32,f32}
 #define SINGLE_PASS_ENTRY(name, T, call)                                                       \
     extern "C" __global__ void name(const T *input, unsigned long long n, T *partials,          \
-                                    unsigned int *ticket, T *out)                              \
+                                    unsigned int *ticket, T *out, unsigned int *done)          \
     {                                                                                          \
-        call(input, n, partials, ticket, out);                                                 \
+        call(input, n, partials, ticket, out, done);                                           \
     }
 
 #define INSTANTIATE_SINGLE_PASS_BLOCK(kernel, block)                                \

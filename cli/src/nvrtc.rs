@@ -343,7 +343,12 @@ mod tests {
     #[test]
     fn no_volatile_last_warp_and_no_includes() {
         let code = code();
-        assert!(!code.contains("volatile"), "the last warp must use __syncwarp, not volatile");
+        // Harris's `volatile T* vsmem = sdata` idiom; the only volatile left
+        // is single_pass's completion flag for the host
+        assert!(
+            !code.contains("volatile T") && code.matches("volatile").count() == 1,
+            "the last warp must use __syncwarp, not volatile"
+        );
         assert!(!code.contains("#include"), "NVRTC compiles the file with no include path");
         assert!(code.contains("__syncwarp(FULL_MASK)"));
         assert!(code.contains("__shfl_down_sync(FULL_MASK"));

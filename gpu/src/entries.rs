@@ -10,7 +10,7 @@
 //!
 //! All take `(g_idata: *const T, g_odata: *mut T, n: u32)` except
 //! `single_pass`, which takes `(input: *const T, n: u64, partials: *mut T,
-//! ticket: *mut u32, out: *mut T)`.
+//! ticket: *mut u32, out: *mut T, done: *mut u32)`.
 
 use crate::kernels::*;
 use crate::op::{Max, Min, Sum};
@@ -67,8 +67,9 @@ macro_rules! single_pass_entry {
             partials: *mut $t,
             ticket: *mut u32,
             out: *mut $t,
+            done: *mut u32,
         ) {
-            single_pass::single_pass::<$t, $Op, $block>(input, n, partials, ticket, out)
+            single_pass::single_pass::<$t, $Op, $block>(input, n, partials, ticket, out, done)
         }
     )*};
 }

@@ -34,6 +34,9 @@ pub(crate) struct Job {
 pub(crate) struct Out {
     pub addr: u64,
     pub len: usize,
+    /// A `u32` a single-pass kernel sets to 1 once `out[0]` is written and
+    /// visible to the host, or 0 for none.
+    pub done: u64,
 }
 
 impl Out {
@@ -42,12 +45,12 @@ impl Out {
     pub fn of<'a, T>(view: &'a mut CudaViewMut<'_, T>, gpu: &'a Gpu) -> (Out, impl Drop + 'a) {
         let len = view.len();
         let (addr, guard) = view.device_ptr_mut(gpu.stream());
-        (Out { addr, len }, guard)
+        (Out { addr, len, done: 0 }, guard)
     }
 
     /// The part from element `offset` on.
     fn skip<T>(self, offset: usize) -> Out {
-        Out { addr: self.addr + (offset * size_of::<T>()) as u64, len: self.len.saturating_sub(offset) }
+        Out { addr: self.addr + (offset * size_of::<T>()) as u64, len: self.len.saturating_sub(offset), done: 0 }
     }
 }
 
@@ -198,7 +201,7 @@ impl Gpu {
     }
 
     /// Launch a single-pass kernel `(input: *const T, n: u64, partials: *mut T,
-    /// ticket: *mut u32, out: *mut T)` on all of `input`; `*ticket` must be 0
+    /// ticket: *mut u32, out: *mut T, done: *mut u32)` on all of `input`; `*ticket` must be 0
     /// (the kernel's last block leaves it 0 again).
     pub(crate) fn launch_single_pass<T: DeviceRepr>(
         &self,
@@ -216,12 +219,13 @@ impl Gpu {
         }
         let n = n as u64;
         let mut args = self.stream().launch_builder(&job.func);
-        args.arg(input).arg(&n).arg(partials).arg(ticket).arg(&out.addr);
+        args.arg(input).arg(&n).arg(partials).arg(ticket).arg(&out.addr).arg(&out.done);
         let cfg = LaunchConfig { grid_dim: (grid, 1, 1), block_dim: (block, 1, 1), shared_mem_bytes: SINGLE_PASS_SMEM };
         // SAFETY: `single_pass_*` entries have the signature (const T*, u64,
-        // T*, u32*, T*) for this T (`gpu/src/entries.rs`); the kernel reads
-        // input[0..n], writes partials[0..grid], ticket[0] and out[0], all
-        // checked above (`out` is memory its maker holds for the launch),
+        // T*, u32*, T*, u32*) for this T (`gpu/src/entries.rs`); the kernel
+        // reads input[0..n], writes partials[0..grid], ticket[0], out[0] and
+        // (when not null) done[0], all checked above (`out` and its flag are
+        // memory their maker holds for the launch),
         // and uses SINGLE_PASS_SMEM bytes of shared memory,
         // which the launch provides. Launches that share the ticket are
         // ordered by the stream.

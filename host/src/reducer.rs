@@ -12,7 +12,7 @@ use crate::error::{Error, Result, driver};
 use crate::launch::{Buffers, Job, Out, enqueue, enqueue_partials, grow};
 use crate::plan::{Level, plan};
 use crate::ptx::Ptx;
-use crate::registry::{DEFAULT_BLOCK, DEFAULT_KERNEL, Kernel, default_block};
+use crate::registry::{DEFAULT_BLOCK, DEFAULT_KERNEL, Kernel, Scheme, default_block};
 use gpu::op::{Max, Min, ReduceOp, Sum};
 
 /// An element type the library reduces: `i32, u32, i64, u64, f32, f64`.
@@ -174,34 +174,67 @@ struct JobKey {
 /// after the kernel (about half the time of a small reduction, measured in
 /// `reduce latency`).
 struct MappedSlot<T> {
-    /// The allocation (kept alive here; freed on drop).
-    _slot: PinnedHostSlice<T>,
-    /// Its host address, read once at allocation.
-    host: usize,
-    /// Its device address.
-    addr: u64,
+    /// The allocations (kept alive here; freed on drop): the value, and the
+    /// flag a single-pass kernel sets once the value is there.
+    _slot: (PinnedHostSlice<T>, PinnedHostSlice<u32>),
+    /// Host addresses of value and flag, read once at allocation.
+    host: (usize, usize),
+    /// Device addresses of value and flag.
+    addr: (u64, u64),
 }
+
+/// How long a caller polls the completion flag before it waits in the
+/// driver (which also reports a kernel that failed): longer than any
+/// reduction of a few GiB takes.
+const POLL_FOR: std::time::Duration = std::time::Duration::from_millis(5);
 
 impl<T: DeviceRepr + ValidAsZeroBits> MappedSlot<T> {
     fn new(gpu: &Gpu) -> Result<Self> {
-        let (slot, addr) = gpu.alloc_mapped::<T>(1)?;
-        let host = slot.as_ptr().map_err(driver("cuEventSynchronize"))? as usize;
-        Ok(MappedSlot { _slot: slot, host, addr })
+        let (value, value_addr) = gpu.alloc_mapped::<T>(1)?;
+        let (flag, flag_addr) = gpu.alloc_mapped::<u32>(1)?;
+        let host = (
+            value.as_ptr().map_err(driver("cuEventSynchronize"))? as usize,
+            flag.as_ptr().map_err(driver("cuEventSynchronize"))? as usize,
+        );
+        Ok(MappedSlot { _slot: (value, flag), host, addr: (value_addr, flag_addr) })
     }
 
-    /// Where the kernel writes.
+    /// Where the kernel writes, the flag cleared first.
     fn out(&self) -> Out {
-        Out { addr: self.addr, len: 1 }
+        // SAFETY: `host.1` is the flag's one `u32`, alive as long as `self`;
+        // no kernel writes it now (the last one that did has finished: its
+        // caller waited for it).
+        unsafe { (self.host.1 as *mut u32).write_volatile(0) };
+        Out { addr: self.addr.0, len: 1, done: self.addr.1 }
+    }
+
+    /// Wait until the kernel has set the flag, polling host memory (no
+    /// driver call); after [`POLL_FOR`], or for kernels that do not set it
+    /// (`polls` false), wait in the driver.
+    fn wait(&self, gpu: &Gpu, polls: bool) -> Result<()> {
+        if polls {
+            let start = std::time::Instant::now();
+            // SAFETY: as in `out`; the device writes the flag, hence volatile.
+            while unsafe { (self.host.1 as *const u32).read_volatile() } == 0 {
+                if start.elapsed() > POLL_FOR {
+                    return gpu.synchronize();
+                }
+                std::hint::spin_loop();
+            }
+            std::sync::atomic::fence(std::sync::atomic::Ordering::Acquire);
+            return Ok(());
+        }
+        gpu.synchronize()
     }
 
     /// The value, once the work that writes it has finished (the caller
     /// synchronizes the stream first).
     fn read(&self) -> T {
-        // SAFETY: `host` is the slot's one element, allocated (and kept alive
-        // by `_slot`) and aligned for T by cuMemHostAlloc; the kernel that
-        // wrote it has finished (the stream was synchronized), and the read
-        // is volatile because the device, not Rust, wrote it.
-        unsafe { (self.host as *const T).read_volatile() }
+        // SAFETY: `host.0` is the slot's one element, allocated (and kept
+        // alive by `_slot`) and aligned for T by cuMemHostAlloc; the kernel
+        // that wrote it is done with it (`wait`), and the read is volatile
+        // because the device, not Rust, wrote it.
+        unsafe { (self.host.0 as *const T).read_volatile() }
     }
 }
 
@@ -573,7 +606,7 @@ impl Reducer {
         match opts.finish {
             Finish::Gpu => {
                 enqueue(&self.gpu, &mut s.bufs, job, &job.levels, data, s.result.out())?;
-                self.gpu.synchronize()?;
+                s.result.wait(&self.gpu, job.kernel.scheme == Scheme::SinglePass)?;
                 Ok(s.result.read())
             }
             Finish::Cpu => {

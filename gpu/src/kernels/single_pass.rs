@@ -23,6 +23,12 @@
 //! 4. **CUB's block reduction** (`block_reduce.rs`): warp shuffles, one
 //!    barrier, instead of Harris's shared-memory tree.
 //! 5. **64-bit indices**: one launch covers any `n`.
+//! 6. **A completion flag for the host.** When `done` is not null, the last
+//!    block's thread 0 stores the result, fences system-wide
+//!    (`__threadfence_system`) and sets `*done = 1`. The library points `out`
+//!    and `done` at pinned host memory mapped into the device, so a caller
+//!    waiting for the result polls `done` in its own memory instead of
+//!    calling into the driver (`reduce latency` measures the difference).
 //!
 //! Weighed and not kept: integer atomics on the output (they need the
 //! output zeroed first, another operation, and work for sums only);
@@ -31,7 +37,8 @@
 //!
 //! Launch: block = `BLOCK`, grid ≤ the blocks resident on the GPU,
 //! `partials` with one slot per block, `*ticket == 0`, shared memory
-//! `layout::SINGLE_PASS_SMEM` bytes. Result: `out[0]`.
+//! `layout::SINGLE_PASS_SMEM` bytes. Result: `out[0]`, then `*done = 1`
+//! unless `done` is null.
 
 use crate::block_reduce::block_reduce;
 use crate::layout::SINGLE_PASS_FLAG_OFFSET;
@@ -46,7 +53,8 @@ const UNROLL: u64 = 4;
 /// # Safety
 /// `input[0..n]` must be valid and aligned for `T`, `partials` must hold
 /// `grid_dim_x()` elements, `*ticket` must be 0 and not used by a concurrent
-/// launch, and the launch must follow the module's *Launch* line.
+/// launch, `done` null or a live `u32`, and the launch must follow the
+/// module's *Launch* line.
 #[inline(always)]
 pub unsafe fn single_pass<T: Element + Shuffle + Vector, O: ReduceOp<T>, const BLOCK: u32>(
     input: *const T,
@@ -54,6 +62,7 @@ pub unsafe fn single_pass<T: Element + Shuffle + Vector, O: ReduceOp<T>, const B
     partials: *mut T,
     ticket: *mut u32,
     out: *mut T,
+    done: *mut u32,
 ) {
     let mut warp_sums = dyn_shared::<T>();
     let mut is_last = warp_sums.at_byte::<u32>(SINGLE_PASS_FLAG_OFFSET);
@@ -132,6 +141,10 @@ pub unsafe fn single_pass<T: Element + Shuffle + Vector, O: ReduceOp<T>, const B
         let v = block_reduce::<T, O, BLOCK>(v, &mut warp_sums);
         if tid == 0 {
             store(out, 0, v);
+            if !done.is_null() {
+                threadfence_system(); // the result is visible before the flag
+                store_volatile(done, 1);
+            }
         }
     }
 }

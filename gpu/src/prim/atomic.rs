@@ -12,6 +12,16 @@ pub fn threadfence() {
     unsafe { asm!("membar.gl;", options(nostack)) }
 }
 
+/// CUDA `__threadfence_system()`; PTX `membar.sys` (`fence.sc.sys`).
+///
+/// Orders this thread's earlier writes before its later ones as every
+/// observer sees them, the host included (for writes to mapped host memory).
+#[inline(always)]
+pub fn threadfence_system() {
+    // SAFETY: a fence has no operands and no preconditions.
+    unsafe { asm!("membar.sys;", options(nostack)) }
+}
+
 /// CUDA `atomicInc(p, limit)`; PTX `atom.global.inc.u32`: stores
 /// `old >= limit ? 0 : old + 1` and returns `old`.
 ///

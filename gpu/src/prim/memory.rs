@@ -33,6 +33,18 @@ pub unsafe fn store<T>(p: *mut T, i: u32, v: T) {
     unsafe { *p.add(i as usize) = v }
 }
 
+/// CUDA `*(volatile T*)p = v`; PTX `st.volatile.global`: a store that is
+/// performed, once, where a reader outside the kernel (the host, polling
+/// mapped memory) can see it.
+///
+/// # Safety
+/// `p` must point to a live, aligned `T`.
+#[inline(always)]
+pub unsafe fn store_volatile<T>(p: *mut T, v: T) {
+    // SAFETY: the caller keeps `p` live and aligned.
+    unsafe { core::ptr::write_volatile(p, v) }
+}
+
 /// An element type that the kernels load 16 bytes at a time: four 32-bit or
 /// two 64-bit elements in one `ld.global.nc.v4.b32` / `ld.global.nc.v2.b64`.
 /// Wide loads move the same bytes with a quarter (or half) of the load
