@@ -33,6 +33,7 @@ fn main() {
         gpu_trial("api::empty_inputs_give_the_identity", empty_inputs_give_the_identity),
         gpu_trial("api::scratch_is_reused", scratch_is_reused),
         gpu_trial("api::any_alignment_for_single_pass", any_alignment_for_single_pass),
+        gpu_trial("api::max_grid_caps_the_grid", max_grid_caps_the_grid),
         gpu_trial("api::reduce_into_leaves_the_result_on_the_device", reduce_into_device),
         gpu_trial_alone("api::more_than_2_pow_31_elements", more_than_2_pow_31_elements),
     ];
@@ -97,7 +98,8 @@ fn ptx_without_the_entry() -> Result<(), Failed> {
 fn entry_missing_at_launch() -> Result<(), Failed> {
     let r = Reducer::with_ptx(0, ptx_with_only_reduce3()?)?;
     let data = vec![1i32; 1000];
-    let reduce3 = Options { kernel: Some(Kernel::find("reduce3")?), block: Some(128), finish: Finish::Gpu };
+    let reduce3 =
+        Options { kernel: Some(Kernel::find("reduce3")?), block: Some(128), finish: Finish::Gpu, ..Options::default() };
     ensure(r.reduce_with::<Sum, _, _>(&data, &reduce3)? == 1000, || "reduce3 from the small PTX".into())?;
     let err = r.sum(&data).err().ok_or("the default kernel ran from a PTX that lacks it")?;
     ensure(matches!(&err, Error::MissingEntry { entry, .. } if entry.starts_with("single_pass_b256_sum_i32")), || {
@@ -109,7 +111,8 @@ fn block_checked_before_launch() -> Result<(), Failed> {
     let r = reducer();
     let data = vec![1u32; 100];
     for (id, block) in [("reduce5", 32), ("reduce1", 96), ("reduce7", 4096)] {
-        let opts = Options { kernel: Some(Kernel::find(id)?), block: Some(block), finish: Finish::Gpu };
+        let opts =
+            Options { kernel: Some(Kernel::find(id)?), block: Some(block), finish: Finish::Gpu, ..Options::default() };
         let err = r.reduce_with::<Sum, _, _>(&data, &opts).err().ok_or(format!("{id} ran with block {block}"))?;
         ensure(matches!(err, Error::Unsupported { .. }), || format!("{id} block {block}: {err:?}"))?;
     }
@@ -128,7 +131,12 @@ fn misaligned_input() -> Result<(), Failed> {
     let r = reducer();
     let host: Vec<i32> = (1..=4096).collect();
     let buf = r.gpu().stream().clone_htod(&host)?;
-    let vectorized = Options { kernel: Some(Kernel::find("vectorized")?), block: Some(256), finish: Finish::Gpu };
+    let vectorized = Options {
+        kernel: Some(Kernel::find("vectorized")?),
+        block: Some(256),
+        finish: Finish::Gpu,
+        ..Options::default()
+    };
     ensure(r.reduce_with::<Sum, _, _>(&buf, &vectorized)? == 4096 * 4097 / 2, || "aligned input".into())?;
     let offset = buf.slice(1..);
     let err = r.reduce_with::<Sum, i32, _>(&offset, &vectorized).err().ok_or("vectorized read a misaligned view")?;
@@ -159,7 +167,12 @@ fn cpu_finish_with_the_default_kernel() -> Result<(), Failed> {
         let expected = f32::reference(Op::Sum, &data);
         let got = reducer().reduce_with::<Sum, _, _>(&data, &cpu)?;
         ensure(got == expected, || format!("n={n}: GPU {got}, CPU {expected}"))?;
-        let explicit = Options { kernel: Some(Kernel::find("single_pass")?), block: Some(1024), finish: Finish::Cpu };
+        let explicit = Options {
+            kernel: Some(Kernel::find("single_pass")?),
+            block: Some(1024),
+            finish: Finish::Cpu,
+            ..Options::default()
+        };
         let got = reducer().reduce_with::<Sum, _, _>(&data, &explicit)?;
         ensure(got == expected, || format!("single_pass b1024 n={n}: GPU {got}, CPU {expected}"))?;
     }
@@ -177,8 +190,12 @@ fn driver_error_leaves_reducer_usable() -> Result<(), Failed> {
     ensure(limited.contains(".maxntid 64"), || "could not add .maxntid to the PTX".into())?;
     let r = Reducer::with_ptx(0, Ptx::from_text(limited, "reduce3 with .maxntid 64"))?;
     let data = vec![2i32; 10_000];
-    let opts =
-        |block| Options { kernel: Some(Kernel::find("reduce3").unwrap()), block: Some(block), finish: Finish::Gpu };
+    let opts = |block| Options {
+        kernel: Some(Kernel::find("reduce3").unwrap()),
+        block: Some(block),
+        finish: Finish::Gpu,
+        ..Options::default()
+    };
     let err = r.reduce_with::<Sum, _, _>(&data, &opts(128)).err().ok_or("the driver launched 128 threads")?;
     ensure(matches!(&err, Error::Launch { entry, block: 128, .. } if entry == "reduce3_sum_i32"), || {
         format!("{err:?}")
@@ -227,6 +244,29 @@ fn scratch_is_reused() -> Result<(), Failed> {
     ensure(after == before, || format!("{} device allocations in 300 calls after the first", after - before))
 }
 
+/// `Options::max_grid` caps the blocks of grid-stride kernels (a smaller GPU
+/// in effect) and the sums stay exact; other kernels ignore it.
+fn max_grid_caps_the_grid() -> Result<(), Failed> {
+    let r = reducer();
+    let n = (1 << 22) + 5;
+    let host: Vec<f32> = generate(Pattern::Large, n, 23)?;
+    let expected = f32::reference(Op::Sum, &host);
+    let dev = r.gpu().stream().clone_htod(&host)?;
+    for id in ["reduce7", "single_pass", "reduce3"] {
+        let k = Kernel::find(id)?;
+        for cap in [1, 7, 66, 132, 264] {
+            let levels = r.plan::<Sum, f32>(k, 256, n, Some(cap))?;
+            let grid = levels[0].launches[0].grid;
+            let want = if k.scheme.grid_stride() { cap } else { levels[0].outputs as u32 };
+            ensure(grid == want, || format!("{id} cap {cap}: grid {grid}, want {want}"))?;
+            let opts = Options { kernel: Some(k), block: Some(256), max_grid: Some(cap), ..Options::default() };
+            let got = r.reduce_with::<Sum, _, _>(&dev, &opts)?;
+            ensure(got == expected, || format!("{id} cap {cap}: GPU {got}, CPU {expected}"))?;
+        }
+    }
+    Ok(())
+}
+
 fn any_alignment_for_single_pass() -> Result<(), Failed> {
     let r = reducer();
     let host: Vec<i32> = generate(Pattern::Random, 100_000, 11)?;
@@ -260,7 +300,8 @@ fn more_than_2_pow_31_elements() -> Result<(), Failed> {
     let expected = i32::reference(Op::Sum, &host);
     let dev = r.gpu().stream().clone_htod(&host)?;
     for id in ["single_pass", "reduce4", "reduce7", "vectorized"] {
-        let opts = Options { kernel: Some(Kernel::find(id)?), block: Some(256), finish: Finish::Gpu };
+        let opts =
+            Options { kernel: Some(Kernel::find(id)?), block: Some(256), finish: Finish::Gpu, ..Options::default() };
         let got = r.reduce_with::<Sum, _, _>(&dev, &opts)?;
         ensure(got == expected, || format!("{id}: GPU {got}, CPU {expected}"))?;
     }
@@ -282,7 +323,7 @@ where
     let r = reducer();
     let n = (1 << 16) + 3;
     for kernel in KERNELS {
-        let opts = Options { kernel: Some(kernel), block: Some(256), finish: Finish::Gpu };
+        let opts = Options { kernel: Some(kernel), block: Some(256), finish: Finish::Gpu, ..Options::default() };
         let case = |what: &str| format!("{} {}: {what}", kernel.id, T::NAME);
         for pos in [0, 1, n / 2, n - 1] {
             let mut v = vec![T::one(); n];

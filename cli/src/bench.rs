@@ -106,7 +106,7 @@ pub fn measure<O: ReduceOp<T>, T: Element + Reference + Sample>(
     let checked = verify::<O, T>(reducer, kernel, block, finish, &input.input)?;
     let gpu = reducer.gpu();
     let mut out = gpu.alloc::<T>(1, "the result")?;
-    let timed = Options { kernel: Some(kernel), block: Some(block), finish: Finish::Gpu };
+    let timed = Options { kernel: Some(kernel), block: Some(block), finish: Finish::Gpu, ..Options::default() };
     let n = checked.n;
     // planned before the first event: the events enclose the launches only
     let prepared = reducer.prepare::<O, T>(n, &timed)?;

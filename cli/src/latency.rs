@@ -39,17 +39,19 @@ pub struct Latency {
 }
 
 /// Measure each size with `runs` timed repetitions of each kind (inputs
-/// rotated past the L2, the default kernel, results checked once).
+/// rotated past the L2, the default kernel with at most `max_grid` blocks,
+/// results checked once).
 pub fn latency<O: ReduceOp<T>, T: Element + Reference + Sample>(
     r: &Reducer,
     sizes: &[usize],
     runs: usize,
     seed: u64,
+    max_grid: Option<u32>,
 ) -> Result<Vec<Latency>> {
     let mut rows = Vec::new();
     for &n in sizes {
         let input = Rotated::<T>::new(r, Pattern::Random, n, seed)?;
-        let opts = Options::default();
+        let opts = Options { max_grid, ..Options::default() };
         let (kernel, block) = r.choose(n, &opts)?;
         let (checked, timed) = measure::<O, T>(r, kernel, block, Finish::Gpu, &input, runs)?;
         let gpu = r.gpu();
@@ -57,7 +59,7 @@ pub fn latency<O: ReduceOp<T>, T: Element + Reference + Sample>(
         let inside = time_runs(gpu, WARMUP, runs, |i| {
             r.reduce_into::<O, T>(&input.copy(i).slice(..n), &mut out.as_view_mut(), &opts)
         })?;
-        let call = host_clock(runs, |i| r.reduce::<O, T, _>(&input.copy(i).slice(..n)).map(drop))?;
+        let call = host_clock(runs, |i| r.reduce_with::<O, T, _>(&input.copy(i).slice(..n), &opts).map(drop))?;
         let plan = host_clock(runs, |_| r.prepare::<O, T>(n, &opts).map(drop))?;
         let prepared = r.prepare::<O, T>(n, &opts)?;
         let launch_wait = host_clock(runs, |i| {

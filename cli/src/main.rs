@@ -162,6 +162,9 @@ enum Command {
         /// Seed of the random input.
         #[arg(long, default_value_t = 1)]
         seed: u64,
+        /// At most this many blocks (the default: what the GPU holds).
+        #[arg(long)]
+        max_grid: Option<u32>,
     },
     /// Harris's table for this GPU: every kernel at each size, time, GB/s,
     /// step and cumulative speedup, % of peak, and the same kernels in CUDA
@@ -284,7 +287,7 @@ enum Job {
     Run(Gpu, RunArgs),
     Check(Gpu, CheckArgs),
     ByKey(Gpu, usize, u32, usize),
-    Latency(Gpu, Vec<usize>, DType, usize, u64),
+    Latency(Gpu, Vec<usize>, DType, usize, u64, Option<u32>),
     Report(Vec<PathBuf>, Option<PathBuf>),
     Explain(usize, DType, u32, Option<(PathBuf, File)>),
     ExplainFromRaw(PathBuf, usize),
@@ -458,14 +461,17 @@ fn validate(cli: Cli) -> std::result::Result<Job, String> {
             select_kernels("all", Some(block), |_| block)?;
             Job::Explain(n, dtype, block, output(raw, "--raw")?)
         }
-        Command::Latency { n, ty, runs, seed } => {
+        Command::Latency { n, ty, runs, seed, max_grid } => {
             at_least_one("--runs", runs)?;
             let dtype = dtype(&ty)?;
             for &size in &n {
                 at_least_one("every --n", size)?;
                 size_fits(size, &[dtype])?;
             }
-            Job::Latency(gpu, n, dtype, runs, seed)
+            if max_grid == Some(0) {
+                return Err("--max-grid must be at least 1".into());
+            }
+            Job::Latency(gpu, n, dtype, runs, seed, max_grid)
         }
         Command::Bench { n, ty, op: o, kernel, block, runs, seed, no_cuda, json, svg } => {
             at_least_one("--runs", runs)?;
@@ -566,14 +572,16 @@ fn execute(job: Job) -> Result<bool> {
             by_key_bench::print_table(&rows);
             Ok(rows.iter().all(|row| row.ok))
         }
-        Job::Latency(gpu, sizes, dtype, runs, seed) => {
+        Job::Latency(gpu, sizes, dtype, runs, seed, max_grid) => {
             let r = gpu.open()?;
             println!(
                 "{}, {} sum, default kernel, medians of {runs} calls, inputs rotated past the L2",
                 r.gpu().info().name,
                 dtype.name()
             );
-            let rows = with_dtype!(dtype, |T| reduce::latency::latency::<reduction::Sum, T>(&r, &sizes, runs, seed))?;
+            let rows = with_dtype!(dtype, |T| reduce::latency::latency::<reduction::Sum, T>(
+                &r, &sizes, runs, seed, max_grid
+            ))?;
             print!("{}", reduce::latency::table(&rows));
             Ok(rows.iter().all(|row| row.ok))
         }

@@ -26,7 +26,7 @@
 //! let data: Vec<i32> = (1..=1000).collect();
 //! assert_eq!(r.sum(&data)?, 500_500);
 //! // Harris's kernel 4, 256 threads, partials finished on the CPU:
-//! let opts = Options { kernel: Some(Kernel::find("reduce4")?), block: Some(256), finish: Finish::Cpu };
+//! let opts = Options { kernel: Some(Kernel::find("reduce4")?), block: Some(256), finish: Finish::Cpu, ..Options::default() };
 //! assert_eq!(r.reduce_with::<Sum, _, _>(&data, &opts)?, 500_500);
 //! // the default kernel finishes on the CPU too:
 //! let cpu = Options { finish: Finish::Cpu, ..Default::default() };

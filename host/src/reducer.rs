@@ -64,7 +64,7 @@ pub enum Finish {
 ///
 /// ```
 /// use reduction::{Finish, Kernel, Options};
-/// let teaching = Options { kernel: Some(Kernel::find("reduce4").unwrap()), block: Some(256), finish: Finish::Cpu };
+/// let teaching = Options { kernel: Some(Kernel::find("reduce4").unwrap()), block: Some(256), finish: Finish::Cpu, ..Options::default() };
 /// assert!(Options::default().kernel.is_none());
 /// # let _ = teaching;
 /// ```
@@ -76,6 +76,11 @@ pub struct Options {
     pub block: Option<u32>,
     /// Where the partials are combined.
     pub finish: Finish,
+    /// At most this many blocks for a grid-stride kernel (`reduce7` on,
+    /// `single_pass`): `None` is what the GPU holds at once. A smaller GPU
+    /// in effect; for tuning and for results that must not depend on the
+    /// GPU's size.
+    pub max_grid: Option<u32>,
 }
 
 /// Where the elements to reduce are.
@@ -166,6 +171,7 @@ struct JobKey {
     n: usize,
     kernel: Option<&'static str>,
     block: Option<u32>,
+    max_grid: Option<u32>,
 }
 
 /// One element of pinned host memory mapped into the device's address
@@ -421,7 +427,7 @@ impl Reducer {
     /// ```no_run
     /// use reduction::{Finish, Kernel, Options, Reducer, Sum};
     /// let r = Reducer::new()?;
-    /// let opts = Options { kernel: Some(Kernel::find("reduce1")?), block: Some(64), finish: Finish::Cpu };
+    /// let opts = Options { kernel: Some(Kernel::find("reduce1")?), block: Some(64), finish: Finish::Cpu, ..Options::default() };
     /// assert_eq!(r.reduce_with::<Sum, _, _>(&vec![1u32; 1000], &opts)?, 1000);
     /// # Ok::<(), reduction::Error>(())
     /// ```
@@ -555,7 +561,7 @@ impl Reducer {
     /// Choose and plan the reduction of `n > 0` elements.
     fn job<O: ReduceOp<T>, T: Element>(&self, n: usize, opts: &Options) -> Result<Job> {
         let (kernel, block) = self.choose(n, opts)?;
-        let levels = self.plan::<O, T>(kernel, block, n)?;
+        let levels = self.plan::<O, T>(kernel, block, n, opts.max_grid)?;
         let entry = kernel.entry(block, O::OP, T::DTYPE);
         let func = self.gpu.function(&entry)?;
         Ok(Job { kernel, block, entry, func, levels })
@@ -563,19 +569,28 @@ impl Reducer {
 
     /// The launches that reduce `n` elements with `kernel` at `block`
     /// threads on this device (grid-stride kernels get the grid the occupancy
-    /// API allows).
+    /// API allows, at most `max_grid` blocks).
     ///
     /// ```no_run
     /// use reduction::{Kernel, Reducer, Sum};
     /// let r = Reducer::new()?;
-    /// let levels = r.plan::<Sum, f32>(Kernel::find("reduce7")?, 256, 1 << 24)?;
+    /// let levels = r.plan::<Sum, f32>(Kernel::find("reduce7")?, 256, 1 << 24, None)?;
     /// assert_eq!(levels.len(), 2);
+    /// let capped = r.plan::<Sum, f32>(Kernel::find("reduce7")?, 256, 1 << 24, Some(7))?;
+    /// assert_eq!(capped[0].launches[0].grid, 7);
     /// # Ok::<(), reduction::Error>(())
     /// ```
-    pub fn plan<O: ReduceOp<T>, T: Element>(&self, kernel: &Kernel, block: u32, n: usize) -> Result<Vec<Level>> {
+    pub fn plan<O: ReduceOp<T>, T: Element>(
+        &self,
+        kernel: &Kernel,
+        block: u32,
+        n: usize,
+        max_grid: Option<u32>,
+    ) -> Result<Vec<Level>> {
         let resident = if kernel.scheme.grid_stride() {
             let entry = kernel.entry(block, O::OP, T::DTYPE);
-            self.gpu.resident_blocks(&entry, block, kernel.scheme.smem(block, size_of::<T>()))?
+            let resident = self.gpu.resident_blocks(&entry, block, kernel.scheme.smem(block, size_of::<T>()))?;
+            max_grid.map_or(resident, |g| resident.min(g.max(1)))
         } else {
             0
         };
@@ -598,7 +613,13 @@ impl Reducer {
         opts: &Options,
     ) -> Result<T> {
         let stream = self.gpu.stream();
-        let key = JobKey { op: O::OP, n: data.len(), kernel: opts.kernel.map(|k| k.id), block: opts.block };
+        let key = JobKey {
+            op: O::OP,
+            n: data.len(),
+            kernel: opts.kernel.map(|k| k.id),
+            block: opts.block,
+            max_grid: opts.max_grid,
+        };
         let job = match &mut s.last {
             Some((k, job)) if *k == key => job,
             last => &mut last.insert((key, self.job::<O, T>(data.len(), opts)?)).1,

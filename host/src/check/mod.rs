@@ -188,7 +188,7 @@ pub fn chain_depth<O: ReduceOp<T>, T: Element>(
     if n == 0 {
         return Ok(0);
     }
-    let levels = reducer.plan::<O, T>(kernel, block, n)?;
+    let levels = reducer.plan::<O, T>(kernel, block, n, None)?;
     Ok(match finish {
         Finish::Gpu => depth(kernel, &levels, block),
         Finish::Cpu => {
@@ -217,7 +217,7 @@ pub fn verify<O: ReduceOp<T>, T: Element + Reference>(
     input: &CheckInput<T>,
 ) -> Result<Checked> {
     let n = input.host.len();
-    let opts = Options { kernel: Some(kernel), block: Some(block), finish };
+    let opts = Options { kernel: Some(kernel), block: Some(block), finish, ..Options::default() };
     let (expected, abs_sum) = input.reference(O::OP);
     let got = reducer.reduce_with::<O, T, _>(&input.device.slice(..n), &opts)?;
     let tol = if input.exact {
