@@ -16,8 +16,8 @@
 //!
 //! Columns: kernel time; branch efficiency (uniform branch targets); active
 //! (predicated-on) threads per warp instruction, of 32; shared-memory bank
-//! conflicts, warp instructions and shared-memory instructions per input
-//! element; warps stalled at a barrier and on a global load (long
+//! conflicts, warp instructions, global-load (warp) instructions and
+//! shared-memory instructions per input element; warps stalled at a barrier and on a global load (long
 //! scoreboard), per issued instruction; DRAM read throughput; L2 hit rate;
 //! registers per thread; achieved occupancy.
 //!
@@ -65,7 +65,7 @@ impl Metrics {
     }
 }
 
-const COUNTERS: [Counter; 12] = [
+const COUNTERS: [Counter; 13] = [
     Counter { title: "time µs", read: |m, _| m.get(&["gpu__time_duration.sum"]).map(|ns| ns / 1e3), digits: 1 },
     Counter {
         title: "branch eff %",
@@ -93,6 +93,11 @@ const COUNTERS: [Counter; 12] = [
         title: "warp inst/elem",
         read: |m, n| m.get(&["smsp__inst_executed.sum", "sm__inst_executed.sum"]).map(|i| i / n as f64),
         digits: 3,
+    },
+    Counter {
+        title: "global load inst/elem",
+        read: |m, n| m.get(&["smsp__sass_inst_executed_op_global_ld.sum"]).map(|i| i / n as f64),
+        digits: 4,
     },
     Counter {
         title: "shared inst/elem",
