@@ -14,9 +14,21 @@ use common::{cpu_trial, ensure, gpu_trial};
 use libtest_mimic::Failed;
 use reduction::check::by_key::KeyDist;
 
+/// The `reduce` binary under test.
+fn bin() -> String {
+    std::env::var("REDUCE_BIN").unwrap_or_else(|_| env!("CARGO_BIN_EXE_reduce").to_string())
+}
+
 fn reduce(args: &[&str]) -> Result<Output, Failed> {
-    let bin = std::env::var("REDUCE_BIN").unwrap_or_else(|_| env!("CARGO_BIN_EXE_reduce").to_string());
+    let bin = bin();
     Ok(Command::new(&bin).args(args).output().map_err(|e| format!("cannot run {bin}: {e}"))?)
+}
+
+/// `docs/` of the checkout the tests were built in, or (bundled onto
+/// another machine) of the one they run in.
+fn docs_dir() -> Result<std::path::PathBuf, Failed> {
+    let built_in = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../docs");
+    Ok(if built_in.is_dir() { built_in } else { std::env::current_dir()?.join("docs") })
 }
 
 /// Exit codes (README): a usage error, a run-time error.
@@ -114,8 +126,7 @@ fn main() {
         cpu_trial("docs::results_page_is_made_from_its_json", results_page_is_made_from_its_json),
         cpu_trial("docs::tutorial_counters_are_made_from_the_raw_ncu_output", tutorial_counters),
         cpu_trial("cli::explain_without_ncu_says_so", || {
-            let bin = std::env::var("REDUCE_BIN").unwrap_or_else(|_| env!("CARGO_BIN_EXE_reduce").to_string());
-            let out = Command::new(bin).args(["explain"]).env("NCU", "/no/such/ncu").output()?;
+            let out = Command::new(bin()).args(["explain"]).env("NCU", "/no/such/ncu").output()?;
             let stderr = String::from_utf8_lossy(&out.stderr);
             ensure(out.status.code() == Some(RUNTIME) && stderr.contains("ncu (Nsight Compute) not found"), || {
                 format!("exit {:?}: {stderr}", out.status.code())
@@ -130,9 +141,7 @@ fn main() {
 /// committed JSON: regenerated in a scratch folder, they equal the committed
 /// files (so the page cannot drift from its raw data).
 fn results_page_is_made_from_its_json() -> Result<(), Failed> {
-    // the checkout it was built in, or (bundled onto another machine) the one it runs in
-    let built_in = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../docs");
-    let docs = if built_in.is_dir() { built_in } else { std::env::current_dir()?.join("docs") };
+    let docs = docs_dir()?;
     let scratch = std::env::temp_dir().join(format!("reduce-report-{}", std::process::id()));
     std::fs::create_dir_all(&scratch)?;
     let page = scratch.join("results.md");
@@ -161,8 +170,7 @@ fn results_page_is_made_from_its_json() -> Result<(), Failed> {
 /// The counters table in docs/tutorial.md is `reduce explain --from-raw` of
 /// the committed raw ncu output.
 fn tutorial_counters() -> Result<(), Failed> {
-    let built_in = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../docs");
-    let docs = if built_in.is_dir() { built_in } else { std::env::current_dir()?.join("docs") };
+    let docs = docs_dir()?;
     let raw = docs.join("results/explain-raw-i32.txt").display().to_string();
     let out = reduce(&["explain", "--from-raw", &raw])?;
     ensure(out.status.success(), || String::from_utf8_lossy(&out.stderr).into_owned())?;
