@@ -82,8 +82,17 @@ fn main() {
             fails_in_one_line(&["run", "--n", "lots"], USAGE, "not a count")?;
             fails_in_one_line(&["nonsense"], USAGE, "nonsense")
         }),
-        cpu_trial("cli::bad_type", || fails_in_one_line(&["run", "--type", "f16"], USAGE, "unknown type")),
-        cpu_trial("cli::bad_op", || fails_in_one_line(&["run", "--op", "prod"], USAGE, "unknown operator")),
+        cpu_trial("cli::bad_type", || fails_in_one_line(&["run", "--type", "f8"], USAGE, "unknown type")),
+        cpu_trial("cli::bad_op", || fails_in_one_line(&["run", "--op", "prod"], USAGE, "unknown operation")),
+        cpu_trial("cli::op_the_type_lacks", || {
+            fails_in_one_line(&["run", "--op", "dot", "--type", "i32"], USAGE, "not an operation of that type")
+        }),
+        cpu_trial("cli::op_only_on_the_default_kernel", || {
+            fails_in_one_line(&["run", "--op", "argmax", "--kernel", "reduce3"], USAGE, "only the default kernel")
+        }),
+        cpu_trial("cli::bench_is_for_every_kernel", || {
+            fails_in_one_line(&["bench", "--op", "norm", "--type", "f32"], USAGE, "use `reduce ops`")
+        }),
         cpu_trial("cli::bad_finish", || fails_in_one_line(&["run", "--finish", "gpu-ish"], USAGE, "--finish")),
         cpu_trial("cli::missing_ptx_file", || {
             fails_in_one_line(&["--ptx", "/no/such.ptx", "info"], RUNTIME, "cannot read PTX")

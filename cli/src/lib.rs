@@ -1,7 +1,8 @@
 //! The tools around the `reduction` library, behind the `reduce` command:
 //! the benchmark and its report ([`bench`]), the same kernels in CUDA C++
 //! through NVRTC ([`nvrtc`]), the chart ([`svg`]), CUDA-event timing
-//! ([`timing`]) and the reduce-by-key benchmark ([`by_key_bench`]). They use
+//! ([`timing`]), the operations' benchmark ([`ops_bench`]) and the
+//! reduce-by-key benchmark ([`by_key_bench`]). They use
 //! only the library's public API.
 
 pub mod bench;
@@ -9,5 +10,6 @@ pub mod by_key_bench;
 pub mod explain;
 pub mod latency;
 pub mod nvrtc;
+pub mod ops_bench;
 pub mod svg;
 pub mod timing;

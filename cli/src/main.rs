@@ -6,6 +6,7 @@
 //! reduce run [--kernel NAME|all|default] [--n N] [--block B] [--type T] [--op OP] [--finish gpu|cpu]
 //! reduce check [--kernel NAME|all] [--n LIST] [--type LIST] [--op LIST] [--block B]
 //! reduce bench [--n LIST] [--type T] [--op OP] [--kernel K] [--json FILE] [--svg FILE]
+//! reduce ops [--n LIST] [--op LIST] [--type LIST] [--json FILE]
 //! reduce by-key [--n N] [--keys K]
 //! ```
 //! Every argument is checked before the GPU is touched. Errors are one line
@@ -28,7 +29,7 @@ use reduction::check::reference::Reference;
 use reduction::check::{CheckInput, verify};
 use reduction::{
     BLOCK_SIZES, ByKeyKernel, DEFAULT_BLOCK, DEFAULT_KERNEL, DType, Element, Error, Finish, KERNELS, Kernel, Op, Ptx,
-    ReduceOp, Reducer, Result, default_block, with_dtype, with_op,
+    ReduceOp, Reducer, Result, default_block, with_op, with_plain_dtype,
 };
 
 #[derive(Parser)]
@@ -63,10 +64,11 @@ enum Command {
         /// Threads per block (a power of two, 32..=1024); default 128, Harris's.
         #[arg(long)]
         block: Option<u32>,
-        /// Element type: i32, u32, i64, u64, f32, f64.
+        /// Element type: i32, u32, i64, u64, f32, f64, f16, bf16.
         #[arg(long = "type", default_value = "i32")]
         ty: String,
-        /// Operator: sum, min, max.
+        /// Operation: sum, min, max (every kernel), argmin, argmax, dot,
+        /// sum_squares, norm, mean (the default kernel).
         #[arg(long, default_value = "sum")]
         op: String,
         /// Where the partials are combined: gpu (more launches) or cpu.
@@ -101,6 +103,32 @@ enum Command {
         /// Seed of the random input.
         #[arg(long, default_value_t = 1)]
         seed: u64,
+    },
+    /// Time the library's operations on the default kernel (every input
+    /// byte read counts, both vectors of a dot product), each checked
+    /// against the CPU first. Pairs a type does not have are left out.
+    Ops {
+        /// Sizes, comma-separated.
+        #[arg(long, value_delimiter = ',', value_parser = parse_count, default_value = "2^22,2^28")]
+        n: Vec<usize>,
+        /// Operations, comma-separated.
+        #[arg(long, value_delimiter = ',', default_value = "sum,argmax,dot,norm")]
+        op: Vec<String>,
+        /// Element types, comma-separated.
+        #[arg(long = "type", value_delimiter = ',', default_value = "f32,bf16")]
+        ty: Vec<String>,
+        /// Threads per block (default: the library's choice for each size).
+        #[arg(long)]
+        block: Option<u32>,
+        /// Timed runs per measurement, after 5 warm-up runs.
+        #[arg(long, default_value_t = 100)]
+        runs: usize,
+        /// Seed of the random input.
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+        /// Also write the rows as JSON.
+        #[arg(long, value_name = "FILE")]
+        json: Option<PathBuf>,
     },
     /// Seed 003: sum values by key (one atomic per element vs warp-aggregated
     /// atomics vs shared-memory hashing), f32 and f64, four key
@@ -292,6 +320,16 @@ enum Job {
     Explain(usize, DType, u32, Option<(PathBuf, File)>),
     ExplainFromRaw(PathBuf, usize),
     Bench(Gpu, BenchArgs),
+    Ops(Gpu, OpsArgs),
+}
+
+struct OpsArgs {
+    pairs: Vec<(Op, DType)>,
+    sizes: Vec<usize>,
+    block: Option<u32>,
+    runs: usize,
+    seed: u64,
+    json: Option<(PathBuf, File)>,
 }
 
 /// Which GPU and PTX: opened only after the arguments are known to be good.
@@ -345,7 +383,16 @@ fn dtype(name: &str) -> std::result::Result<DType, String> {
 
 fn op(name: &str) -> std::result::Result<Op, String> {
     let valid: Vec<&str> = Op::ALL.iter().map(|o| o.name()).collect();
-    Op::from_name(name).ok_or_else(|| format!("unknown operator {name:?} (valid: {})", valid.join(", ")))
+    Op::from_name(name).ok_or_else(|| format!("unknown operation {name:?} (valid: {})", valid.join(", ")))
+}
+
+/// Whether every kernel takes `op` on `t` (a plain operator on a primitive
+/// type), else only the default kernel, if the type has the operation at all.
+fn every_kernel(op: Op, t: DType) -> std::result::Result<bool, String> {
+    if !op.types().contains(&t) {
+        return Err(reduce::ops_bench::unsupported(op, t).to_string());
+    }
+    Ok(op.is_plain() && !t.is_half())
 }
 
 fn at_least_one(what: &str, value: usize) -> std::result::Result<(), String> {
@@ -425,15 +472,35 @@ fn validate(cli: Cli) -> std::result::Result<Job, String> {
                     DEFAULT_BLOCK.max(k.min_block)
                 }
             };
-            let kernels = select_kernels(&kernel, block, fallback)?;
-            Job::Run(gpu, RunArgs { kernels, n, dtype, op: op(&o)?, finish, runs, seed })
+            let op = op(&o)?;
+            let kernels = if every_kernel(op, dtype)? {
+                select_kernels(&kernel, block, fallback)?
+            } else if ["all", "default", DEFAULT_KERNEL.id].contains(&kernel.as_str()) && finish == Finish::Gpu {
+                vec![(DEFAULT_KERNEL, block.unwrap_or(default_block(n)))]
+            } else {
+                return Err(format!(
+                    "--op {} --type {}: only the default kernel ({}) takes it, finishing on the GPU",
+                    op.name(),
+                    dtype.name(),
+                    DEFAULT_KERNEL.id
+                ));
+            };
+            if let Some(b) = block {
+                DEFAULT_KERNEL.check_block(b).map_err(|e| e.to_string())?;
+            }
+            Job::Run(gpu, RunArgs { kernels, n, dtype, op, finish, runs, seed })
         }
         Command::Check { kernel, n, ty, op: ops, block, seed } => {
             let types = ty.iter().map(|t| dtype(t)).collect::<std::result::Result<Vec<_>, _>>()?;
             let ops = ops.iter().map(|o| op(o)).collect::<std::result::Result<Vec<_>, _>>()?;
             for &size in &n {
                 at_least_one("every --n", size)?;
-                size_fits(size, &types)?;
+                size_fits(size.saturating_mul(2), &types)?;
+            }
+            for &o in &ops {
+                for &t in &types {
+                    every_kernel(o, t)?;
+                }
             }
             // every block size of each kernel: one entry per (kernel, block)
             let kernels = match block {
@@ -457,6 +524,9 @@ fn validate(cli: Cli) -> std::result::Result<Job, String> {
         Command::Explain { n, ty, block, raw, from_raw: None } => {
             at_least_one("--n", n)?;
             let dtype = dtype(&ty)?;
+            if dtype.is_half() {
+                return Err(format!("--type {}: the teaching kernels take the primitive types", dtype.name()));
+            }
             size_fits(n, &[dtype])?;
             select_kernels("all", Some(block), |_| block)?;
             Job::Explain(n, dtype, block, output(raw, "--raw")?)
@@ -464,6 +534,9 @@ fn validate(cli: Cli) -> std::result::Result<Job, String> {
         Command::Latency { n, ty, runs, seed, max_grid } => {
             at_least_one("--runs", runs)?;
             let dtype = dtype(&ty)?;
+            if dtype.is_half() {
+                return Err(format!("--type {}: latency measures the primitive types", dtype.name()));
+            }
             for &size in &n {
                 at_least_one("every --n", size)?;
                 size_fits(size, &[dtype])?;
@@ -472,6 +545,27 @@ fn validate(cli: Cli) -> std::result::Result<Job, String> {
                 return Err("--max-grid must be at least 1".into());
             }
             Job::Latency(gpu, n, dtype, runs, seed, max_grid)
+        }
+        Command::Ops { n, op: ops, ty, block, runs, seed, json } => {
+            at_least_one("--runs", runs)?;
+            let types = ty.iter().map(|t| dtype(t)).collect::<std::result::Result<Vec<_>, _>>()?;
+            let ops = ops.iter().map(|o| op(o)).collect::<std::result::Result<Vec<_>, _>>()?;
+            for &size in &n {
+                at_least_one("every --n", size)?;
+                size_fits(size.saturating_mul(2), &types)?; // two inputs for a dot product
+            }
+            if let Some(b) = block {
+                DEFAULT_KERNEL.check_block(b).map_err(|e| e.to_string())?;
+            }
+            let pairs: Vec<(Op, DType)> = ops
+                .iter()
+                .flat_map(|&o| types.iter().map(move |&t| (o, t)))
+                .filter(|(o, t)| o.types().contains(t))
+                .collect();
+            if pairs.is_empty() {
+                return Err("no type given has any of the operations given".into());
+            }
+            Job::Ops(gpu, OpsArgs { pairs, sizes: n, block, runs, seed, json: output(json, "--json")? })
         }
         Command::Bench { n, ty, op: o, kernel, block, runs, seed, no_cuda, json, svg } => {
             at_least_one("--runs", runs)?;
@@ -487,9 +581,17 @@ fn validate(cli: Cli) -> std::result::Result<Job, String> {
             }
             let kernels =
                 select_kernels(&kernel, None, |k| block.max(k.min_block))?.into_iter().map(|(k, _)| k).collect();
+            let op = op(&o)?;
+            if !every_kernel(op, dtype)? {
+                return Err(format!(
+                    "--op {} --type {}: bench compares every kernel, which only sum, min and max of i32, u32, i64, u64, f32, f64 have; use `reduce ops`",
+                    op.name(),
+                    dtype.name()
+                ));
+            }
             let config = BenchConfig { sizes: n, kernels, block, runs, seed };
             let (json, svg) = (output(json, "--json")?, output(svg, "--svg")?);
-            Job::Bench(gpu, BenchArgs { config, dtype, op: op(&o)?, no_cuda, json, svg })
+            Job::Bench(gpu, BenchArgs { config, dtype, op, no_cuda, json, svg })
         }
     })
 }
@@ -544,7 +646,14 @@ fn execute(job: Job) -> Result<bool> {
                 a.finish,
                 a.runs
             );
-            with_dtype!(a.dtype, |T| with_op!(a.op, |O| run_kernels::<O, T>(&r, &a)))
+            if every_kernel(a.op, a.dtype).unwrap_or(false) {
+                with_plain_dtype!(a.dtype, |T| with_op!(a.op, |O| run_kernels::<O, T>(&r, &a), else Ok(false)), else Ok(false))
+            } else {
+                let block = a.kernels.first().map(|&(_, b)| b);
+                let row = reduce::ops_bench::measure(&r, a.op, a.dtype, a.n, block, a.runs, a.seed)?;
+                print!("{}", reduce::ops_bench::table(std::slice::from_ref(&row)));
+                Ok(row.ok)
+            }
         }
         Job::Check(gpu, a) => {
             let r = gpu.open()?;
@@ -552,8 +661,12 @@ fn execute(job: Job) -> Result<bool> {
             for &dtype in &a.types {
                 for &op in &a.ops {
                     for &n in &a.sizes {
-                        all_ok &=
-                            with_dtype!(dtype, |T| with_op!(op, |O| check_kernels::<O, T>(&r, &a.kernels, n, a.seed)))?;
+                        all_ok &= match every_kernel(op, dtype) {
+                            Ok(true) => {
+                                with_plain_dtype!(dtype, |T| with_op!(op, |O| check_kernels::<O, T>(&r, &a.kernels, n, a.seed), else Ok(false)), else Ok(false))?
+                            }
+                            _ => check_operation(&r, op, dtype, n, a.seed)?,
+                        };
                     }
                 }
             }
@@ -579,13 +692,32 @@ fn execute(job: Job) -> Result<bool> {
                 r.gpu().info().name,
                 dtype.name()
             );
-            let rows = with_dtype!(dtype, |T| reduce::latency::latency::<reduction::Sum, T>(
+            let rows = with_plain_dtype!(dtype, |T| reduce::latency::latency::<reduction::Sum, T>(
                 &r, &sizes, runs, seed, max_grid
-            ))?;
+            ), else Err(Error::Invalid("latency: the primitive types only".into())))?;
             print!("{}", reduce::latency::table(&rows));
             Ok(rows.iter().all(|row| row.ok))
         }
         Job::Bench(gpu, a) => bench(&gpu, a),
+        Job::Ops(gpu, a) => {
+            let r = gpu.open()?;
+            println!("{}, default kernel, medians of {} runs, inputs rotated past the L2", r.gpu().info().name, a.runs);
+            let mut rows = Vec::new();
+            for &n in &a.sizes {
+                for &(op, t) in &a.pairs {
+                    rows.push(reduce::ops_bench::measure(&r, op, t, n, a.block, a.runs, a.seed)?);
+                }
+            }
+            print!("{}", reduce::ops_bench::table(&rows));
+            if let Some((path, mut file)) = a.json {
+                use std::io::Write;
+                let text = serde_json::to_string_pretty(&rows).map_err(|e| Error::Invalid(e.to_string()))?;
+                file.set_len(0)
+                    .and_then(|()| file.write_all(text.as_bytes()))
+                    .map_err(|e| Error::Invalid(format!("cannot write {}: {e}", path.display())))?;
+            }
+            Ok(rows.iter().all(|row| row.ok))
+        }
         Job::Explain(n, dtype, block, raw) => {
             let ncu = reduce::explain::find_ncu()?;
             let kernels: Vec<&'static Kernel> = KERNELS.iter().filter(|k| k.check_block(block).is_ok()).collect();
@@ -637,7 +769,8 @@ fn bench(gpu: &Gpu, a: BenchArgs) -> Result<bool> {
         progress.set_message(what.to_string());
         progress.inc(1);
     };
-    let report = with_dtype!(a.dtype, |T| with_op!(a.op, |O| run_bench::<O, T>(&rust, cuda_ref, &a.config, tick)))?;
+    let unsupported = || Error::Invalid("bench: sum, min and max of the primitive types only".into());
+    let report = with_plain_dtype!(a.dtype, |T| with_op!(a.op, |O| run_bench::<O, T>(&rust, cuda_ref, &a.config, tick), else Err(unsupported())), else Err(unsupported()))?;
     progress.finish_and_clear();
     print!("{}", report.text());
     let write = |(path, mut file): (PathBuf, File), text: String| {
@@ -653,6 +786,19 @@ fn bench(gpu: &Gpu, a: BenchArgs) -> Result<bool> {
         write(out, reduce::svg::chart(&report))?;
     }
     Ok(true)
+}
+
+/// Check operation `op` on `n` random elements of `dtype` once with the
+/// default kernel; print a line if it differs from the CPU.
+fn check_operation(r: &Reducer, op: Op, dtype: DType, n: usize, seed: u64) -> Result<bool> {
+    if op.name().starts_with("arg") && n == 0 {
+        return Ok(true);
+    }
+    let row = reduce::ops_bench::check(r, op, dtype, n, seed)?;
+    if !row.ok {
+        println!("MISMATCH {} {} n={n}: GPU {}, CPU {}", op.name(), dtype.name(), row.got, row.expected);
+    }
+    Ok(row.ok)
 }
 
 /// Reduce `n` random elements with every (kernel, block) given; print one

@@ -11,33 +11,36 @@
 //! One barrier instead of Harris's log2(block) tree rounds, each with a
 //! barrier and shared-memory traffic.
 
-use crate::op::{Element, ReduceOp};
 use crate::prim::{DynShared, Shuffle, WARP_SIZE, lane_id, sync_threads, warp_id};
 use crate::warp_reduce::warp_reduce;
 
-/// Reduce `v` over the block of `BLOCK` threads; the result is valid in
-/// thread 0 only. `warp_sums` must have room for `BLOCK / 32` elements.
+/// Reduce `v` over the block of `BLOCK` threads with `combine`, whose
+/// neutral value is `identity` (CUB's `BlockReduce::Reduce(v, op)`); the
+/// result is valid in thread 0 only. `warp_sums` must have room for
+/// `BLOCK / 32` values.
 ///
 /// # Safety
 /// `BLOCK` must be the launch's block size, a multiple of 32; every thread
 /// of the block must call it. It ends without a barrier after the last read
 /// of `warp_sums`: sync before writing them again.
 #[inline(always)]
-pub unsafe fn block_reduce<T: Element + Shuffle, O: ReduceOp<T>, const BLOCK: u32>(
-    v: T,
-    warp_sums: &mut DynShared<T>,
-) -> T {
-    let v = warp_reduce::<T, O>(v);
+pub unsafe fn block_reduce<A: Shuffle, const BLOCK: u32>(
+    v: A,
+    identity: A,
+    combine: impl Fn(A, A) -> A + Copy,
+    warp_sums: &mut DynShared<A>,
+) -> A {
+    let v = warp_reduce(v, combine);
     if lane_id() == 0 {
         warp_sums[warp_id()] = v;
     }
     sync_threads();
-    let mut r = O::IDENTITY;
+    let mut r = identity;
     if warp_id() == 0 {
         if lane_id() < BLOCK / WARP_SIZE {
             r = warp_sums[lane_id()];
         }
-        r = warp_reduce::<T, O>(r);
+        r = warp_reduce(r, combine);
     }
     r
 }

@@ -9,11 +9,15 @@
 //! * `{kernel}_b{block}_{op}_{type}` when it is compiled in (`reduce7_b256_max_f64`).
 //!
 //! All take `(g_idata: *const T, g_odata: *mut T, n: u32)` except
-//! `single_pass`, which takes `(input: *const T, n: u64, partials: *mut T,
-//! ticket: *mut u32, out: *mut T, done: *mut u32)`.
+//! `single_pass`, which takes `(a: *const T, b: *const T, n: u64, partials:
+//! *mut Acc, ticket: *mut u32, out: *mut Out, done: *mut u32)` and is
+//! instantiated for every operation of `with_operations!` (`names.rs`) with
+//! [`single_pass_entries!`], the macro a user's kernel crate calls for its
+//! own operation.
 
+use crate::half::{bf16, f16};
 use crate::kernels::*;
-use crate::op::{Max, Min, Sum};
+use crate::op::*;
 
 /// Calls `$m!(op, Op, type)` for each (operator, type) pair of the lists in
 /// `names.rs`.
@@ -57,23 +61,6 @@ macro_rules! entry_per_block {
     )*};
 }
 
-/// `single_pass_b{block}_{op}_{type}`, one per block size of `names.rs`.
-macro_rules! single_pass_entry {
-    ($op:ident, $Op:ty, $t:ident ; $($block:literal)*) => {$(
-        #[unsafe(no_mangle)]
-        pub unsafe extern "gpu-kernel" fn ${concat(single_pass_b, $block, _, $op, _, $t)}(
-            input: *const $t,
-            n: u64,
-            partials: *mut $t,
-            ticket: *mut u32,
-            out: *mut $t,
-            done: *mut u32,
-        ) {
-            single_pass::single_pass::<$t, $Op, $block>(input, n, partials, ticket, out, done)
-        }
-    )*};
-}
-
 macro_rules! seed_kernels {
     ($op:ident, $Op:ty, $t:ident) => {
         entry!(reduce1, reduce1_interleaved_divergent::reduce1, $op, $Op, $t);
@@ -86,10 +73,17 @@ macro_rules! seed_kernels {
         with_block_sizes!(entry_per_block!(reduce8, reduce8_warp_tile::reduce8, $op, $Op, $t));
         with_block_sizes!(entry_per_block!(reduce9, reduce9_warp_shuffle::reduce9, $op, $Op, $t));
         with_block_sizes!(entry_per_block!(vectorized, vectorized::vectorized, $op, $Op, $t));
-        with_block_sizes!(single_pass_entry!($op, $Op, $t));
     };
 }
 for_each_op_and_type!(seed_kernels);
+
+/// `single_pass_b{block}_{op}_{type}` for every operation and its types.
+macro_rules! single_pass_for_operations {
+    (; $($Op:ident $op:ident [$($T:ident $t:ident),*]),*) => {$($(
+        crate::single_pass_entries!($Op, $op, $t);
+    )*)*};
+}
+with_operations!(single_pass_for_operations!());
 
 // ---- Reduction by key (seed 003, `kernels/by_key.rs`, `kernels/by_key_hash.rs`) ----
 //

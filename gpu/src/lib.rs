@@ -6,15 +6,16 @@
 //!   loads: device primitives ([`prim`]), the warp/block building blocks, one
 //!   file per optimisation step in `kernels/`, and the table of
 //!   `extern "gpu-kernel"` entries in `entries.rs`;
-//! * for the host, where only [`names`], [`op`] and [`layout`] exist, so the
-//!   host library names the same operators, element types, block sizes and
-//!   launch sizes as the kernels.
+//! * for the host, where only [`names`], [`half`], [`op`] and [`layout`]
+//!   exist, so the host library names the same operations, element types,
+//!   block sizes and launch sizes as the kernels (and runs the operations'
+//!   `map`/`combine`/`finish` as its serial reference).
 //!
 //! Read the kernels in order, `kernels/reduce1_interleaved_divergent.rs` to
 //! `kernels/reduce9_warp_shuffle.rs`: each file's header says what changed
 //! from the previous step and why, following Mark Harris's "Optimizing
 //! Parallel Reduction in CUDA" and the 2023 review of it (seed 004).
-#![cfg_attr(not(test), no_std)]
+#![cfg_attr(target_arch = "nvptx64", no_std)]
 #![cfg_attr(
     target_arch = "nvptx64",
     feature(
@@ -32,6 +33,7 @@
 
 #[macro_use]
 pub mod names;
+pub mod half;
 pub mod layout;
 pub mod op;
 

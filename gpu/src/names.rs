@@ -1,5 +1,5 @@
 //! The one list of what the kernels are instantiated for: element types,
-//! operators and block sizes. `entries.rs` expands these lists into PTX
+//! operations and block sizes. `entries.rs` expands these lists into PTX
 //! entries; the host library reads the same constants and enums (this module,
 //! like `op` and `layout`, also builds for the host), so the two cannot
 //! disagree. Adding a type here adds its entries and its [`DType`] variant;
@@ -14,19 +14,50 @@ macro_rules! with_block_sizes {
     };
 }
 
-/// Calls `$m!(args; I32 i32, U32 u32, ...)`: every element type, as the
-/// [`DType`] variant and the Rust type.
+/// Calls `$m!(args; I32 i32, U32 u32, ...)`: the primitive element types,
+/// which every kernel is instantiated for, as the [`DType`] variant and the
+/// Rust type.
 macro_rules! with_types {
     ($m:ident ! ( $($args:tt)* )) => {
         $m! { $($args)* ; I32 i32, U32 u32, I64 i64, U64 u64, F32 f32, F64 f64 }
     };
 }
 
-/// Calls `$m!(args; Sum sum, Min min, Max max)`: every operator, as the
+/// Calls `$m!(args; I32 i32, ..., F16 f16, BF16 bf16)`: every element type,
+/// the primitive ones and the half types of [`crate::half`] (which only the
+/// default kernel reads).
+macro_rules! with_all_types {
+    ($m:ident ! ( $($args:tt)* )) => {
+        $m! { $($args)* ; I32 i32, U32 u32, I64 i64, U64 u64, F32 f32, F64 f64, F16 f16, BF16 bf16 }
+    };
+}
+
+/// Calls `$m!(args; Sum sum, Min min, Max max)`: the plain operators
+/// ([`crate::op::ReduceOp`]) every kernel is instantiated with, as the
 /// operator type in `op` (and the [`Op`] variant) and its name in entries.
 macro_rules! with_ops {
     ($m:ident ! ( $($args:tt)* )) => {
         $m! { $($args)* ; Sum sum, Min min, Max max }
+    };
+}
+
+/// Calls `$m!(args; Sum sum [i32 ...], ...)`: every operation of the default
+/// kernel (`kernels/single_pass.rs`), with the element types it is compiled
+/// for. Sum, min, max and arg-min/max take every type; the float transforms
+/// take the float types.
+macro_rules! with_operations {
+    ($m:ident ! ( $($args:tt)* )) => {
+        $m! { $($args)* ;
+            Sum sum [I32 i32, U32 u32, I64 i64, U64 u64, F32 f32, F64 f64, F16 f16, BF16 bf16],
+            Min min [I32 i32, U32 u32, I64 i64, U64 u64, F32 f32, F64 f64, F16 f16, BF16 bf16],
+            Max max [I32 i32, U32 u32, I64 i64, U64 u64, F32 f32, F64 f64, F16 f16, BF16 bf16],
+            ArgMin argmin [I32 i32, U32 u32, I64 i64, U64 u64, F32 f32, F64 f64, F16 f16, BF16 bf16],
+            ArgMax argmax [I32 i32, U32 u32, I64 i64, U64 u64, F32 f32, F64 f64, F16 f16, BF16 bf16],
+            Dot dot [F32 f32, F64 f64, F16 f16, BF16 bf16],
+            SumSquares sum_squares [F32 f32, F64 f64, F16 f16, BF16 bf16],
+            Norm norm [F32 f32, F64 f64, F16 f16, BF16 bf16],
+            Mean mean [F32 f32, F64 f64, F16 f16, BF16 bf16]
+        }
     };
 }
 
@@ -36,6 +67,9 @@ macro_rules! with_by_key_types {
         $m! { $($args)* ; f32 f64 }
     };
 }
+
+#[allow(unused_imports)] // named by `with_all_types!` expansions
+use crate::half::{bf16, f16};
 
 macro_rules! block_array {
     (; $($b:literal)*) => {
@@ -57,8 +91,9 @@ macro_rules! dtype_enum {
         ///
         /// ```
         /// use gpu::names::DType;
-        /// assert_eq!(DType::ALL.iter().map(|t| t.name()).collect::<Vec<_>>(), ["i32", "u32", "i64", "u64", "f32", "f64"]);
-        /// assert_eq!(DType::from_name("f64").map(DType::size), Some(8));
+        /// assert_eq!(DType::ALL.iter().map(|t| t.name()).collect::<Vec<_>>(), ["i32", "u32", "i64", "u64", "f32", "f64", "f16", "bf16"]);
+        /// assert_eq!(DType::from_name("bf16").map(DType::size), Some(2));
+        /// assert!(DType::F16.is_half() && !DType::F32.is_half());
         /// ```
         #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
         pub enum DType {
@@ -69,7 +104,17 @@ macro_rules! dtype_enum {
             /// Every element type, in the order of the list.
             pub const ALL: &'static [DType] = &[$(DType::$V),*];
 
-            /// The name in entry names: `i32` ... `f64`.
+            /// Whether the type is one of the half types (only the default kernel reads them).
+            pub const fn is_half(self) -> bool {
+                matches!(self, DType::F16 | DType::BF16)
+            }
+
+            /// Whether the type is a floating-point type.
+            pub const fn is_float(self) -> bool {
+                matches!(self, DType::F32 | DType::F64 | DType::F16 | DType::BF16)
+            }
+
+            /// The name in entry names: `i32` ... `bf16`.
             pub const fn name(self) -> &'static str {
                 match self {
                     $(DType::$V => stringify!($t),)*
@@ -97,16 +142,33 @@ macro_rules! dtype_enum {
         })*
     };
 }
-with_types!(dtype_enum!());
+with_all_types!(dtype_enum!());
+
+macro_rules! primitive_types {
+    (; $($V:ident $t:ident),*) => {
+        impl DType {
+            /// The primitive types, which every kernel takes (the teaching ones too).
+            ///
+            /// ```
+            /// assert_eq!(gpu::names::DType::PRIMITIVE.len(), 6);
+            /// ```
+            pub const PRIMITIVE: &'static [DType] = &[$(DType::$V),*];
+        }
+    };
+}
+with_types!(primitive_types!());
 
 macro_rules! op_enum {
-    (; $($V:ident $name:ident),*) => {
-        /// An operator the kernels are instantiated with, as a run-time value.
+    (; $($V:ident $name:ident [$($T:ident $t:ident),*]),*) => {
+        /// An operation of the library, as a run-time value.
         ///
         /// ```
-        /// use gpu::names::Op;
-        /// assert_eq!(Op::ALL.iter().map(|o| o.name()).collect::<Vec<_>>(), ["sum", "min", "max"]);
+        /// use gpu::names::{DType, Op};
+        /// assert_eq!(Op::ALL.iter().map(|o| o.name()).collect::<Vec<_>>(),
+        ///     ["sum", "min", "max", "argmin", "argmax", "dot", "sum_squares", "norm", "mean"]);
         /// assert_eq!(Op::from_name("max"), Some(Op::Max));
+        /// assert!(Op::Max.is_plain() && !Op::ArgMax.is_plain());
+        /// assert!(Op::ArgMax.types().contains(&DType::BF16) && !Op::Dot.types().contains(&DType::I32));
         /// ```
         #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
         pub enum Op {
@@ -114,17 +176,24 @@ macro_rules! op_enum {
         }
 
         impl Op {
-            /// Every operator, in the order of the list.
+            /// Every operation, in the order of the list.
             pub const ALL: &'static [Op] = &[$(Op::$V),*];
 
-            /// The name in entry names: `sum`, `min`, `max`.
+            /// The name in entry names: `sum`, `argmax`, `sum_squares`, ...
             pub const fn name(self) -> &'static str {
                 match self {
                     $(Op::$V => stringify!($name),)*
                 }
             }
 
-            /// The operator named `name`, if the kernels have it (host only).
+            /// The element types the default kernel takes it for.
+            pub const fn types(self) -> &'static [DType] {
+                match self {
+                    $(Op::$V => &[$(DType::$T),*],)*
+                }
+            }
+
+            /// The operation named `name`, if the kernels have it (host only).
             #[cfg(not(target_arch = "nvptx64"))]
             pub fn from_name(name: &str) -> Option<Op> {
                 Op::ALL.iter().copied().find(|o| o.name() == name)
@@ -132,7 +201,27 @@ macro_rules! op_enum {
         }
     };
 }
-with_ops!(op_enum!());
+with_operations!(op_enum!());
+
+macro_rules! is_plain {
+    (; $($V:ident $name:ident),*) => {
+        impl Op {
+            /// The plain operators, which every kernel takes.
+            ///
+            /// ```
+            /// assert_eq!(gpu::names::Op::PLAIN.len(), 3);
+            /// ```
+            pub const PLAIN: &'static [Op] = &[$(Op::$V),*];
+
+            /// Whether it is a plain operator ([`crate::op::ReduceOp`]: sum,
+            /// min, max), which every kernel takes, the teaching ones too.
+            pub const fn is_plain(self) -> bool {
+                matches!(self, $(Op::$V)|*)
+            }
+        }
+    };
+}
+with_ops!(is_plain!());
 
 macro_rules! by_key_types {
     (; $($t:ident)*) => {

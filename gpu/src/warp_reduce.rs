@@ -7,20 +7,20 @@
 //!   ... after offsets 4, 2, 1 lane 0 holds v0 + ... + v31
 //! ```
 
-use crate::op::{Element, ReduceOp};
 use crate::prim::{FULL_MASK, Shuffle, WARP_SIZE, shfl_down_sync};
 
-/// Reduce `v` over the warp with `O`; the result is valid in lane 0 only
-/// (other lanes hold partial results).
+/// Reduce `v` over the warp with `combine` (CUB's `WarpReduce::Reduce(v,
+/// op)`); the result is valid in lane 0 only (other lanes hold partial
+/// results).
 ///
 /// # Safety
 /// All 32 lanes of the warp must call it together (it shuffles with the
 /// full mask).
 #[inline(always)]
-pub unsafe fn warp_reduce<T: Element + Shuffle, O: ReduceOp<T>>(mut v: T) -> T {
+pub unsafe fn warp_reduce<A: Shuffle>(mut v: A, combine: impl Fn(A, A) -> A) -> A {
     let mut offset = WARP_SIZE / 2;
     while offset > 0 {
-        v = O::combine(v, shfl_down_sync(FULL_MASK, v, offset));
+        v = combine(v, shfl_down_sync(FULL_MASK, v, offset));
         offset /= 2;
     }
     v

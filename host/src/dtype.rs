@@ -1,19 +1,46 @@
-//! Macros that turn run-time choices (`--type f32 --op max`) into calls of
-//! generic functions. [`DType`](crate::DType) and [`Op`](crate::Op) come from
-//! the kernels' one list (`gpu/src/names.rs`); the `match`es below are
-//! exhaustive, so a type added there fails to compile here until it is
-//! handled.
+//! Macros that turn run-time choices (`--type bf16 --op argmax`) into calls
+//! of generic functions. [`DType`](crate::DType) and [`Op`](crate::Op) come
+//! from the kernels' one list (`gpu/src/names.rs`); the `match`es below are
+//! exhaustive, so a type or operation added there fails to compile here
+//! until it is handled, and a test checks that [`with_operation!`] reaches
+//! exactly the pairs of `Op::types`.
 
-/// Evaluate `$body` with the type alias `$T` set to the Rust type of `$dtype`.
+/// Evaluate `$body` with the type alias `$T` set to the Rust type of `$dtype`
+/// (any element type).
 ///
 /// ```
 /// use reduction::{with_dtype, DType};
-/// let size = with_dtype!(DType::F64, |T| std::mem::size_of::<T>());
-/// assert_eq!(size, 8);
+/// assert_eq!(with_dtype!(DType::F64, |T| std::mem::size_of::<T>()), 8);
+/// assert_eq!(with_dtype!(DType::BF16, |T| std::mem::size_of::<T>()), 2);
 /// ```
 #[macro_export]
 macro_rules! with_dtype {
     ($dtype:expr, |$T:ident| $body:expr) => {
+        match $dtype {
+            $crate::DType::F16 => {
+                type $T = $crate::half::f16;
+                $body
+            }
+            $crate::DType::BF16 => {
+                type $T = $crate::half::bf16;
+                $body
+            }
+            other => $crate::with_plain_dtype!(other, |$T| $body, else unreachable!()),
+        }
+    };
+}
+
+/// Evaluate `$body` with `$T` set to the primitive type of `$dtype` (the
+/// types every kernel takes), or `$half` for a half type.
+///
+/// ```
+/// use reduction::{with_plain_dtype, DType};
+/// assert_eq!(with_plain_dtype!(DType::U32, |T| Some(std::mem::size_of::<T>()), else None), Some(4));
+/// assert_eq!(with_plain_dtype!(DType::F16, |T| Some(std::mem::size_of::<T>()), else None), None);
+/// ```
+#[macro_export]
+macro_rules! with_plain_dtype {
+    ($dtype:expr, |$T:ident| $body:expr, else $half:expr) => {
         match $dtype {
             $crate::DType::I32 => {
                 type $T = i32;
@@ -39,19 +66,22 @@ macro_rules! with_dtype {
                 type $T = f64;
                 $body
             }
+            $crate::DType::F16 | $crate::DType::BF16 => $half,
         }
     };
 }
 
-/// Evaluate `$body` with the type alias `$O` set to the operator type of `$op`.
+/// Evaluate `$body` with `$O` set to the plain operator of `$op` (sum, min,
+/// max: the ones every kernel takes), or `$other` for another operation.
 ///
 /// ```
-/// use reduction::{with_op, Op, ReduceOp};
-/// assert_eq!(with_op!(Op::Max, |O| <O as ReduceOp<i32>>::IDENTITY), i32::MIN);
+/// use reduction::{with_op, Op, Reduction};
+/// assert_eq!(with_op!(Op::Max, |O| Some(<O as Reduction<i32>>::IDENTITY), else None), Some(i32::MIN));
+/// assert_eq!(with_op!(Op::Dot, |O| Some(<O as Reduction<i32>>::IDENTITY), else None), None);
 /// ```
 #[macro_export]
 macro_rules! with_op {
-    ($op:expr, |$O:ident| $body:expr) => {
+    ($op:expr, |$O:ident| $body:expr, else $other:expr) => {
         match $op {
             $crate::Op::Sum => {
                 type $O = $crate::Sum;
@@ -65,6 +95,77 @@ macro_rules! with_op {
                 type $O = $crate::Max;
                 $body
             }
+            _ => $other,
         }
     };
+}
+
+/// Evaluate `$body` with `$R` set to the operation of `$op` and `$T` to the
+/// type of `$dtype`, where the default kernel has that pair (`Op::types`),
+/// else `$unsupported`.
+///
+/// ```
+/// use reduction::{with_operation, DType, Op, Reduction};
+/// let name = |op, t| with_operation!(op, t, |R, T| Some(<R as Reduction<T>>::NAME), else None);
+/// assert_eq!(name(Op::ArgMax, DType::BF16), Some("argmax"));
+/// assert_eq!(name(Op::Dot, DType::I32), None); // no dot product of integers
+/// ```
+#[macro_export]
+macro_rules! with_operation {
+    ($op:expr, $dtype:expr, |$R:ident, $T:ident| $body:expr, else $unsupported:expr) => {
+        match $op {
+            $crate::Op::Sum => $crate::with_operation!(@any $crate::Sum, $dtype, |$R, $T| $body),
+            $crate::Op::Min => $crate::with_operation!(@any $crate::Min, $dtype, |$R, $T| $body),
+            $crate::Op::Max => $crate::with_operation!(@any $crate::Max, $dtype, |$R, $T| $body),
+            $crate::Op::ArgMin => $crate::with_operation!(@any $crate::ArgMin, $dtype, |$R, $T| $body),
+            $crate::Op::ArgMax => $crate::with_operation!(@any $crate::ArgMax, $dtype, |$R, $T| $body),
+            $crate::Op::Dot => $crate::with_operation!(@float $crate::Dot, $dtype, |$R, $T| $body, $unsupported),
+            $crate::Op::SumSquares => {
+                $crate::with_operation!(@float $crate::SumSquares, $dtype, |$R, $T| $body, $unsupported)
+            }
+            $crate::Op::Norm => $crate::with_operation!(@float $crate::Norm, $dtype, |$R, $T| $body, $unsupported),
+            $crate::Op::Mean => $crate::with_operation!(@float $crate::Mean, $dtype, |$R, $T| $body, $unsupported),
+        }
+    };
+    (@any $op:ty, $dtype:expr, |$R:ident, $T:ident| $body:expr) => {{
+        type $R = $op;
+        $crate::with_dtype!($dtype, |$T| $body)
+    }};
+    (@float $op:ty, $dtype:expr, |$R:ident, $T:ident| $body:expr, $unsupported:expr) => {{
+        type $R = $op;
+        match $dtype {
+            $crate::DType::F32 => {
+                type $T = f32;
+                $body
+            }
+            $crate::DType::F64 => {
+                type $T = f64;
+                $body
+            }
+            $crate::DType::F16 => {
+                type $T = $crate::half::f16;
+                $body
+            }
+            $crate::DType::BF16 => {
+                type $T = $crate::half::bf16;
+                $body
+            }
+            _ => $unsupported,
+        }
+    }};
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::{DType, Op};
+
+    #[test]
+    fn with_operation_reaches_exactly_the_listed_pairs() {
+        for &op in Op::ALL {
+            for &t in DType::ALL {
+                let reached = with_operation!(op, t, |R, T| size_of::<R>() + size_of::<T>() < usize::MAX, else false);
+                assert_eq!(reached, op.types().contains(&t), "{op:?} {t:?}");
+            }
+        }
+    }
 }

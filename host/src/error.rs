@@ -158,6 +158,24 @@ pub enum Error {
         expected: String,
     },
 
+    /// A two-input operation (a dot product) given inputs of different lengths.
+    #[error("{op}: the inputs hold {a} and {b} elements (they must have the same length)")]
+    InputsDiffer {
+        /// The operation.
+        op: &'static str,
+        /// Length of the first input.
+        a: usize,
+        /// Length of the second input.
+        b: usize,
+    },
+
+    /// An operation that has no result for no elements (arg-min/max).
+    #[error("{op}: no elements, so no index to return")]
+    Empty {
+        /// The operation.
+        op: &'static str,
+    },
+
     /// Reduction by key: keys and values must pair up one to one.
     #[error("reduce_by_key: {keys} keys but {values} values (they must have the same length)")]
     LengthMismatch {

@@ -25,6 +25,10 @@ pub(crate) struct Job {
     pub entry: String,
     pub func: CudaFunction,
     pub levels: Vec<Level>,
+    /// The operation's inputs (1, or 2 for a dot product) and the bytes of
+    /// one accumulator (the element's size for a plain operator).
+    pub inputs: u32,
+    pub acc_bytes: usize,
 }
 
 /// Where a launch writes its result(s): a device address and the elements
@@ -46,6 +50,15 @@ impl Out {
         let len = view.len();
         let (addr, guard) = view.device_ptr_mut(gpu.stream());
         (Out { addr, len, done: 0 }, guard)
+    }
+
+    /// The first `len` elements of `T` of `buffer`, viewed as `len × size_of::<T>() / bytes`
+    /// values of `bytes` bytes (a single-pass kernel's accumulators in a
+    /// buffer of elements).
+    fn bytes_of<T>(buffer: &mut CudaSlice<T>, gpu: &Gpu, bytes: usize) -> Out {
+        let len = buffer.len() * size_of::<T>() / bytes;
+        let (addr, _guard) = buffer.device_ptr_mut(gpu.stream());
+        Out { addr, len, done: 0 }
     }
 
     /// The part from element `offset` on.
@@ -85,24 +98,34 @@ fn check_alignment<T>(gpu: &Gpu, kernel: &Kernel, data: &CudaView<'_, T>) -> Res
     Ok(())
 }
 
-/// Queue `levels` of `job` on non-empty `data`: the last level writes into
-/// `out` (one value, or a multi-pass level's per-block partials).
+/// Grow `partials` to hold `grid` accumulators of `job` and view them so.
+fn accumulators<T: DeviceRepr>(gpu: &Gpu, partials: &mut CudaSlice<T>, job: &Job, grid: u32) -> Result<Out> {
+    let elements = (grid as usize * job.acc_bytes).div_ceil(size_of::<T>());
+    grow(gpu, partials, elements, "partial results")?;
+    Ok(Out::bytes_of(partials, gpu, job.acc_bytes))
+}
+
+/// Queue `levels` of `job` on non-empty `data` (and `second`, the other
+/// input of a two-input operation): the last level writes into `out` (one
+/// value, or a multi-pass level's per-block partials).
 pub(crate) fn enqueue<T: DeviceRepr>(
     gpu: &Gpu,
     bufs: &mut Buffers<T>,
     job: &Job,
     levels: &[Level],
     data: &CudaView<'_, T>,
+    second: Option<&CudaView<'_, T>>,
     out: Out,
 ) -> Result<()> {
     check_alignment(gpu, job.kernel, data)?;
     match job.kernel.scheme {
         Scheme::SinglePass => {
             let l = levels[0].launches[0];
-            let partials = &mut bufs.levels[0];
-            grow(gpu, partials, l.grid as usize, "partial sums")?;
-            let (mut partials, mut ticket) = (partials.as_view_mut(), bufs.ticket.as_view_mut());
-            gpu.launch_single_pass(job, data, &mut partials, &mut ticket, out, l.grid)
+            let partials = accumulators(gpu, &mut bufs.levels[0], job, l.grid)?;
+            gpu.launch_single_pass(job, data, second, partials, &mut bufs.ticket.as_view_mut(), out, l.grid)
+        }
+        Scheme::MultiPass(_) if second.is_some() || job.acc_bytes != size_of::<T>() => {
+            Err(Error::Invalid(format!("{}: a multi-pass kernel takes one input and plain operators only", job.entry)))
         }
         Scheme::MultiPass(_) => {
             let (a, b) = scratch_sizes(levels);
@@ -145,13 +168,12 @@ pub(crate) fn enqueue_partials<T: DeviceRepr>(
     match job.kernel.scheme {
         Scheme::SinglePass => {
             let l = job.levels[0].launches[0];
-            grow(gpu, partials, l.grid as usize, "partial sums")?;
+            let p = accumulators(gpu, partials, job, l.grid)?;
             let result = &mut bufs.levels[1];
             grow(gpu, result, 1, "the result")?;
-            let (mut p, mut ticket, mut result) =
-                (partials.as_view_mut(), bufs.ticket.as_view_mut(), result.as_view_mut());
+            let (mut ticket, mut result) = (bufs.ticket.as_view_mut(), result.as_view_mut());
             let (out, _guard) = Out::of(&mut result, gpu);
-            gpu.launch_single_pass(job, data, &mut p, &mut ticket, out, l.grid)?;
+            gpu.launch_single_pass(job, data, None, p, &mut ticket, out, l.grid)?;
             Ok(l.grid as usize)
         }
         Scheme::MultiPass(_) => {
@@ -159,7 +181,7 @@ pub(crate) fn enqueue_partials<T: DeviceRepr>(
             grow(gpu, partials, count, "partial sums")?;
             let mut view = partials.slice_mut(..count);
             let (out, _guard) = Out::of(&mut view, gpu);
-            enqueue(gpu, bufs, job, &job.levels[..1], data, out)?;
+            enqueue(gpu, bufs, job, &job.levels[..1], data, None, out)?;
             Ok(count)
         }
     }
@@ -200,33 +222,52 @@ impl Gpu {
         Ok(())
     }
 
-    /// Launch a single-pass kernel `(input: *const T, n: u64, partials: *mut T,
-    /// ticket: *mut u32, out: *mut T, done: *mut u32)` on all of `input`; `*ticket` must be 0
-    /// (the kernel's last block leaves it 0 again).
+    /// Launch a single-pass kernel `(a: *const T, b: *const T, n: u64,
+    /// partials: *mut Acc, ticket: *mut u32, out: *mut Out, done: *mut u32)`
+    /// on all of `a` (and `b`, for a two-input operation); `*ticket` must be
+    /// 0 (the kernel's last block leaves it 0 again).
+    #[allow(clippy::too_many_arguments)]
     pub(crate) fn launch_single_pass<T: DeviceRepr>(
         &self,
         job: &Job,
-        input: &CudaView<'_, T>,
-        partials: &mut CudaViewMut<'_, T>,
+        a: &CudaView<'_, T>,
+        b: Option<&CudaView<'_, T>>,
+        partials: Out,
         ticket: &mut CudaViewMut<'_, u32>,
         out: Out,
         grid: u32,
     ) -> Result<()> {
-        let (entry, block, n) = (job.entry.as_str(), job.block, input.len());
-        check_launch(entry, input.len(), n, partials.len(), grid, block)?;
+        let (entry, block, n) = (job.entry.as_str(), job.block, a.len());
+        check_launch(entry, a.len(), n, partials.len, grid, block)?;
         if ticket.is_empty() || out.len == 0 {
             return Err(Error::Invalid(format!("{entry}: no room for the ticket or the result")));
         }
+        let b_ptr = match (job.inputs, b) {
+            (1, None) => None,
+            (2, Some(b)) if b.len() == n => Some(b.device_ptr(self.stream())),
+            (inputs, b) => {
+                return Err(Error::Invalid(format!(
+                    "{entry}: takes {inputs} input(s) of one length; given {} of {n}{}",
+                    1 + b.is_some() as u32,
+                    b.map(|b| format!(" and {}", b.len())).unwrap_or_default()
+                )));
+            }
+        };
+        let b_addr = b_ptr.as_ref().map_or(0, |(addr, _guard)| *addr);
         let n = n as u64;
         let mut args = self.stream().launch_builder(&job.func);
-        args.arg(input).arg(&n).arg(partials).arg(ticket).arg(&out.addr).arg(&out.done);
+        args.arg(a).arg(&b_addr).arg(&n).arg(&partials.addr).arg(ticket).arg(&out.addr).arg(&out.done);
         let cfg = LaunchConfig { grid_dim: (grid, 1, 1), block_dim: (block, 1, 1), shared_mem_bytes: SINGLE_PASS_SMEM };
-        // SAFETY: `single_pass_*` entries have the signature (const T*, u64,
-        // T*, u32*, T*, u32*) for this T (`gpu/src/entries.rs`); the kernel
-        // reads input[0..n], writes partials[0..grid], ticket[0], out[0] and
-        // (when not null) done[0], all checked above (`out` and its flag are
-        // memory their maker holds for the launch),
-        // and uses SINGLE_PASS_SMEM bytes of shared memory,
+        // SAFETY: `single_pass_*` entries have the signature (const T*, const
+        // T*, u64, Acc*, u32*, Out*, u32*) for this T and the operation named
+        // in the entry (`single_pass_entries!`; the job was planned with that
+        // operation's accumulator size and input count). The kernel reads
+        // a[0..n], and b[0..n] only for two-input operations (b is then a
+        // live view of n elements, checked above; else null), writes
+        // partials[0..grid] (accumulators of `acc_bytes`, room checked
+        // above), ticket[0], out[0] and (when not null) done[0] (`out` and its
+        // flag are memory their maker holds for the launch, with room for
+        // one output), and uses SINGLE_PASS_SMEM bytes of shared memory,
         // which the launch provides. Launches that share the ticket are
         // ordered by the stream.
         unsafe { args.launch(cfg) }.map_err(|source| launch_error(entry, &cfg, source))?;

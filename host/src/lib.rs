@@ -9,9 +9,12 @@
 //! loaded at run time: the library builds and runs without CUDA installed,
 //! and reports [`Error::NoDriver`] instead of crashing.
 //!
-//! * [`Reducer`]: sum, min and max of host slices or device buffers of
-//!   `i32, u32, i64, u64, f32, f64`, with the fastest kernel by default or
-//!   any kernel of the [registry](KERNELS) for teaching;
+//! * [`Reducer`]: sum, min, max, arg-min/max of host slices or device
+//!   buffers of `i32, u32, i64, u64, f32, f64, f16, bf16` (half sums in
+//!   `f32`), dot products, sums of squares, norms and means of the float
+//!   types, and operations of your own ([`Reducer::reduce_op`]), with the
+//!   fastest kernel; sum, min and max also with any kernel of the
+//!   [registry](KERNELS), for teaching;
 //!   [`Reducer::reduce_by_key`]: one sum per key (seed 003).
 //! * [`KERNELS`]: Harris's seven steps, seed 004's two and ours, each with
 //!   its launch [`Scheme`]; one registry for the library, its tests and tools.
@@ -42,6 +45,7 @@ mod device;
 mod dtype;
 mod error;
 mod launch;
+mod operations;
 pub mod plan;
 mod ptx;
 mod reduce_by_key;
@@ -54,8 +58,13 @@ pub use by_key::{BY_KEY_BLOCK, ByKeyKernel, ByKeyValue};
 pub use cudarc;
 pub use device::{DeviceInfo, Gpu, no_gpu_reason};
 pub use error::{Error, Result};
+/// Half-precision element types (the `half` crate's `f16` and `bf16`).
+pub use gpu::half;
 pub use gpu::names::{BLOCK_SIZES, DType, Op};
-pub use gpu::op::{Max, Min, ReduceOp, Sum};
+/// Operations: the traits and every operation type (see [`Reducer::reduce_op`]).
+pub use gpu::op;
+pub use gpu::op::{Arg, ArgMax, ArgMin, Dot, Max, Mean, Min, Norm, ReduceOp, Reduction, Sum, SumSquares};
+pub use operations::Output;
 pub use ptx::Ptx;
 pub use reduce_by_key::check_host_input;
 pub use reducer::{Element, Finish, Input, Options, Prepared, Reducer, Source};

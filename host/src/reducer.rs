@@ -13,12 +13,15 @@ use crate::launch::{Buffers, Job, Out, enqueue, enqueue_partials, grow};
 use crate::plan::{Level, plan};
 use crate::ptx::Ptx;
 use crate::registry::{DEFAULT_BLOCK, DEFAULT_KERNEL, Kernel, Scheme, default_block};
-use gpu::op::{Max, Min, ReduceOp, Sum};
+use gpu::half::{bf16, f16};
+use gpu::op::{Bits, ReduceOp, Reduction};
 
-/// An element type the library reduces: `i32, u32, i64, u64, f32, f64`.
+/// An element type the library reduces: `i32, u32, i64, u64, f32, f64` and
+/// the half types `f16`, `bf16` (the `half` crate's).
 ///
 /// Integer sums wrap on overflow (like CUDA's `int`); float results follow
-/// the rules in [`gpu::op`] (NaN propagates, `-0.0 < +0.0` for min/max).
+/// the rules in [`gpu::op`] (NaN propagates, `-0.0 < +0.0` for min/max);
+/// half-precision sums accumulate in `f32` and return `f32`.
 ///
 /// ```no_run
 /// use reduction::{Element, ReduceOp, Reducer, Result, Sum};
@@ -40,6 +43,8 @@ impl Element for i64 {}
 impl Element for u64 {}
 impl Element for f32 {}
 impl Element for f64 {}
+impl Element for f16 {}
+impl Element for bf16 {}
 
 /// Where the last partials are combined.
 ///
@@ -144,18 +149,18 @@ impl<T> Input<T> for CudaView<'_, T> {
 
 /// Device buffers of one element type, kept between calls and grown to the
 /// largest size seen.
-struct Scratch<T> {
-    work: Work<T>,
-    /// Host input is copied here.
-    staging: CudaSlice<T>,
+pub(crate) struct Scratch<T> {
+    pub work: Work<T>,
+    /// Host input is copied here (the second input of a dot product to the second).
+    pub staging: [CudaSlice<T>; 2],
 }
 
 /// The buffers a reduction to the host writes.
-struct Work<T> {
+pub(crate) struct Work<T> {
     bufs: Buffers<T>,
     /// The result, when the caller wants it on the host: written by the
     /// kernel straight into host memory.
-    result: MappedSlot<T>,
+    result: MappedSlot,
     /// The first level's partials when they are finished on the CPU.
     partials: CudaSlice<T>,
     /// The last reduction planned, for calls that repeat it (the same
@@ -167,22 +172,22 @@ struct Work<T> {
 /// kernel and block asked for.
 #[derive(Clone, Copy, PartialEq, Eq)]
 struct JobKey {
-    op: gpu::names::Op,
+    op: &'static str,
     n: usize,
     kernel: Option<&'static str>,
     block: Option<u32>,
     max_grid: Option<u32>,
 }
 
-/// One element of pinned host memory mapped into the device's address
-/// space. A reduction to the host lets its last launch store the result
-/// here, so the call waits for the kernel and reads: no copy is queued
-/// after the kernel (about half the time of a small reduction, measured in
-/// `reduce latency`).
-struct MappedSlot<T> {
+/// One result (at most 16 bytes: [`Bits`]) in pinned host memory mapped
+/// into the device's address space. A reduction to the host lets its last
+/// launch store the result here, so the call waits for the kernel and
+/// reads: no copy is queued after the kernel (about half the time of a
+/// small reduction, measured in `reduce latency`).
+struct MappedSlot {
     /// The allocations (kept alive here; freed on drop): the value, and the
     /// flag a single-pass kernel sets once the value is there.
-    _slot: (PinnedHostSlice<T>, PinnedHostSlice<u32>),
+    _slot: (PinnedHostSlice<u64>, PinnedHostSlice<u32>),
     /// Host addresses of value and flag, read once at allocation.
     host: (usize, usize),
     /// Device addresses of value and flag.
@@ -194,9 +199,9 @@ struct MappedSlot<T> {
 /// reduction of a few GiB takes.
 const POLL_FOR: std::time::Duration = std::time::Duration::from_millis(5);
 
-impl<T: DeviceRepr + ValidAsZeroBits> MappedSlot<T> {
+impl MappedSlot {
     fn new(gpu: &Gpu) -> Result<Self> {
-        let (value, value_addr) = gpu.alloc_mapped::<T>(1)?;
+        let (value, value_addr) = gpu.alloc_mapped::<u64>(2)?;
         let (flag, flag_addr) = gpu.alloc_mapped::<u32>(1)?;
         let host = (
             value.as_ptr().map_err(driver("cuEventSynchronize"))? as usize,
@@ -235,12 +240,14 @@ impl<T: DeviceRepr + ValidAsZeroBits> MappedSlot<T> {
 
     /// The value, once the work that writes it has finished (the caller
     /// synchronizes the stream first).
-    fn read(&self) -> T {
-        // SAFETY: `host.0` is the slot's one element, allocated (and kept
-        // alive by `_slot`) and aligned for T by cuMemHostAlloc; the kernel
-        // that wrote it is done with it (`wait`), and the read is volatile
-        // because the device, not Rust, wrote it.
-        unsafe { (self.host.0 as *const T).read_volatile() }
+    fn read<V: Bits>(&self) -> V {
+        const { assert!(size_of::<V>() <= 16 && align_of::<V>() <= 8) };
+        // SAFETY: `host.0` is the slot's 16 bytes, allocated (and kept alive
+        // by `_slot`) and 8-byte aligned (two u64s from cuMemHostAlloc), room
+        // and alignment for V (asserted above); every bit pattern is a V
+        // (`Bits`); the kernel that wrote it is done with it (`wait`), and
+        // the read is volatile because the device, not Rust, wrote it.
+        unsafe { (self.host.0 as *const V).read_volatile() }
     }
 }
 
@@ -368,48 +375,6 @@ impl Reducer {
         &self.gpu
     }
 
-    /// The sum (wrapping for integers).
-    ///
-    /// ```no_run
-    /// let r = reduction::Reducer::new()?;
-    /// assert_eq!(r.sum(&vec![i32::MAX, 1])?, i32::MIN);
-    /// # Ok::<(), reduction::Error>(())
-    /// ```
-    pub fn sum<T: Element, D: Input<T> + ?Sized>(&self, data: &D) -> Result<T>
-    where
-        Sum: ReduceOp<T>,
-    {
-        self.reduce::<Sum, T, D>(data)
-    }
-
-    /// The smallest element (`T::MAX` or `+inf` for no elements).
-    ///
-    /// ```no_run
-    /// let r = reduction::Reducer::new()?;
-    /// assert_eq!(r.min(&vec![3u64, 1, 2])?, 1);
-    /// # Ok::<(), reduction::Error>(())
-    /// ```
-    pub fn min<T: Element, D: Input<T> + ?Sized>(&self, data: &D) -> Result<T>
-    where
-        Min: ReduceOp<T>,
-    {
-        self.reduce::<Min, T, D>(data)
-    }
-
-    /// The largest element (`T::MIN` or `-inf` for no elements).
-    ///
-    /// ```no_run
-    /// let r = reduction::Reducer::new()?;
-    /// assert_eq!(r.max(&vec![-1.5f64, 2.5])?, 2.5);
-    /// # Ok::<(), reduction::Error>(())
-    /// ```
-    pub fn max<T: Element, D: Input<T> + ?Sized>(&self, data: &D) -> Result<T>
-    where
-        Max: ReduceOp<T>,
-    {
-        self.reduce::<Max, T, D>(data)
-    }
-
     /// Reduce with operator `O` and the default (fastest) kernel.
     ///
     /// ```no_run
@@ -438,12 +403,18 @@ impl Reducer {
             Source::Host(host) => {
                 let mut scratch = self.scratch::<T>()?;
                 let s = &mut *scratch;
-                grow(&self.gpu, &mut s.staging, host.len(), "the input copied from the host")?;
-                let mut staging = s.staging.slice_mut(..host.len());
-                self.gpu.stream().memcpy_htod(host, &mut staging).map_err(driver("cuMemcpyHtoD"))?;
-                self.reduce_locked::<O, T>(&mut s.work, &s.staging.slice(..host.len()), opts)
+                let staged = self.stage(&mut s.staging[0], host)?;
+                self.reduce_locked::<O, T>(&mut s.work, &staged, opts)
             }
         }
+    }
+
+    /// Copy `host` into `staging` (grown as needed) and view it there.
+    pub(crate) fn stage<'a, T: Element>(&self, staging: &'a mut CudaSlice<T>, host: &[T]) -> Result<CudaView<'a, T>> {
+        grow(&self.gpu, staging, host.len(), "the input copied from the host")?;
+        let mut view = staging.slice_mut(..host.len());
+        self.gpu.stream().memcpy_htod(host, &mut view).map_err(driver("cuMemcpyHtoD"))?;
+        Ok(staging.slice(..host.len()))
     }
 
     /// Reduce the first `n` elements of a device buffer.
@@ -504,18 +475,41 @@ impl Reducer {
     /// assert!(matches!(r.prepare::<Sum, f32>(0, &Options::default()), Err(Error::Invalid(_))));
     /// # Ok::<(), reduction::Error>(())
     /// ```
-    pub fn prepare<O: ReduceOp<T>, T: Element>(&self, n: usize, opts: &Options) -> Result<Prepared<O, T>> {
+    pub fn prepare<R: Reduction<T>, T: Element>(&self, n: usize, opts: &Options) -> Result<Prepared<R, T>> {
         if n == 0 {
             return Err(Error::Invalid("a prepared reduction needs at least one element".into()));
         }
-        Ok(Prepared { job: self.job::<O, T>(n, opts)?, n, _op: std::marker::PhantomData })
+        Ok(Prepared { job: self.job_for::<R, T>(n, opts)?, n, _op: std::marker::PhantomData })
+    }
+
+    /// Queue `prepared` (any operation) on `a` (and `b`, for a two-input
+    /// operation), exactly its length, without waiting; its result goes to
+    /// the reducer's own result slot, where the next call overwrites it. For
+    /// timing operations whose output is not an element (the benchmark).
+    pub fn enqueue_op<R: Reduction<T>, T: Element>(
+        &self,
+        prepared: &Prepared<R, T>,
+        a: &CudaView<'_, T>,
+        b: Option<&CudaView<'_, T>>,
+    ) -> Result<()> {
+        if a.len() != prepared.n || b.is_some_and(|b| b.len() != prepared.n) {
+            return Err(Error::Invalid(format!(
+                "the inputs hold {} and {:?} elements; the reduction was prepared for {}",
+                a.len(),
+                b.map(|b| b.len()),
+                prepared.n
+            )));
+        }
+        let mut scratch = self.scratch::<T>()?;
+        let s = &mut scratch.work;
+        enqueue(&self.gpu, &mut s.bufs, &prepared.job, &prepared.job.levels, a, b, s.result.out())
     }
 
     /// Queue `prepared` on `data` (exactly its length) and leave the result
     /// in `out[0]`, without waiting.
-    pub fn enqueue<O: ReduceOp<T>, T: Element>(
+    pub fn enqueue<R: Reduction<T, Out = T>, T: Element>(
         &self,
-        prepared: &Prepared<O, T>,
+        prepared: &Prepared<R, T>,
         data: &CudaView<'_, T>,
         out: &mut CudaViewMut<'_, T>,
     ) -> Result<()> {
@@ -531,7 +525,7 @@ impl Reducer {
         }
         let mut scratch = self.scratch::<T>()?;
         let (out, _guard) = Out::of(out, &self.gpu);
-        enqueue(&self.gpu, &mut scratch.work.bufs, &prepared.job, &prepared.job.levels, data, out)
+        enqueue(&self.gpu, &mut scratch.work.bufs, &prepared.job, &prepared.job.levels, data, None, out)
     }
 
     /// The kernel and block size for `n` elements: the caller's, checked, or
@@ -558,13 +552,14 @@ impl Reducer {
         Ok((kernel, block))
     }
 
-    /// Choose and plan the reduction of `n > 0` elements.
-    fn job<O: ReduceOp<T>, T: Element>(&self, n: usize, opts: &Options) -> Result<Job> {
+    /// Choose and plan `n > 0` elements of operation `R` on `T`: its entry,
+    /// accumulator size and inputs.
+    pub(crate) fn job_for<R: Reduction<T>, T: Element>(&self, n: usize, opts: &Options) -> Result<Job> {
         let (kernel, block) = self.choose(n, opts)?;
-        let levels = self.plan::<O, T>(kernel, block, n, opts.max_grid)?;
-        let entry = kernel.entry(block, O::OP, T::DTYPE);
+        let entry = kernel.entry_named(block, R::NAME, T::NAME);
+        let levels = self.plan_entry(kernel, &entry, block, n, size_of::<T>(), opts.max_grid)?;
         let func = self.gpu.function(&entry)?;
-        Ok(Job { kernel, block, entry, func, levels })
+        Ok(Job { kernel, block, entry, func, levels, inputs: R::INPUTS, acc_bytes: size_of::<R::Acc>() })
     }
 
     /// The launches that reduce `n` elements with `kernel` at `block`
@@ -587,9 +582,21 @@ impl Reducer {
         n: usize,
         max_grid: Option<u32>,
     ) -> Result<Vec<Level>> {
+        let entry = kernel.entry(block, O::OP, T::DTYPE);
+        self.plan_entry(kernel, &entry, block, n, size_of::<T>(), max_grid)
+    }
+
+    fn plan_entry(
+        &self,
+        kernel: &Kernel,
+        entry: &str,
+        block: u32,
+        n: usize,
+        elem_size: usize,
+        max_grid: Option<u32>,
+    ) -> Result<Vec<Level>> {
         let resident = if kernel.scheme.grid_stride() {
-            let entry = kernel.entry(block, O::OP, T::DTYPE);
-            let resident = self.gpu.resident_blocks(&entry, block, kernel.scheme.smem(block, size_of::<T>()))?;
+            let resident = self.gpu.resident_blocks(entry, block, kernel.scheme.smem(block, elem_size))?;
             max_grid.map_or(resident, |g| resident.min(g.max(1)))
         } else {
             0
@@ -612,34 +619,53 @@ impl Reducer {
         data: &CudaView<'_, T>,
         opts: &Options,
     ) -> Result<T> {
-        let stream = self.gpu.stream();
-        let key = JobKey {
-            op: O::OP,
-            n: data.len(),
-            kernel: opts.kernel.map(|k| k.id),
-            block: opts.block,
-            max_grid: opts.max_grid,
-        };
-        let job = match &mut s.last {
-            Some((k, job)) if *k == key => job,
-            last => &mut last.insert((key, self.job::<O, T>(data.len(), opts)?)).1,
-        };
         match opts.finish {
-            Finish::Gpu => {
-                enqueue(&self.gpu, &mut s.bufs, job, &job.levels, data, s.result.out())?;
-                s.result.wait(&self.gpu, job.kernel.scheme == Scheme::SinglePass)?;
-                Ok(s.result.read())
-            }
+            Finish::Gpu => self.run_locked::<O, T>(s, data, None, opts),
             Finish::Cpu => {
+                let job = self.cached_job::<O, T>(&mut s.last, data.len(), opts)?;
                 let count = enqueue_partials(&self.gpu, &mut s.bufs, job, data, &mut s.partials)?;
+                let stream = self.gpu.stream();
                 let host = stream.clone_dtoh(&s.partials.slice(..count)).map_err(driver("cuMemcpyDtoH"))?;
                 Ok(host.into_iter().fold(O::IDENTITY, O::combine))
             }
         }
     }
 
-    /// This type's scratch buffers (created on first use), locked.
-    fn scratch<T: Element>(&self) -> Result<TypedScratch<'_, T>> {
+    /// The planned job for `n` elements of `R` with `opts`: the last one, if
+    /// it was the same, else planned now (and kept).
+    fn cached_job<'s, R: Reduction<T>, T: Element>(
+        &self,
+        last: &'s mut Option<(JobKey, Job)>,
+        n: usize,
+        opts: &Options,
+    ) -> Result<&'s Job> {
+        let key =
+            JobKey { op: R::NAME, n, kernel: opts.kernel.map(|k| k.id), block: opts.block, max_grid: opts.max_grid };
+        if last.as_ref().is_none_or(|(k, _)| *k != key) {
+            *last = Some((key, self.job_for::<R, T>(n, opts)?));
+        }
+        match last {
+            Some((_, job)) => Ok(job),
+            None => Err(Error::Invalid("no job planned".into())), // set just above
+        }
+    }
+
+    /// Run operation `R` on non-empty `a` (and `b`, of the same length, for
+    /// a two-input operation) and return its output on the host.
+    pub(crate) fn run_locked<R: Reduction<T>, T: Element>(
+        &self,
+        s: &mut Work<T>,
+        a: &CudaView<'_, T>,
+        b: Option<&CudaView<'_, T>>,
+        opts: &Options,
+    ) -> Result<R::Out> {
+        let job = self.cached_job::<R, T>(&mut s.last, a.len(), opts)?;
+        enqueue(&self.gpu, &mut s.bufs, job, &job.levels, a, b, s.result.out())?;
+        s.result.wait(&self.gpu, job.kernel.scheme == Scheme::SinglePass)?;
+        Ok(s.result.read())
+    }
+
+    pub(crate) fn scratch<T: Element>(&self) -> Result<TypedScratch<'_, T>> {
         let mut map = self.scratch.lock().unwrap_or_else(|p| p.into_inner());
         if let std::collections::hash_map::Entry::Vacant(slot) = map.entry(TypeId::of::<T>()) {
             let buffer = || self.gpu.alloc::<T>(1, "scratch");
@@ -647,14 +673,14 @@ impl Reducer {
             self.gpu.stream().memset_zeros(&mut ticket).map_err(driver("cuMemsetD8"))?;
             let bufs = Buffers { levels: [buffer()?, buffer()?], ticket };
             let work = Work { bufs, result: MappedSlot::new(&self.gpu)?, partials: buffer()?, last: None };
-            slot.insert(Box::new(Scratch::<T> { work, staging: buffer()? }));
+            slot.insert(Box::new(Scratch::<T> { work, staging: [buffer()?, buffer()?] }));
         }
         Ok(TypedScratch { guard: map, _t: std::marker::PhantomData })
     }
 }
 
 /// The locked scratch map, viewed as one type's [`Scratch`].
-struct TypedScratch<'a, T> {
+pub(crate) struct TypedScratch<'a, T> {
     guard: MutexGuard<'a, HashMap<TypeId, Box<dyn Any + Send>>>,
     _t: std::marker::PhantomData<T>,
 }

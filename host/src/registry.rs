@@ -350,14 +350,42 @@ impl Kernel {
     /// assert_eq!(Kernel::find("reduce3").unwrap().entry(256, Op::Max, DType::U64), "reduce3_max_u64");
     /// ```
     pub fn entry(&self, block: u32, op: Op, ty: DType) -> String {
-        let (op, ty) = (op.name(), ty.name());
+        self.entry_named(block, op.name(), ty.name())
+    }
+
+    /// [`Kernel::entry`] by names, for an operation of the user's own
+    /// (`Reduction::NAME`).
+    ///
+    /// ```
+    /// let k = reduction::DEFAULT_KERNEL;
+    /// assert_eq!(k.entry_named(256, "absmax", "f32"), "single_pass_b256_absmax_f32");
+    /// ```
+    pub fn entry_named(&self, block: u32, op: &str, ty: &str) -> String {
         match self.block_param {
             BlockParam::Runtime => format!("{}_{op}_{ty}", self.id),
             BlockParam::Compiled => format!("{}_b{block}_{op}_{ty}", self.id),
         }
     }
 
-    /// Every entry name this kernel has in the PTX, for the given ops and types.
+    /// Whether the kernel is compiled for operation `op` on `ty`: the default
+    /// kernel for every pair of `Op::types`, the others for the plain
+    /// operators on the primitive types.
+    ///
+    /// ```
+    /// use reduction::{DType, Kernel, Op};
+    /// assert!(Kernel::find("single_pass").unwrap().supports(Op::ArgMax, DType::BF16));
+    /// assert!(!Kernel::find("reduce7").unwrap().supports(Op::ArgMax, DType::F32));
+    /// assert!(!Kernel::find("reduce7").unwrap().supports(Op::Sum, DType::F16));
+    /// ```
+    pub fn supports(&self, op: Op, ty: DType) -> bool {
+        match self.scheme {
+            Scheme::SinglePass => op.types().contains(&ty),
+            Scheme::MultiPass(_) => op.is_plain() && !ty.is_half(),
+        }
+    }
+
+    /// Every entry name this kernel has in the PTX, for the given ops and
+    /// types (the pairs it [supports](Kernel::supports)).
     ///
     /// ```
     /// use reduction::{DType, Kernel, Op};
@@ -371,9 +399,11 @@ impl Kernel {
             BlockParam::Runtime => vec![self.min_block],
             BlockParam::Compiled => self.block_sizes().collect(),
         };
-        blocks
-            .into_iter()
-            .flat_map(move |b| ops.iter().flat_map(move |&op| types.iter().map(move |&ty| self.entry(b, op, ty))))
+        blocks.into_iter().flat_map(move |b| {
+            ops.iter().flat_map(move |&op| {
+                types.iter().filter(move |&&ty| self.supports(op, ty)).map(move |&ty| self.entry(b, op, ty))
+            })
+        })
     }
 }
 

@@ -51,7 +51,7 @@
 //! holds `num_keys` elements, `keys` and `values` hold `n`, `*bad_keys` is 0
 //! (the kernels only add to it).
 
-use crate::op::{Element, ReduceOp, Sum};
+use crate::op::{Element, ReduceOp, Reduction, Sum};
 use crate::prim::atomic::AtomicAdd;
 use crate::prim::*;
 

@@ -43,7 +43,7 @@
 use core::intrinsics::gpu::gpu_launch_sized_workgroup_mem;
 
 use super::by_key::{Value, by_key_atomic};
-use crate::op::{ReduceOp, Sum};
+use crate::op::{ReduceOp, Reduction, Sum};
 use crate::prim::*;
 
 /// An empty slot's key. No valid key equals it (keys are `< num_keys <= u32::MAX`).

@@ -15,7 +15,7 @@
 //!    gap between them. The result is deterministic: partials are combined in
 //!    block order, whichever block is last.
 //! 2. **Any alignment.** The elements before the first 16-byte boundary (at
-//!    most 3) and after the last whole vector are read one by one, so the
+//!    most 7) and after the last whole vector are read one by one, so the
 //!    16-byte loads work on any view of a buffer.
 //! 3. **Four independent loads per iteration.** Each thread issues four
 //!    16-byte loads before it combines any of them, 64 bytes in flight per
@@ -29,6 +29,14 @@
 //!    and `done` at pinned host memory mapped into the device, so a caller
 //!    waiting for the result polls `done` in its own memory instead of
 //!    calling into the driver (`reduce latency` measures the difference).
+//! 7. **Any operation** ([`Reduction`]): each element is mapped to an
+//!    accumulator (itself for a sum, value and index for an arg-max, a
+//!    product of two inputs for a dot product, an `f32` for a half), the
+//!    accumulators are combined, and the last block *finishes* the result (a
+//!    square root for a norm). A second input `b`, read only by operations
+//!    with `INPUTS == 2`, is loaded beside `a`; if the two are not equally
+//!    misaligned, no 16-byte load can serve both and every element is read
+//!    one by one (the host's views are usually aligned).
 //!
 //! Weighed and not kept: integer atomics on the output (they need the
 //! output zeroed first, another operation, and work for sums only);
@@ -36,80 +44,105 @@
 //! are not where the time goes; see docs/results.md).
 //!
 //! Launch: block = `BLOCK`, grid ≤ the blocks resident on the GPU,
-//! `partials` with one slot per block, `*ticket == 0`, shared memory
+//! `partials` with one accumulator per block, `*ticket == 0`, shared memory
 //! `layout::SINGLE_PASS_SMEM` bytes. Result: `out[0]`, then `*done = 1`
 //! unless `done` is null.
 
 use crate::block_reduce::block_reduce;
 use crate::layout::SINGLE_PASS_FLAG_OFFSET;
-use crate::op::{Element, ReduceOp};
+use crate::op::{Element, Reduction};
 use crate::prim::*;
 
 /// Vectors each thread loads before combining them.
 const UNROLL: u64 = 4;
 
-/// The single-pass reduction of `input[0..n]` into `out[0]`.
+/// The single-pass reduction of `a[0..n]` (and `b[0..n]`) with `R` into `out[0]`.
 ///
 /// # Safety
-/// `input[0..n]` must be valid and aligned for `T`, `partials` must hold
-/// `grid_dim_x()` elements, `*ticket` must be 0 and not used by a concurrent
-/// launch, `done` null or a live `u32`, and the launch must follow the
-/// module's *Launch* line.
+/// `a[0..n]` must be valid and aligned for `T`, and `b[0..n]` too when
+/// `R::INPUTS == 2` (else `b` is not read), `partials` must hold
+/// `grid_dim_x()` accumulators, `*ticket` must be 0 and not used by a
+/// concurrent launch, `done` null or a live `u32`, and the launch must follow
+/// the module's *Launch* line.
 #[inline(always)]
-pub unsafe fn single_pass<T: Element + Shuffle + Vector, O: ReduceOp<T>, const BLOCK: u32>(
-    input: *const T,
+pub unsafe fn single_pass<T: Element + Vector, R: Reduction<T>, const BLOCK: u32>(
+    a: *const T,
+    b: *const T,
     n: u64,
-    partials: *mut T,
+    partials: *mut R::Acc,
     ticket: *mut u32,
-    out: *mut T,
+    out: *mut R::Out,
     done: *mut u32,
-) {
-    let mut warp_sums = dyn_shared::<T>();
+) where
+    R::Acc: Shuffle,
+{
+    const { assert!(size_of::<R::Acc>() % 4 == 0 && size_of::<R::Acc>() * 32 <= SINGLE_PASS_FLAG_OFFSET) };
+    let mut warp_sums = dyn_shared::<R::Acc>();
     let mut is_last = warp_sums.at_byte::<u32>(SINGLE_PASS_FLAG_OFFSET);
     let tid = thread_idx_x();
     let gtid = (block_idx_x() * BLOCK + tid) as u64;
     let threads = (grid_dim_x() * BLOCK) as u64;
     let lanes = T::LANES as u64;
+    let two = R::INPUTS == 2;
 
-    // the head: elements before the first 16-byte boundary
-    let past_boundary = (input as u64 % 16) / size_of::<T>() as u64;
-    let head = if past_boundary == 0 { 0 } else { (lanes - past_boundary).min(n) };
-    let mut v = O::IDENTITY;
-    if gtid < head {
-        v = load(input, gtid as u32);
+    // element i, one by one; y == x for one input
+    let element = |i: u64| {
+        let x = load_u64(a, i);
+        let y = if two { load_u64(b, i) } else { x };
+        R::map(x, y, i)
+    };
+
+    // the head: elements before the first 16-byte boundary (all of them if
+    // `a` and `b` sit differently against it)
+    let past_boundary = (a as u64 % 16) / size_of::<T>() as u64;
+    let head = if two && a as u64 % 16 != b as u64 % 16 {
+        n
+    } else if past_boundary == 0 {
+        0
+    } else {
+        (lanes - past_boundary).min(n)
+    };
+    let mut v = R::IDENTITY;
+    let mut i = gtid;
+    while i < head {
+        v = R::combine(v, element(i));
+        i += threads;
     }
 
-    // the body: whole 16-byte vectors, four loads in flight per thread
-    let body = input.add(head as usize);
+    // the body: whole 16-byte vectors, four loads (per input) in flight per thread
+    let (body_a, body_b) = (a.wrapping_add(head as usize), b.wrapping_add(head as usize));
     let nvec = (n - head) / lanes;
+    let load = |j: u64| {
+        let x = T::load16(body_a, j);
+        (x, if two { T::load16(body_b, j) } else { x })
+    };
+    let fold = |(x, y): (T::Lanes, T::Lanes), j: u64| x.map_fold(y, head + j * lanes, R::map, R::combine);
     let mut i = gtid;
     while i + (UNROLL - 1) * threads < nvec {
-        let a = T::load16(body, i);
-        let b = T::load16(body, i + threads);
-        let c = T::load16(body, i + 2 * threads);
-        let d = T::load16(body, i + 3 * threads);
-        v = O::combine(
+        let (w, x, y, z) = (load(i), load(i + threads), load(i + 2 * threads), load(i + 3 * threads));
+        v = R::combine(
             v,
-            O::combine(
-                O::combine(a.fold(O::combine), b.fold(O::combine)),
-                O::combine(c.fold(O::combine), d.fold(O::combine)),
+            R::combine(
+                R::combine(fold(w, i), fold(x, i + threads)),
+                R::combine(fold(y, i + 2 * threads), fold(z, i + 3 * threads)),
             ),
         );
         i += UNROLL * threads;
     }
     while i < nvec {
-        v = O::combine(v, T::load16(body, i).fold(O::combine));
+        v = R::combine(v, fold(load(i), i));
         i += threads;
     }
 
     // the tail: elements after the last whole vector
-    let tail = head + nvec * lanes;
-    if gtid < n - tail {
-        v = O::combine(v, load_u64(input, tail + gtid));
+    let mut i = head + nvec * lanes + gtid;
+    while i < n {
+        v = R::combine(v, element(i));
+        i += threads;
     }
 
     // one partial per block
-    let v = block_reduce::<T, O, BLOCK>(v, &mut warp_sums);
+    let v = block_reduce::<R::Acc, BLOCK>(v, R::IDENTITY, R::combine, &mut warp_sums);
     if tid == 0 {
         store(partials, block_idx_x(), v);
         threadfence(); // the partial is visible GPU-wide before the ticket is taken
@@ -122,7 +155,7 @@ pub unsafe fn single_pass<T: Element + Shuffle + Vector, O: ReduceOp<T>, const B
     if is_last[0] != 0 {
         threadfence();
         let grid = grid_dim_x();
-        let mut v = O::IDENTITY;
+        let mut v = R::IDENTITY;
         let mut b = tid;
         while b + 3 * BLOCK < grid {
             let (w, x, y, z) = (
@@ -131,20 +164,54 @@ pub unsafe fn single_pass<T: Element + Shuffle + Vector, O: ReduceOp<T>, const B
                 load_relaxed(partials, b + 2 * BLOCK),
                 load_relaxed(partials, b + 3 * BLOCK),
             );
-            v = O::combine(v, O::combine(O::combine(w, x), O::combine(y, z)));
+            v = R::combine(v, R::combine(R::combine(w, x), R::combine(y, z)));
             b += 4 * BLOCK;
         }
         while b < grid {
-            v = O::combine(v, load_relaxed(partials, b));
+            v = R::combine(v, load_relaxed(partials, b));
             b += BLOCK;
         }
-        let v = block_reduce::<T, O, BLOCK>(v, &mut warp_sums);
+        let v = block_reduce::<R::Acc, BLOCK>(v, R::IDENTITY, R::combine, &mut warp_sums);
         if tid == 0 {
-            store(out, 0, v);
+            store(out, 0, R::finish(v, n));
             if !done.is_null() {
                 threadfence_system(); // the result is visible before the flag
                 store_volatile(done, 1);
             }
         }
     }
+}
+
+/// The PTX entries `single_pass_b{block}_{name}_{type}` of operation `$Op`
+/// (a [`Reduction`]) over element type `$t`, one per block size of
+/// `names.rs`: the library instantiates its operations with it, and a user's
+/// `no_std` kernel crate its own (`examples/custom-op`). `$name` must be the
+/// operation's `NAME`, `$t` a type name that is in scope; the calling crate
+/// needs the features `abi_gpu_kernel` and `macro_metavar_expr_concat`.
+///
+/// ```ignore
+/// gpu::single_pass_entries!(AbsMax, absmax, f32); // single_pass_b32_absmax_f32 ... _b1024_
+/// ```
+#[macro_export]
+macro_rules! single_pass_entries {
+    ($Op:ty, $name:ident, $t:ident) => {
+        // `names::BLOCK_SIZES` (a user's crate cannot call the crate-private
+        // `with_block_sizes!`); the host's test that every registry entry is
+        // in the PTX fails if the two lists part.
+        $crate::single_pass_entries!(@blocks $Op, $name, $t; 32 64 128 256 512 1024);
+    };
+    (@blocks $Op:ty, $name:ident, $t:ident; $($block:literal)*) => {$(
+        #[unsafe(no_mangle)]
+        pub unsafe extern "gpu-kernel" fn ${concat(single_pass_b, $block, _, $name, _, $t)}(
+            a: *const $t,
+            b: *const $t,
+            n: u64,
+            partials: *mut <$Op as $crate::op::Reduction<$t>>::Acc,
+            ticket: *mut u32,
+            out: *mut <$Op as $crate::op::Reduction<$t>>::Out,
+            done: *mut u32,
+        ) {
+            $crate::kernels::single_pass::single_pass::<$t, $Op, $block>(a, b, n, partials, ticket, out, done)
+        }
+    )*};
 }

@@ -45,12 +45,13 @@ pub unsafe fn store_volatile<T>(p: *mut T, v: T) {
     unsafe { core::ptr::write_volatile(p, v) }
 }
 
-/// An element type that the kernels load 16 bytes at a time: four 32-bit or
-/// two 64-bit elements in one `ld.global.nc.v4.b32` / `ld.global.nc.v2.b64`.
-/// Wide loads move the same bytes with a quarter (or half) of the load
-/// instructions, so fewer are needed in flight to keep DRAM busy.
+/// An element type that the kernels load 16 bytes at a time: eight 16-bit,
+/// four 32-bit or two 64-bit elements in one `ld.global.nc.v4.b32` /
+/// `ld.global.nc.v2.b64`. Wide loads move the same bytes with a quarter (or
+/// half) of the load instructions, so fewer are needed in flight to keep
+/// DRAM busy.
 pub trait Vector: Copy {
-    /// The 16 bytes as elements: `[T; 4]` or `[T; 2]`.
+    /// The 16 bytes as elements: `[T; 8]`, `[T; 4]` or `[T; 2]`.
     type Lanes: Lanes<Self>;
     /// Elements per 16 bytes.
     const LANES: u32;
@@ -65,23 +66,74 @@ pub trait Vector: Copy {
 
 /// The elements of one 16-byte vector.
 pub trait Lanes<T>: Copy {
+    /// Map each lane `k` with its partner in `other` and its index
+    /// `first + k`, then fold the results pairwise with `f`:
+    /// `f(f(m₀, m₁), f(m₂, m₃))` for four lanes.
+    fn map_fold<A>(self, other: Self, first: u64, map: impl Fn(T, T, u64) -> A, f: impl Fn(A, A) -> A) -> A;
+
     /// Fold the lanes pairwise with `f`: `f(f(a, b), f(c, d))`.
-    fn fold(self, f: impl Fn(T, T) -> T) -> T;
+    #[inline(always)]
+    fn fold(self, f: impl Fn(T, T) -> T) -> T {
+        self.map_fold(self, 0, |x, _, _| x, f)
+    }
+}
+
+impl<T: Copy> Lanes<T> for [T; 8] {
+    #[inline(always)]
+    fn map_fold<A>(self, o: Self, first: u64, m: impl Fn(T, T, u64) -> A, f: impl Fn(A, A) -> A) -> A {
+        let l = |k: usize| m(self[k], o[k], first + k as u64);
+        let lo = f(f(l(0), l(1)), f(l(2), l(3)));
+        let hi = f(f(l(4), l(5)), f(l(6), l(7)));
+        f(lo, hi)
+    }
 }
 
 impl<T: Copy> Lanes<T> for [T; 4] {
     #[inline(always)]
-    fn fold(self, f: impl Fn(T, T) -> T) -> T {
-        f(f(self[0], self[1]), f(self[2], self[3]))
+    fn map_fold<A>(self, o: Self, first: u64, m: impl Fn(T, T, u64) -> A, f: impl Fn(A, A) -> A) -> A {
+        let l = |k: usize| m(self[k], o[k], first + k as u64);
+        f(f(l(0), l(1)), f(l(2), l(3)))
     }
 }
 
 impl<T: Copy> Lanes<T> for [T; 2] {
     #[inline(always)]
-    fn fold(self, f: impl Fn(T, T) -> T) -> T {
-        f(self[0], self[1])
+    fn map_fold<A>(self, o: Self, first: u64, m: impl Fn(T, T, u64) -> A, f: impl Fn(A, A) -> A) -> A {
+        f(m(self[0], o[0], first), m(self[1], o[1], first + 1))
     }
 }
+
+/// The four 32-bit words at `p + 16 × i`, through the read-only path.
+///
+/// # Safety
+/// As for [`Vector::load16`].
+#[inline(always)]
+unsafe fn load16_words<T>(p: *const T, i: u64) -> [u32; 4] {
+    let (a, b, c, d): (u32, u32, u32, u32);
+    core::arch::asm!(
+        "ld.global.nc.v4.b32 {{{a}, {b}, {c}, {d}}}, [{p}];",
+        a = out(reg32) a, b = out(reg32) b, c = out(reg32) c, d = out(reg32) d,
+        p = in(reg64) p.cast::<u8>().add(16 * i as usize),
+        options(pure, readonly, nostack),
+    );
+    [a, b, c, d]
+}
+
+macro_rules! vector_16 {
+    ($($t:ty)*) => {$(
+        impl Vector for $t {
+            type Lanes = [$t; 8];
+            const LANES: u32 = 8;
+            #[inline(always)]
+            unsafe fn load16(p: *const Self, i: u64) -> [$t; 8] {
+                let w = load16_words(p, i);
+                // little-endian: the low half of each word is the lower address
+                core::array::from_fn(|k| <$t>::from_bits((w[k / 2] >> (16 * (k % 2))) as u16))
+            }
+        }
+    )*};
+}
+vector_16!(crate::half::f16 crate::half::bf16);
 
 macro_rules! vector_32 {
     ($($t:ty)*) => {$(
@@ -90,14 +142,7 @@ macro_rules! vector_32 {
             const LANES: u32 = 4;
             #[inline(always)]
             unsafe fn load16(p: *const Self, i: u64) -> [$t; 4] {
-                let (a, b, c, d): (u32, u32, u32, u32);
-                core::arch::asm!(
-                    "ld.global.nc.v4.b32 {{{a}, {b}, {c}, {d}}}, [{p}];",
-                    a = out(reg32) a, b = out(reg32) b, c = out(reg32) c, d = out(reg32) d,
-                    p = in(reg64) p.add(4 * i as usize),
-                    options(pure, readonly, nostack),
-                );
-                [a, b, c, d].map(|w| <$t>::from_ne_bytes(w.to_ne_bytes()))
+                load16_words(p, i).map(|w| <$t>::from_ne_bytes(w.to_ne_bytes()))
             }
         }
     )*};
@@ -127,21 +172,29 @@ vector_64!(i64 u64 f64);
 
 /// A read of data that other blocks of the same launch wrote before a fence:
 /// PTX `ld.relaxed.gpu.global` (it is served from L2, never from a stale L1
-/// line). Unlike `volatile` loads, relaxed loads to different addresses may
-/// be in flight together.
+/// line), one per 64-bit word (per 32-bit word for sizes that are not a
+/// multiple of 8). Unlike `volatile` loads, relaxed loads to different
+/// addresses may be in flight together.
 ///
 /// # Safety
-/// As for [`load`]; `T` must be 4 or 8 bytes.
+/// As for [`load`]; `size_of::<T>()` must be a multiple of 4, and every bit
+/// pattern a valid `T` ([`crate::op::Bits`]).
 #[inline(always)]
 pub unsafe fn load_relaxed<T: Copy>(p: *const T, i: u32) -> T {
     let p = p.add(i as usize);
-    if size_of::<T>() == 8 {
-        let v: u64;
-        core::arch::asm!("ld.relaxed.gpu.global.b64 {v}, [{p}];", v = out(reg64) v, p = in(reg64) p, options(nostack, readonly));
-        core::mem::transmute_copy(&v)
+    let mut v = core::mem::MaybeUninit::<T>::uninit();
+    if size_of::<T>() % 8 == 0 {
+        for k in 0..size_of::<T>() / 8 {
+            let w: u64;
+            core::arch::asm!("ld.relaxed.gpu.global.b64 {w}, [{p}];", w = out(reg64) w, p = in(reg64) p.cast::<u64>().add(k), options(nostack, readonly));
+            v.as_mut_ptr().cast::<u64>().add(k).write(w);
+        }
     } else {
-        let v: u32;
-        core::arch::asm!("ld.relaxed.gpu.global.b32 {v}, [{p}];", v = out(reg32) v, p = in(reg64) p, options(nostack, readonly));
-        core::mem::transmute_copy(&v)
+        for k in 0..size_of::<T>() / 4 {
+            let w: u32;
+            core::arch::asm!("ld.relaxed.gpu.global.b32 {w}, [{p}];", w = out(reg32) w, p = in(reg64) p.cast::<u32>().add(k), options(nostack, readonly));
+            v.as_mut_ptr().cast::<u32>().add(k).write(w);
+        }
     }
+    v.assume_init()
 }

@@ -130,6 +130,18 @@ macro_rules! sample_float {
 }
 sample_float!(f32 f64);
 
+macro_rules! sample_half {
+    ($($t:ident)*) => {$(
+        impl Sample for gpu::half::$t {
+            /// The `f32` sample, rounded to the type (`Large` and `Ones` are exact).
+            fn sample(pattern: Pattern, r: u64) -> Self {
+                gpu::half::$t::from_f32(f32::sample(pattern, r))
+            }
+        }
+    )*};
+}
+sample_half!(f16 bf16);
+
 /// `n` elements of `pattern` for `seed`, generated on all CPU cores.
 /// [`Error::HostMemory`] if `n` elements cannot be allocated.
 ///

@@ -8,6 +8,8 @@
 //! * [`verify`]: one kernel at one block size on one input, against the
 //!   reference, exactly where the data sums exactly and within the plan's
 //!   error bound ([`tolerance`]) otherwise;
+//! * [`ops`]: references for arg-min/max, the transforms and the half types,
+//!   and [`op_depth`], the chain length in their error bound;
 //! * [`by_key`]: the same for reduction by key.
 //!
 //! ```no_run
@@ -22,6 +24,7 @@
 
 pub mod by_key;
 pub mod data;
+pub mod ops;
 pub mod reference;
 
 use std::sync::Mutex;
@@ -195,6 +198,24 @@ pub fn chain_depth<O: ReduceOp<T>, T: Element>(
             depth(kernel, &levels[..1], block) + levels[0].launches.iter().map(|l| l.grid as usize).sum::<usize>()
         }
     })
+}
+
+/// The longest chain of `combine`s when the default kernel runs operation
+/// `R` on `n` elements at `block` threads (the grid this device gives
+/// its entry), for the error bound of [`tolerance`]; 0 for no elements.
+///
+/// ```no_run
+/// use reduction::{Dot, Reducer, check::op_depth};
+/// let r = Reducer::new()?;
+/// assert!(op_depth::<Dot, f32>(&r, 1 << 20, 256)? > 8);
+/// # Ok::<(), reduction::Error>(())
+/// ```
+pub fn op_depth<R: gpu::op::Reduction<T>, T: Element>(reducer: &Reducer, n: usize, block: u32) -> Result<usize> {
+    if n == 0 {
+        return Ok(0);
+    }
+    let job = reducer.job_for::<R, T>(n, &Options { block: Some(block), ..Options::default() })?;
+    Ok(depth(job.kernel, &job.levels, block))
 }
 
 /// Check `kernel` once against the CPU reference, finishing as `finish`

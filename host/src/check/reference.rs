@@ -11,7 +11,13 @@
 //!   exact value overflows is `±inf` and one whose partial sums overflow
 //!   but whose exact value does not is finite;
 //! * min/max: NaN if any element is NaN, else the least/greatest element by
-//!   `total_cmp`, which orders `-0.0` below `+0.0`.
+//!   `total_cmp`, which orders `-0.0` below `+0.0`;
+//! * the other operations of one input array, on that array: arg-min/max
+//!   give their value (the min/max), the transforms their sum of `x·x`
+//!   (`Dot` of the array with itself), `x·x` (`SumSquares`), its square root
+//!   (`Norm`) or `x` divided by `n` (`Mean`). The indices, two-input dot
+//!   products and the half types have their own references in
+//!   [`super::ops`].
 //!
 //! ```
 //! use reduction::{Op, check::reference::Reference};
@@ -73,10 +79,14 @@ macro_rules! reference_int {
         impl Reference for $t {
             const EPSILON: f64 = 0.0;
             fn reference(op: Op, xs: &[Self]) -> Self {
+                let squares = || xs.iter().map(|&x| (x as i128).wrapping_mul(x as i128)).fold(0i128, i128::wrapping_add);
                 match op {
                     Op::Sum => xs.iter().map(|&x| x as i128).sum::<i128>() as $t,
-                    Op::Min => xs.iter().copied().min().unwrap_or(<$t>::MAX),
-                    Op::Max => xs.iter().copied().max().unwrap_or(<$t>::MIN),
+                    Op::Min | Op::ArgMin => xs.iter().copied().min().unwrap_or(<$t>::MAX),
+                    Op::Max | Op::ArgMax => xs.iter().copied().max().unwrap_or(<$t>::MIN),
+                    Op::Dot | Op::SumSquares => squares() as $t,
+                    Op::Norm => (squares() as f64).sqrt() as $t,
+                    Op::Mean => (xs.iter().map(|&x| x as i128).sum::<i128>() / (xs.len().max(1) as i128)) as $t,
                 }
             }
             fn abs_sum(_: &[Self]) -> f64 {
@@ -114,6 +124,21 @@ fn finite_sum(xs: &[f64]) -> f64 {
     neumaier(xs.iter().map(|&x| x / SCALE)) * SCALE
 }
 
+/// The correctly rounded f64 sum of float values, NaN and infinities as
+/// IEEE 754 says (`inf + -inf` is NaN, else the infinity wins).
+pub fn float_sum<T: Copy + Into<f64>>(xs: &[T]) -> f64 {
+    let xs: Vec<f64> = xs.iter().map(|&x| x.into()).collect();
+    if xs.iter().any(|x| x.is_nan()) {
+        return f64::NAN;
+    }
+    match (xs.contains(&f64::INFINITY), xs.contains(&f64::NEG_INFINITY)) {
+        (true, true) => f64::NAN,
+        (true, false) => f64::INFINITY,
+        (false, true) => f64::NEG_INFINITY,
+        (false, false) => finite_sum(&xs),
+    }
+}
+
 macro_rules! reference_float {
     ($($t:ty)*) => {$(
         impl Reference for $t {
@@ -122,20 +147,14 @@ macro_rules! reference_float {
                 if xs.iter().any(|x| x.is_nan()) {
                     return <$t>::NAN;
                 }
+                let squares = || xs.iter().map(|&x| x * x).collect::<Vec<_>>();
                 match op {
-                    Op::Sum => {
-                        // Infinities: IEEE says inf + -inf = NaN, else the infinity wins.
-                        let pos = xs.iter().any(|&x| x == <$t>::INFINITY);
-                        let neg = xs.iter().any(|&x| x == <$t>::NEG_INFINITY);
-                        match (pos, neg) {
-                            (true, true) => <$t>::NAN,
-                            (true, false) => <$t>::INFINITY,
-                            (false, true) => <$t>::NEG_INFINITY,
-                            (false, false) => finite_sum(&xs.iter().map(|&x| x as f64).collect::<Vec<_>>()) as $t,
-                        }
-                    }
-                    Op::Min => xs.iter().copied().min_by(|a, b| a.total_cmp(b)).unwrap_or(<$t>::INFINITY),
-                    Op::Max => xs.iter().copied().max_by(|a, b| a.total_cmp(b)).unwrap_or(<$t>::NEG_INFINITY),
+                    Op::Sum => float_sum(xs) as $t,
+                    Op::Min | Op::ArgMin => xs.iter().copied().min_by(|a, b| a.total_cmp(b)).unwrap_or(<$t>::INFINITY),
+                    Op::Max | Op::ArgMax => xs.iter().copied().max_by(|a, b| a.total_cmp(b)).unwrap_or(<$t>::NEG_INFINITY),
+                    Op::Dot | Op::SumSquares => float_sum(&squares()) as $t,
+                    Op::Norm => float_sum(&squares()).sqrt() as $t,
+                    Op::Mean => (float_sum(xs) / xs.len() as f64) as $t,
                 }
             }
             fn abs_sum(xs: &[Self]) -> f64 {
@@ -145,12 +164,14 @@ macro_rules! reference_float {
                 if expected.is_nan() || got.is_nan() {
                     return expected.is_nan() && got.is_nan();
                 }
+                let picks = matches!(op, Op::Min | Op::Max | Op::ArgMin | Op::ArgMax);
                 match op {
-                    Op::Sum if expected.is_finite() && got.is_infinite() => {
+                    // min/max pick an element: exactly, sign of zero included.
+                    _ if picks => got.to_bits() == expected.to_bits(),
+                    _ if expected.is_finite() && got.is_infinite() => {
                         (expected as f64).abs() + tolerance >= <$t>::MAX as f64 && (got > 0.0) == (expected > 0.0)
                     }
-                    Op::Sum if expected.is_finite() => ((got as f64) - (expected as f64)).abs() <= tolerance,
-                    // min/max pick an element: exactly, sign of zero included.
+                    _ if expected.is_finite() => ((got as f64) - (expected as f64)).abs() <= tolerance,
                     _ => got.to_bits() == expected.to_bits(),
                 }
             }

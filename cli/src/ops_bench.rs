@@ -1,0 +1,150 @@
+//! Timing the library's operations (arg-min/max, dot, norms, half-precision
+//! sums, ...) on the default kernel: each input checked once against the
+//! CPU (`reduction::check::ops::verify_op`), then the launch alone timed
+//! between CUDA events, planned before the first event, cycling through
+//! copies of the inputs that together exceed the L2 several times. GB/s
+//! count every input byte read (both vectors of a dot product).
+
+use reduction::check::Checked;
+use reduction::check::data::{Pattern, Sample, generate};
+use reduction::check::ops::{Number, Outcome, verify_op};
+use reduction::cudarc::driver::CudaSlice;
+use reduction::{DType, Element, Op, Options, Reducer, Reduction, Result, default_block, with_operation};
+use serde::{Deserialize, Serialize};
+
+use crate::bench::{WARMUP, copies_wanted};
+use crate::timing::time_runs;
+
+/// One operation on one type and size.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct OpRow {
+    /// The operation's name (`argmax`).
+    pub op: String,
+    /// The element type's name (`bf16`).
+    pub ty: String,
+    /// Elements per input.
+    pub n: usize,
+    /// Threads per block.
+    pub block: u32,
+    /// Median time between the CUDA events around the launch, in µs.
+    pub median_us: f64,
+    /// Input bytes read per second at the median, in GB/s.
+    pub gbps: f64,
+    /// The GPU result and the CPU reference, printed, and whether they match.
+    pub got: String,
+    /// The CPU reference.
+    pub expected: String,
+    /// Whether they match.
+    pub ok: bool,
+}
+
+/// Check, then time `runs` launches of operation `R` on `n` random elements
+/// of `T` (two inputs for a dot product) at `block` threads.
+pub fn measure_op<R: Reduction<T>, T: Element + Sample + Number + Outcome + Default>(
+    r: &Reducer,
+    op: Op,
+    n: usize,
+    block: Option<u32>,
+    runs: usize,
+    seed: u64,
+) -> Result<OpRow>
+where
+    R::Out: Outcome,
+{
+    let block = block.unwrap_or(default_block(n));
+    let inputs = R::INPUTS as usize;
+    let opts = Options { block: Some(block), ..Options::default() };
+    let (host, checked) = checked_inputs::<R, T>(r, op, n, block, seed)?;
+    // copies of every input, enough to stream from DRAM
+    let gpu = r.gpu();
+    let bytes = n * size_of::<T>() * inputs;
+    let sets = copies_wanted(gpu.info().l2_bytes, bytes, gpu.mem_info()?.0);
+    let mut copies: Vec<Vec<CudaSlice<T>>> = Vec::new();
+    for _ in 0..sets {
+        let set =
+            host.iter().map(|h| gpu.stream().clone_htod(h).map_err(reduction::Error::from_driver("cuMemcpyHtoD")));
+        copies.push(set.collect::<Result<_>>()?);
+    }
+    let prepared = r.prepare::<R, T>(n, &opts)?;
+    let stats = time_runs(gpu, WARMUP, runs, |i| {
+        let set = &copies[i % copies.len()];
+        r.enqueue_op(&prepared, &set[0].as_view(), set.get(1).map(|b| b.as_view()).as_ref())
+    })?;
+    Ok(OpRow {
+        op: op.name().to_string(),
+        ty: T::NAME.to_string(),
+        n,
+        block,
+        median_us: stats.median_ms * 1e3,
+        gbps: stats.bandwidth(bytes) / 1e9,
+        got: checked.got,
+        expected: checked.expected,
+        ok: checked.ok,
+    })
+}
+
+/// Random inputs for `R` (two for a dot product) and the check of the
+/// default kernel's result on them at `block` threads.
+fn checked_inputs<R: Reduction<T>, T: Element + Sample + Number + Outcome + Default>(
+    r: &Reducer,
+    op: Op,
+    n: usize,
+    block: u32,
+    seed: u64,
+) -> Result<(Vec<Vec<T>>, Checked)>
+where
+    R::Out: Outcome,
+{
+    let host: Vec<Vec<T>> =
+        (0..R::INPUTS as u64).map(|k| generate(Pattern::Random, n, seed + k)).collect::<Result<_>>()?;
+    let refs: Vec<&[T]> = host.iter().map(Vec::as_slice).collect();
+    let got = r.reduce_op::<R, T, [T]>(&refs, &Options { block: Some(block), ..Options::default() })?;
+    let checked = verify_op::<R, T>(r, op, refs[0], refs.get(1).unwrap_or(&refs[0]), block, got)?;
+    Ok((host, checked))
+}
+
+/// Check operation `op` on `n` random elements of `ty` once (no timing).
+pub fn check(r: &Reducer, op: Op, ty: DType, n: usize, seed: u64) -> Result<Checked> {
+    let block = default_block(n);
+    with_operation!(op, ty, |R, T| checked_inputs::<R, T>(r, op, n, block, seed).map(|(_, c)| c), else Err(unsupported(op, ty)))
+}
+
+/// [`measure_op`] for a run-time operation and type; an error naming both
+/// when the type does not have the operation.
+pub fn measure(r: &Reducer, op: Op, ty: DType, n: usize, block: Option<u32>, runs: usize, seed: u64) -> Result<OpRow> {
+    with_operation!(op, ty, |R, T| measure_op::<R, T>(r, op, n, block, runs, seed), else Err(unsupported(op, ty)))
+}
+
+/// The error for an operation a type does not have.
+pub fn unsupported(op: Op, ty: DType) -> reduction::Error {
+    let valid: Vec<&str> = op.types().iter().map(|t| t.name()).collect();
+    reduction::Error::Invalid(format!(
+        "{} of {}: not an operation of that type (valid types: {})",
+        op.name(),
+        ty.name(),
+        valid.join(", ")
+    ))
+}
+
+/// The rows as a table.
+pub fn table(rows: &[OpRow]) -> String {
+    let mut s = format!(
+        "{:<12} {:<5} {:>11} {:>5} {:>11} {:>9}  {:<8} {}\n",
+        "operation", "type", "n", "block", "median µs", "GB/s", "check", "GPU / CPU"
+    );
+    for row in rows {
+        s += &format!(
+            "{:<12} {:<5} {:>11} {:>5} {:>11.2} {:>9.1}  {:<8} {} / {}\n",
+            row.op,
+            row.ty,
+            row.n,
+            row.block,
+            row.median_us,
+            row.gbps,
+            if row.ok { "OK" } else { "MISMATCH" },
+            row.got,
+            row.expected
+        );
+    }
+    s
+}

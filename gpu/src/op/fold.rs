@@ -1,0 +1,144 @@
+//! Sum, min and max: the operators of Harris's kernels, for every element
+//! type. For the primitive types they are [`ReduceOp`]s (accumulator and
+//! output are the element). The half types are widened to `f32`: their sums
+//! accumulate and return `f32`, their min and max return the element, which
+//! narrowing gives back exactly.
+
+use super::{ReduceOp, Reduction};
+use crate::half::{bf16, f16};
+use crate::names::Op;
+
+/// `a + b` (wrapping for integers). Identity `0`.
+///
+/// ```
+/// use gpu::half::f16;
+/// use gpu::op::{Reduction, Sum};
+/// assert_eq!(<Sum as Reduction<i32>>::combine(i32::MAX, 1), i32::MIN); // wraps
+/// assert_eq!(<Sum as Reduction<f32>>::IDENTITY, 0.0);
+/// let one = <Sum as Reduction<f16>>::map(f16::ONE, f16::ONE, 0);
+/// assert_eq!((0..4096).fold(0.0, |a, _| <Sum as Reduction<f16>>::combine(a, one)), 4096.0f32); // f16 saturates at 2048
+/// ```
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Sum;
+
+/// The smaller element. Identity: the type's largest value (`+inf` for floats).
+/// Floats: NaN propagates and `-0.0 < +0.0` (module docs of [`super`]).
+///
+/// ```
+/// use gpu::op::{Min, Reduction};
+/// assert_eq!(<Min as Reduction<u32>>::combine(7, 3), 3);
+/// assert!(<Min as Reduction<f32>>::combine(0.0, -0.0).is_sign_negative());
+/// assert!(<Min as Reduction<f64>>::combine(1.0, f64::NAN).is_nan());
+/// ```
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Min;
+
+/// The larger element. Identity: the type's smallest value (`-inf` for floats).
+/// Floats: NaN propagates and `-0.0 < +0.0` (module docs of [`super`]).
+///
+/// ```
+/// use gpu::op::{Max, Reduction};
+/// assert_eq!(<Max as Reduction<i64>>::combine(-7, 3), 3);
+/// assert!(<Max as Reduction<f32>>::combine(-0.0, 0.0).is_sign_positive());
+/// ```
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Max;
+
+/// `impl Reduction<$t> + ReduceOp<$t>` for `$Op` with `IDENTITY` and `combine`.
+macro_rules! plain {
+    ($Op:ident $name:literal, $t:ty, $identity:expr, |$a:ident, $b:ident| $combine:expr) => {
+        impl Reduction<$t> for $Op {
+            type Acc = $t;
+            type Out = $t;
+            const NAME: &'static str = $name;
+            const IDENTITY: $t = $identity;
+            #[inline(always)]
+            fn map(x: $t, _: $t, _: u64) -> $t {
+                x
+            }
+            #[inline(always)]
+            fn combine($a: $t, $b: $t) -> $t {
+                $combine
+            }
+            #[inline(always)]
+            fn finish(acc: $t, _: u64) -> $t {
+                acc
+            }
+        }
+        impl ReduceOp<$t> for $Op {
+            const OP: Op = Op::$Op;
+        }
+    };
+}
+
+macro_rules! int_ops {
+    ($($t:ident)*) => {$(
+        plain!(Sum "sum", $t, 0, |a, b| a.wrapping_add(b));
+        plain!(Min "min", $t, $t::MAX, |a, b| if b < a { b } else { a });
+        plain!(Max "max", $t, $t::MIN, |a, b| if b > a { b } else { a });
+    )*};
+}
+int_ops!(i32 u32 i64 u64);
+
+macro_rules! float_ops {
+    ($($t:ident)*) => {$(
+        plain!(Sum "sum", $t, 0.0, |a, b| a + b);
+        plain!(Min "min", $t, $t::INFINITY, |a, b| {
+            if a < b {
+                a
+            } else if b < a {
+                b
+            } else if a == b {
+                // Equal, so either both are the same number or they are
+                // -0.0 and +0.0: OR-ing the bits keeps a minus sign.
+                $t::from_bits(a.to_bits() | b.to_bits())
+            } else {
+                a + b // at least one NaN: NaN out
+            }
+        });
+        plain!(Max "max", $t, $t::NEG_INFINITY, |a, b| {
+            if a > b {
+                a
+            } else if b > a {
+                b
+            } else if a == b {
+                // AND-ing the bits keeps a plus sign: max(-0.0, +0.0) = +0.0.
+                $t::from_bits(a.to_bits() & b.to_bits())
+            } else {
+                a + b
+            }
+        });
+    )*};
+}
+float_ops!(f32 f64);
+
+/// `impl Reduction<$h>` for `$Op`: widen to `f32`, combine as `f32`, and
+/// finish with `$finish` (`f32` for sums, narrowed back for min and max).
+macro_rules! half_ops {
+    ($($h:ident)*) => {$(
+        half_ops!(@one Sum, $h, f32, |acc| acc);
+        half_ops!(@one Min, $h, $h, |acc| $h::from_f32(acc));
+        half_ops!(@one Max, $h, $h, |acc| $h::from_f32(acc));
+    )*};
+    (@one $Op:ident, $h:ident, $out:ty, |$acc:ident| $finish:expr) => {
+        impl Reduction<$h> for $Op {
+            type Acc = f32;
+            type Out = $out;
+            const NAME: &'static str = <$Op as Reduction<f32>>::NAME;
+            const IDENTITY: f32 = <$Op as Reduction<f32>>::IDENTITY;
+            #[inline(always)]
+            fn map(x: $h, _: $h, _: u64) -> f32 {
+                x.to_f32()
+            }
+            #[inline(always)]
+            fn combine(a: f32, b: f32) -> f32 {
+                <$Op as Reduction<f32>>::combine(a, b)
+            }
+            #[inline(always)]
+            fn finish($acc: f32, _: u64) -> $out {
+                $finish
+            }
+        }
+    };
+}
+half_ops!(f16 bf16);

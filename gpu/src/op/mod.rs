@@ -1,0 +1,130 @@
+//! What the kernels reduce: element types and operations, written once.
+//!
+//! An operation ([`Reduction`]) is CUB's `TransformReduce` and cubek's
+//! `ReduceInstruction` in one trait: each element (or pair of elements, for
+//! a dot product) is *mapped* to an accumulator, accumulators are *combined*
+//! starting from an `IDENTITY`, and the final accumulator is *finished* into
+//! the output:
+//!
+//! ```text
+//! out = finish(combine(… combine(IDENTITY, map(x₀, y₀, 0)), …, map(xₙ₋₁, yₙ₋₁, n-1)), n)
+//! ```
+//!
+//! | operation | accumulator | output | module |
+//! |---|---|---|---|
+//! | [`Sum`], [`Min`], [`Max`] | the element (`f32` for the half types) | the element (`f32` for half sums) | [`fold`] |
+//! | [`ArgMin`], [`ArgMax`] | value and index | [`Arg`]: value and `u64` index | [`arg`] |
+//! | [`Dot`], [`SumSquares`], [`Norm`], [`Mean`] | `f32` (`f64` for `f64`) | the same | [`transform`] |
+//!
+//! The default kernel (`kernels/single_pass.rs`) takes any `Reduction`, so
+//! no kernel is written per operation; a user's own operation is one more
+//! `impl` in their own crate (`examples/custom-op`). The teaching kernels
+//! keep Harris's simple form: a [`ReduceOp`], whose accumulator and output
+//! are the element itself.
+//!
+//! # Laws
+//! Kernels regroup and reorder the fold freely, so every operation obeys:
+//! * identity: `combine(IDENTITY, a) == a` (lanes past `n` hold `IDENTITY`);
+//! * associativity: `combine(a, combine(b, c)) == combine(combine(a, b), c)`;
+//! * commutativity: `combine(a, b) == combine(b, a)`.
+//!
+//! Integer sums wrap on overflow, like CUDA's `int` arithmetic: they are
+//! exact modulo 2^bits, so the laws hold exactly. Floating-point addition is
+//! not associative: a tree sum differs from the serial sum by rounding (the
+//! host tests bound the difference), and NaN and infinities behave as IEEE 754
+//! says (`inf + -inf` is NaN; NaN in, NaN out). Arg-min/max break ties by the
+//! index, so they obey the laws exactly.
+//!
+//! # Floating-point `min` and `max`
+//! They follow IEEE 754-2019 `minimum`/`maximum` (what `torch.min` does):
+//! * NaN propagates: if any element is NaN, the result is NaN;
+//! * `-0.0` is smaller than `+0.0`: `min(-0.0, +0.0) == -0.0` and
+//!   `max(-0.0, +0.0) == +0.0`, whatever the order of the inputs.
+//!
+//! So the result does not depend on the order in which a kernel visits the
+//! elements.
+
+pub mod arg;
+pub mod fold;
+pub mod transform;
+
+pub use arg::{Arg, ArgMax, ArgMin};
+pub use fold::{Max, Min, Sum};
+pub use transform::{Dot, Mean, Norm, SumSquares};
+
+/// An element type the kernels are instantiated for.
+pub trait Element: Copy + PartialEq + core::fmt::Debug + Send + Sync + 'static {
+    /// The type's name in PTX entry names (`reduce7_b256_sum_f32`).
+    const NAME: &'static str;
+    /// The type as a run-time value (`names.rs` implements this trait for
+    /// every type of its list).
+    const DTYPE: crate::names::DType;
+}
+
+/// Types whose every bit pattern is a valid value (integers, floats, and
+/// `#[repr(C)]` structs of them): what a kernel writes into an accumulator or
+/// output buffer can be read back as one, whatever the kernel did.
+///
+/// # Safety
+/// Every `size_of::<Self>()` bytes must be a valid `Self`, and
+/// `size_of::<Self>()` at most 16 (the host reads outputs through a 16-byte
+/// slot; the single-pass kernel keeps 32 accumulators in shared memory and
+/// also needs an accumulator's size to be a multiple of 4, which it checks
+/// when it is compiled).
+pub unsafe trait Bits: Copy + Send + Sync + 'static {}
+
+macro_rules! bits {
+    ($($t:ty)*) => {$(
+        // SAFETY: a number of 2 to 8 bytes: every bit pattern is a value.
+        unsafe impl Bits for $t {}
+    )*};
+}
+bits!(i32 u32 i64 u64 f32 f64 crate::half::f16 crate::half::bf16);
+
+/// An operation that reduces elements of `T`: map, combine, finish (see the
+/// module docs for the laws).
+///
+/// ```
+/// use gpu::op::{ArgMax, Dot, Reduction, Sum};
+/// // the serial definition of every operation, as the host's tests use it:
+/// fn serial<R: Reduction<T>, T: Copy>(x: &[T], y: &[T]) -> R::Out {
+///     let acc = (0..x.len()).fold(R::IDENTITY, |a, i| R::combine(a, R::map(x[i], y[i], i as u64)));
+///     R::finish(acc, x.len() as u64)
+/// }
+/// let x = [1.0f32, 3.0, 3.0, -2.0];
+/// assert_eq!(serial::<Sum, f32>(&x, &x), 5.0);
+/// assert_eq!(serial::<Dot, f32>(&x, &x), 23.0);
+/// let best = serial::<ArgMax, f32>(&x, &x);
+/// assert_eq!((best.value, best.index), (3.0, 1)); // the first of the ties
+/// ```
+pub trait Reduction<T> {
+    /// What partial results are (≤ 16 bytes; see [`Bits`]).
+    type Acc: Bits;
+    /// What the reduction returns.
+    type Out: Bits;
+    /// The operation's name in PTX entry names: `single_pass_b256_{NAME}_f32`.
+    const NAME: &'static str;
+    /// How many input arrays it reads: 1, or 2 for a dot product.
+    const INPUTS: u32 = 1;
+    /// The neutral accumulator: `combine(IDENTITY, a) == a` for every `a`.
+    const IDENTITY: Self::Acc;
+    /// Element `i`: `x[i]` (and `y[i]` when `INPUTS == 2`; else `y == x`).
+    fn map(x: T, y: T, i: u64) -> Self::Acc;
+    /// Combine two partial results.
+    fn combine(a: Self::Acc, b: Self::Acc) -> Self::Acc;
+    /// The output from the accumulator of all `n` elements (`n` may be 0).
+    fn finish(acc: Self::Acc, n: u64) -> Self::Out;
+}
+
+/// A plain operator (CUB's binary functor): accumulator and output are the
+/// element itself and `map` is the element. The teaching kernels take these.
+///
+/// ```
+/// use gpu::op::{ReduceOp, Reduction, Sum};
+/// assert_eq!(<Sum as Reduction<i32>>::combine(i32::MAX, 1), i32::MIN); // wraps
+/// assert_eq!(<Sum as ReduceOp<f32>>::OP, gpu::names::Op::Sum);
+/// ```
+pub trait ReduceOp<T>: Reduction<T, Acc = T, Out = T> {
+    /// The operator as a run-time value.
+    const OP: crate::names::Op;
+}

@@ -1,0 +1,263 @@
+//! CPU references for the operations beyond the plain operators of
+//! [`super::reference`]: arg-min/max with their index, the transforms (dot
+//! product, sum of squares, norm, mean) and the half types. Written apart
+//! from `gpu::op`, as the other references are: a serial scan for the
+//! indices, and for everything summed the correctly rounded `f64` sum of
+//! the exact (widened) terms.
+//!
+//! ```
+//! use reduction::{Op, check::ops::{arg_reference, sum_reference}};
+//! assert_eq!(arg_reference(Op::ArgMax, &[1.0f32, 5.0, 5.0]), Some(1));
+//! assert_eq!(arg_reference(Op::ArgMin, &[1.0f32, f32::NAN, 0.0, f32::NAN]), Some(1));
+//! assert_eq!(arg_reference::<f32>(Op::ArgMin, &[]), None);
+//! let (dot, abs) = sum_reference(Op::Dot, &[1.0f32, -2.0], &[3.0, 4.0]);
+//! assert_eq!((dot, abs), (-5.0, 11.0));
+//! ```
+
+use gpu::half::{bf16, f16};
+use gpu::names::Op;
+use gpu::op::{Arg, Reduction};
+
+use super::Checked;
+use super::reference::float_sum;
+use crate::error::Result;
+use crate::reducer::{Element, Reducer};
+
+/// An element type seen as a number: every type widens to `f64` (64-bit
+/// integers rounded, which the references use only for sums of floats).
+pub trait Number: Copy + PartialOrd {
+    /// The value as `f64`.
+    fn to_f64(self) -> f64;
+    /// The bits of the wrapping sum, for integers (whose sums are checked
+    /// exactly); `None` for floats.
+    fn exact_sum(_: &[Self]) -> Option<u64> {
+        None
+    }
+}
+
+macro_rules! number_int {
+    ($($t:ty)*) => {$(
+        impl Number for $t {
+            fn to_f64(self) -> f64 {
+                self as f64
+            }
+            fn exact_sum(xs: &[Self]) -> Option<u64> {
+                Some(xs.iter().fold(0 as $t, |a, &x| a.wrapping_add(x)) as u64)
+            }
+        }
+    )*};
+}
+number_int!(i32 u32 i64 u64);
+
+macro_rules! number_float {
+    ($($t:ty)*) => {$(
+        impl Number for $t {
+            fn to_f64(self) -> f64 {
+                self as f64
+            }
+        }
+    )*};
+}
+number_float!(f32 f64);
+
+impl Number for f16 {
+    fn to_f64(self) -> f64 {
+        self.to_f64()
+    }
+}
+
+impl Number for bf16 {
+    fn to_f64(self) -> f64 {
+        self.to_f64()
+    }
+}
+
+/// The index `torch.argmin`/`torch.argmax` returns (`op` is `ArgMin` or
+/// `ArgMax`; any other operation is taken as `ArgMax`): the first NaN if
+/// there is one, else the first of the extreme elements; `None` for no
+/// elements.
+pub fn arg_reference<T: Number>(op: Op, xs: &[T]) -> Option<usize> {
+    #[allow(clippy::eq_op)]
+    let nan = |x: T| x != x;
+    let mut best = 0;
+    for (i, &x) in xs.iter().enumerate().skip(1) {
+        let b = xs[best];
+        if nan(b) {
+            break; // the first NaN wins
+        }
+        let better = if op == Op::ArgMin { x < b } else { x > b };
+        if nan(x) || better {
+            best = i;
+        }
+    }
+    (!xs.is_empty()).then_some(best)
+}
+
+/// The exact terms an operation sums: `a·b` (`Dot`), `a²` (`SumSquares`,
+/// `Norm`) or `a` (the others), each widened to `f64` first (a product of
+/// two `f32` values is exact in `f64`).
+fn terms<T: Number>(op: Op, a: &[T], b: &[T]) -> Vec<f64> {
+    match op {
+        Op::Dot => a.iter().zip(b).map(|(&x, &y)| x.to_f64() * y.to_f64()).collect(),
+        Op::SumSquares | Op::Norm => a.iter().map(|&x| x.to_f64() * x.to_f64()).collect(),
+        _ => a.iter().map(|&x| x.to_f64()).collect(),
+    }
+}
+
+/// The correctly rounded sum of an operation's terms (see [`terms`]; `b`
+/// is read by `Dot` only), and Σ|term|, for the error bound. Before the
+/// finish: take the square root for `Norm` and divide by `n` for `Mean`
+/// ([`finish_reference`]).
+pub fn sum_reference<T: Number>(op: Op, a: &[T], b: &[T]) -> (f64, f64) {
+    let t = terms(op, a, b);
+    (float_sum(&t), t.iter().map(|x| x.abs()).sum())
+}
+
+/// The operation's result from the reference sum `s` of `n` terms and the
+/// bound `tol` on the GPU's sum: the result and its bound. The square root
+/// at most halves a relative error (`|√s' - √s| ≤ |s' - s| / √s`), plus one
+/// rounding; the mean divides both by `n`.
+pub fn finish_reference(op: Op, s: f64, tol: f64, n: usize, epsilon: f64) -> (f64, f64) {
+    match op {
+        Op::Norm => {
+            let r = s.sqrt();
+            (r, if r > 0.0 { tol / r } else { tol.sqrt() } + epsilon * r)
+        }
+        Op::Mean => (s / n as f64, tol / n as f64 + epsilon * (s / n as f64).abs()),
+        _ => (s, tol),
+    }
+}
+
+/// What an operation's result is, seen by the checks: its value as `f64`,
+/// its bits and, for arg-min/max, its index.
+pub trait Outcome: Copy + std::fmt::Debug {
+    /// The value.
+    fn num(self) -> f64;
+    /// The value's bits (integers: two's complement, widened).
+    fn bits(self) -> u64;
+    /// The index, for arg-min/max.
+    fn index(self) -> Option<u64> {
+        None
+    }
+}
+
+macro_rules! outcome {
+    ($($t:ty => |$x:ident| $num:expr, $bits:expr;)*) => {$(
+        impl Outcome for $t {
+            fn num(self) -> f64 {
+                let $x = self;
+                $num
+            }
+            fn bits(self) -> u64 {
+                let $x = self;
+                $bits
+            }
+        }
+    )*};
+}
+outcome! {
+    i32 => |x| x as f64, x as u64;
+    u32 => |x| x as f64, x as u64;
+    i64 => |x| x as f64, x as u64;
+    u64 => |x| x as f64, x;
+    f32 => |x| x as f64, x.to_bits() as u64;
+    f64 => |x| x, x.to_bits();
+    f16 => |x| x.to_f64(), x.to_bits() as u64;
+    bf16 => |x| x.to_f64(), x.to_bits() as u64;
+}
+
+impl<V: Outcome> Outcome for Arg<V> {
+    fn num(self) -> f64 {
+        self.value.num()
+    }
+    fn bits(self) -> u64 {
+        self.value.bits()
+    }
+    fn index(self) -> Option<u64> {
+        Some(self.index)
+    }
+}
+
+/// Unit roundoff of the float accumulator of an operation on `T`.
+pub fn epsilon<T: Element>() -> f64 {
+    if T::DTYPE == gpu::names::DType::F64 { f64::EPSILON } else { f32::EPSILON as f64 }
+}
+
+/// Check `got`, the default kernel's result of operation `R` (named `op`)
+/// on `a` (and `b`, for `Dot`) at `block` threads, against the references:
+/// indices and picked values exactly, integer sums exactly, float sums
+/// within `(depth + 2)·ε·Σ|term|` (one more rounding than a plain sum: the
+/// product or square), then the norm's square root or the mean's division.
+///
+/// ```no_run
+/// use reduction::{ArgMax, Op, Reducer, check::ops::verify_op};
+/// let r = Reducer::new()?;
+/// let x = [1.0f32, 7.0, 7.0];
+/// let c = verify_op::<ArgMax, f32>(&r, Op::ArgMax, &x, &x, 256, r.argmax(&x[..])?)?;
+/// assert!(c.ok, "{} vs {}", c.got, c.expected);
+/// # Ok::<(), reduction::Error>(())
+/// ```
+pub fn verify_op<R: Reduction<T>, T: Element + Number + Outcome>(
+    reducer: &Reducer,
+    op: Op,
+    a: &[T],
+    b: &[T],
+    block: u32,
+    got: R::Out,
+) -> Result<Checked>
+where
+    R::Out: Outcome,
+{
+    let n = a.len();
+    let (ok, expected) = match op {
+        Op::ArgMin | Op::ArgMax => match arg_reference(op, a) {
+            // the element's bits (a half's NaN comes back as a NaN, not its payload)
+            Some(i) => {
+                let nan = got.num().is_nan() && a[i].num().is_nan();
+                (got.index() == Some(i as u64) && (got.bits() == a[i].bits() || nan), format!("{:?} at {i}", a[i]))
+            }
+            None => (false, "no index".to_string()),
+        },
+        Op::Min | Op::Max => {
+            let pick = if op == Op::Min { Op::ArgMin } else { Op::ArgMax };
+            let expected = arg_reference(pick, a).map_or(R::finish(R::IDENTITY, 0).num(), |i| a[i].num());
+            // the same value (and sign of zero), or NaN for NaN
+            let same = got.num() == expected && got.num().is_sign_negative() == expected.is_sign_negative();
+            (same || (got.num().is_nan() && expected.is_nan()), expected.to_string())
+        }
+        Op::Sum if T::exact_sum(a).is_some() => (T::exact_sum(a) == Some(got.bits()), format!("{:?}", T::exact_sum(a))),
+        _ => {
+            let (s, abs) = sum_reference(op, a, b);
+            let depth = super::op_depth::<R, T>(reducer, n, block)?;
+            let tol = (depth + 2) as f64 * epsilon::<T>() * abs;
+            let (expected, tol) = finish_reference(op, s, tol, n, epsilon::<T>());
+            let ok = (got.num() - expected).abs() <= tol || (got.num().is_nan() && expected.is_nan());
+            (ok, format!("{expected} ± {tol:.3e}"))
+        }
+    };
+    Ok(Checked { kernel: crate::DEFAULT_KERNEL.id, block, op, ty: T::NAME, n, got: format!("{got:?}"), expected, ok })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn arg_rules() {
+        assert_eq!(arg_reference(Op::ArgMax, &[3i32, 9, 9, 1]), Some(1));
+        assert_eq!(arg_reference(Op::ArgMin, &[3u64, 1, 9, 1]), Some(1));
+        assert_eq!(arg_reference(Op::ArgMax, &[1.0f64, f64::NAN, f64::INFINITY, f64::NAN]), Some(1));
+        assert_eq!(arg_reference(Op::ArgMax, &[f32::NAN, 1.0]), Some(0));
+        assert_eq!(arg_reference(Op::ArgMin, &[0.0f32, -0.0]), Some(0)); // equal: the first
+        assert_eq!(arg_reference(Op::ArgMax, &[bf16::from_f32(-1.0), bf16::from_f32(2.0)]), Some(1));
+    }
+
+    #[test]
+    fn sums_and_finishes() {
+        assert_eq!(sum_reference(Op::SumSquares, &[3.0f32, 4.0], &[]), (25.0, 25.0));
+        assert_eq!(finish_reference(Op::Norm, 25.0, 0.0, 2, 0.0), (5.0, 0.0));
+        assert_eq!(finish_reference(Op::Mean, 9.0, 3.0, 3, 0.0), (3.0, 1.0));
+        let big = [f16::from_f32(1.0); 4096];
+        assert_eq!(sum_reference(Op::Sum, &big, &[]).0, 4096.0);
+    }
+}

@@ -1,0 +1,254 @@
+//! Every operation of the default kernel × every element type it has
+//! (`Op::types`), on the GPU against the CPU references of
+//! `reduction::check::ops`: sizes 0, 1, 31..33, 2^k±1 up to 2^25+3; arg-min/max
+//! with ties and NaN at the first and last element and on both sides of
+//! block, vector and grid-stride boundaries; half sums past f16's
+//! saturation; dot products that cancel; the typed errors; and planted
+//! errors the checks must reject.
+
+mod common;
+
+use common::{ensure, gpu_trial, reducer};
+use libtest_mimic::{Failed, Trial};
+use reduction::check::data::{Pattern, Sample, generate};
+use reduction::check::ops::{Number, Outcome, verify_op};
+use reduction::half::{bf16, f16};
+use reduction::{
+    Arg, ArgMax, DType, Dot, Element, Error, Kernel, Op, Options, Reduction, Sum, default_block, with_operation,
+};
+
+/// The element types under test.
+trait TestElement: Element + Sample + Number + Outcome + Default {}
+impl<T: Element + Sample + Number + Outcome + Default> TestElement for T {}
+
+const SIZES: &[usize] =
+    &[0, 1, 31, 32, 33, 1023, 1025, (1 << 16) - 1, (1 << 16) + 1, (1 << 20) + 1, (1 << 24) - 1, (1 << 25) + 3];
+
+fn main() {
+    let mut trials: Vec<Trial> = Vec::new();
+    for &op in Op::ALL {
+        for &t in op.types() {
+            trials.push(gpu_trial(format!("ops::{}_{}", op.name(), t.name()), move || {
+                with_operation!(op, t, |R, T| sizes::<R, T>(op, t), else Err("not an operation of the type".into()))
+            }));
+        }
+    }
+    for t in [DType::I32, DType::U64, DType::F32, DType::F64, DType::F16, DType::BF16] {
+        for op in [Op::ArgMin, Op::ArgMax] {
+            trials.push(gpu_trial(
+                format!("arg::ties_and_nan_{}_{}", op.name(), t.name()),
+                move || with_operation!(op, t, |R, T| planted_extremes::<R, T>(op), else Err("unsupported".into())),
+            ));
+        }
+    }
+    trials.extend([
+        gpu_trial("half::sums_do_not_saturate", sums_do_not_saturate),
+        gpu_trial("dot::cancelling_sums", cancelling_dot),
+        gpu_trial("dot::unaligned_and_differently_aligned_inputs", unaligned_dot),
+        gpu_trial("errors::typed_before_any_launch", typed_errors),
+        gpu_trial("planted::dropped_element_fails_the_dot_check", planted_dot),
+        gpu_trial("planted::wrong_index_fails_the_arg_check", planted_arg),
+    ]);
+    common::run(trials)
+}
+
+/// `Err` unless `got` is `op`'s result on `a` (and `b`, for `Dot`): the
+/// library's `verify_op`, at the default block size.
+fn verify<R: Reduction<T>, T: TestElement>(op: Op, a: &[T], b: &[T], got: R::Out) -> Result<(), Failed>
+where
+    R::Out: Outcome,
+{
+    let c = verify_op::<R, T>(reducer(), op, a, b, default_block(a.len()), got)?;
+    ensure(c.ok, || format!("{} {} n={}: GPU {}, CPU {}", op.name(), T::NAME, c.n, c.got, c.expected))
+}
+
+/// Run operation `R` on host `a` (and `b`).
+fn run<R: Reduction<T>, T: TestElement>(a: &[T], b: &[T]) -> reduction::Result<R::Out> {
+    let inputs: Vec<&[T]> = if R::INPUTS == 2 { vec![a, b] } else { vec![a] };
+    reducer().reduce_op::<R, T, [T]>(&inputs, &Options::default())
+}
+
+fn sizes<R: Reduction<T>, T: TestElement>(op: Op, _: DType) -> Result<(), Failed>
+where
+    R::Out: Outcome,
+{
+    for (k, &n) in SIZES.iter().enumerate() {
+        let a: Vec<T> = generate(Pattern::Random, n, 11 + k as u64)?;
+        let b: Vec<T> = generate(Pattern::Random, n, 1000 + k as u64)?;
+        match run::<R, T>(&a, &b) {
+            Ok(got) => verify::<R, T>(op, &a, &b, got)?,
+            Err(Error::Empty { .. }) if n == 0 && op.name().starts_with("arg") => {}
+            Err(e) => return Err(format!("{} {} n={n}: {e}", op.name(), T::NAME).into()),
+        }
+        // the same on the device, at an offset of one element (any alignment)
+        if n > 1 {
+            let stream = reducer().gpu().stream();
+            let (da, db) = (stream.clone_htod(&a)?, stream.clone_htod(&b)?);
+            let (va, vb) = (da.slice(1..), db.slice(1..));
+            let inputs = if R::INPUTS == 2 { vec![&va, &vb] } else { vec![&va] };
+            let got = reducer().reduce_op::<R, T, _>(&inputs, &Options::default())?;
+            verify::<R, T>(op, &a[1..], &b[1..], got)?;
+        }
+    }
+    Ok(())
+}
+
+/// Positions where an extreme is planted: the ends, and both sides of a
+/// 16-byte vector, a warp's and a block's vectors, and a grid-stride step.
+fn boundaries(n: usize) -> Vec<(usize, usize)> {
+    let mut p = vec![(0, 1), (0, n - 1), (n - 2, n - 1)];
+    for step in [8, 32 * 8, 256 * 8, 1024 * 4, 132 * 1024 * 4, 132 * 2048 * 8] {
+        if step < n {
+            p.push((step - 1, step));
+            p.push((step, 2 * step.min(n / 2)));
+        }
+    }
+    p
+}
+
+fn planted_extremes<R: Reduction<T>, T: TestElement>(op: Op) -> Result<(), Failed>
+where
+    R::Out: Outcome,
+{
+    let n = (1 << 23) + 5;
+    let base: Vec<T> = generate(Pattern::Random, n, 5)?;
+    // the planted extreme: beyond the random values (|x| < 1) for floats,
+    // and NaN; the type's extreme for integers
+    let big = if op == Op::ArgMax { 4.0 } else { -4.0 };
+    let values: Vec<T> = if T::DTYPE.is_float() {
+        vec![from_f64::<T>(big), from_f64::<T>(f64::NAN)]
+    } else {
+        vec![if op == Op::ArgMax { max_of::<T>() } else { min_of::<T>() }]
+    };
+    for v in values {
+        for (p, q) in boundaries(n) {
+            let mut a = base.clone();
+            for x in a.iter_mut().filter(|x| x.bits() == v.bits()) {
+                *x = T::sample(Pattern::Ones, 0); // no random element ties with the planted one
+            }
+            a[p] = v;
+            a[q] = v; // a tie (or a second NaN): the first index wins
+            let got = run::<R, T>(&a, &a)?;
+            verify::<R, T>(op, &a, &a, got)?;
+            ensure(got.index() == Some(p as u64), || {
+                format!("{} {}: planted at {p} and {q}, got {got:?}", op.name(), T::NAME)
+            })?;
+        }
+    }
+    Ok(())
+}
+
+fn from_f64<T: TestElement>(x: f64) -> T {
+    // through the f32 sample path's types: every float type has from_f64 via half/f32/f64
+    let f = x as f32;
+    match T::DTYPE {
+        DType::F16 => cast(f16::from_f32(f)),
+        DType::BF16 => cast(bf16::from_f32(f)),
+        DType::F32 => cast(f),
+        _ => cast(x),
+    }
+}
+
+/// `x` as `T`, when they are the same type.
+fn cast<T: 'static + Copy, U: 'static + Copy>(x: U) -> T {
+    *(&x as &dyn std::any::Any).downcast_ref::<T>().expect("the caller matched the type")
+}
+
+fn max_of<T: TestElement>() -> T {
+    match T::DTYPE {
+        DType::I32 => cast(i32::MAX),
+        DType::U32 => cast(u32::MAX),
+        DType::I64 => cast(i64::MAX),
+        _ => cast(u64::MAX),
+    }
+}
+
+fn min_of<T: TestElement>() -> T {
+    match T::DTYPE {
+        DType::I32 => cast(i32::MIN),
+        DType::U32 => cast(0u32),
+        DType::I64 => cast(i64::MIN),
+        _ => cast(0u64),
+    }
+}
+
+fn sums_do_not_saturate() -> Result<(), Failed> {
+    let r = reducer();
+    let got = r.sum(&vec![f16::ONE; 4096])?;
+    ensure(got == 4096.0, || format!("4096 f16 ones summed to {got}"))?;
+    let got = r.sum(&vec![bf16::ONE; 1 << 20])?;
+    ensure(got == (1 << 20) as f32, || format!("2^20 bf16 ones summed to {got}"))?;
+    let got = r.mean(&vec![f16::from_f32(0.5); 100_001])?;
+    ensure(got == 0.5, || format!("mean of f16 halves: {got}"))
+}
+
+fn cancelling_dot() -> Result<(), Failed> {
+    for n in [1024usize, (1 << 22) + 2] {
+        let half: Vec<f32> = generate(Pattern::Random, n / 2, 3)?;
+        let a: Vec<f32> = half.iter().chain(&half).copied().collect();
+        let b: Vec<f32> = (0..n).map(|i| if i < n / 2 { 1.0 } else { -1.0 }).collect();
+        let got = reducer().dot(&a, &b)?;
+        verify::<Dot, f32>(Op::Dot, &a, &b, got)?; // the exact answer is 0
+        let got = reducer()
+            .dot(&a.iter().map(|&x| x as f64).collect::<Vec<_>>(), &b.iter().map(|&x| x as f64).collect::<Vec<_>>())?;
+        ensure(got.abs() < 1e-9, || format!("f64 dot that cancels: {got}"))?;
+    }
+    Ok(())
+}
+
+fn unaligned_dot() -> Result<(), Failed> {
+    let n = (1 << 20) + 7;
+    let a: Vec<f32> = generate(Pattern::Random, n, 1)?;
+    let b: Vec<f32> = generate(Pattern::Random, n, 2)?;
+    let stream = reducer().gpu().stream();
+    let (da, db) = (stream.clone_htod(&a)?, stream.clone_htod(&b)?);
+    for (oa, ob) in [(0, 0), (1, 1), (3, 3), (0, 1), (1, 2), (2, 0)] {
+        let m = n - 3;
+        let (va, vb) = (da.slice(oa..oa + m), db.slice(ob..ob + m));
+        let got = reducer().reduce_op::<Dot, f32, _>(&[&va, &vb], &Options::default())?;
+        verify::<Dot, f32>(Op::Dot, &a[oa..oa + m], &b[ob..ob + m], got)?;
+    }
+    Ok(())
+}
+
+fn typed_errors() -> Result<(), Failed> {
+    let r = reducer();
+    let e = r.dot(&vec![1.0f32; 3], &vec![1.0; 4]).unwrap_err();
+    ensure(matches!(e, Error::InputsDiffer { op: "dot", a: 3, b: 4 }), || format!("{e:?}"))?;
+    let e = r.argmax::<bf16, _>(&vec![]).unwrap_err();
+    ensure(matches!(e, Error::Empty { op: "argmax" }), || format!("{e:?}"))?;
+    let e = r.reduce_op::<Dot, f32, [f32]>(&[&[1.0][..]], &Options::default()).unwrap_err();
+    ensure(e.to_string().contains("takes 2 input"), || format!("{e}"))?;
+    let teaching = Options { kernel: Some(Kernel::find("reduce3")?), ..Options::default() };
+    let e = r.reduce_op::<ArgMax, f32, [f32]>(&[&[1.0][..]], &teaching).unwrap_err();
+    ensure(matches!(e, Error::Unsupported { .. }), || format!("{e:?}"))?;
+    ensure(!e.to_string().contains('\n'), || format!("not one line: {e}"))?;
+    // and the reducer still works afterwards
+    ensure(r.sum(&vec![2.0f32; 10])? == 20.0, || "the reducer broke".into())
+}
+
+/// A dropped element (the GPU reads n-1 of them) must fail the dot and sum
+/// checks at 2^25+3. The bound there is about 60 (Σ|terms| ≈ 8·10^6 times
+/// the chain length times ε), so an element of ordinary size is below what
+/// any tolerance can see (the plain sums prove drops on data that sums
+/// exactly); the dropped one here is 1000 (a product of 10^6).
+fn planted_dot() -> Result<(), Failed> {
+    let n = (1 << 25) + 3;
+    let mut a: Vec<f32> = generate(Pattern::Random, n, 8)?;
+    let mut b: Vec<f32> = generate(Pattern::Random, n, 9)?;
+    (a[n - 1], b[n - 1]) = (1000.0, 1000.0);
+    verify::<Dot, f32>(Op::Dot, &a, &b, reducer().dot(&a, &b)?)?; // all of it passes
+    let got = reducer().dot(&a[..n - 1], &b[..n - 1])?;
+    ensure(verify::<Dot, f32>(Op::Dot, &a, &b, got).is_err(), || "a dropped element passed the dot check".into())?;
+    let sum = reducer().sum(&a[..n - 1])?;
+    ensure(verify::<Sum, f32>(Op::Sum, &a, &a, sum).is_err(), || "a dropped element passed the sum check".into())
+}
+
+/// A result whose index is off by one must fail the arg check.
+fn planted_arg() -> Result<(), Failed> {
+    let a: Vec<f32> = generate(Pattern::Random, 100_000, 4)?;
+    let got = reducer().argmax(&a)?;
+    verify::<ArgMax, f32>(Op::ArgMax, &a, &a, got)?;
+    let wrong = Arg { value: got.value, index: got.index + 1 };
+    ensure(verify::<ArgMax, f32>(Op::ArgMax, &a, &a, wrong).is_err(), || "a wrong index passed".into())
+}
