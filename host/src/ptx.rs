@@ -25,6 +25,9 @@ pub const EMBEDDED: &str = include_str!(concat!(env!("OUT_DIR"), "/gpu.ptx"));
 pub struct Ptx {
     text: Arc<str>,
     origin: String,
+    /// More modules whose entries are looked up when this one lacks them
+    /// ([`Ptx::with`]): a user's own kernels beside the library's.
+    more: Vec<Ptx>,
 }
 
 impl Ptx {
@@ -36,7 +39,7 @@ impl Ptx {
     /// assert!(ptx.entries().any(|e| e == "reduce3_sum_i32"));
     /// ```
     pub fn embedded() -> Self {
-        Ptx { text: EMBEDDED.into(), origin: "embedded".into() }
+        Ptx { text: EMBEDDED.into(), origin: "embedded".into(), more: Vec::new() }
     }
 
     /// PTX read from a file, e.g. one written by `cargo xtask build-ptx`.
@@ -49,7 +52,7 @@ impl Ptx {
         let path = path.as_ref();
         let text = std::fs::read_to_string(path)
             .map_err(|source| Error::PtxMissing { path: path.display().to_string(), source })?;
-        Ok(Ptx { text: text.into(), origin: path.display().to_string() })
+        Ok(Ptx { text: text.into(), origin: path.display().to_string(), more: Vec::new() })
     }
 
     /// PTX given as text; `origin` names it in error messages.
@@ -59,7 +62,24 @@ impl Ptx {
     /// assert_eq!(ptx.target(), Some("sm_80"));
     /// ```
     pub fn from_text(text: impl Into<Arc<str>>, origin: impl Into<String>) -> Self {
-        Ptx { text: text.into(), origin: origin.into() }
+        Ptx { text: text.into(), origin: origin.into(), more: Vec::new() }
+    }
+
+    /// These kernels and those of `other` (each entry is loaded from the
+    /// module that has it, this one first): how a crate of your own kernels
+    /// joins the library's (`examples/custom-op`).
+    ///
+    /// ```
+    /// use reduction::Ptx;
+    /// let mine = Ptx::from_text(".version 8.0\n.target sm_75\n.visible .entry single_pass_b256_absmax_f32(\n)\n{\n}\n", "mine");
+    /// let both = Ptx::embedded().with(mine);
+    /// assert!(both.module_for("single_pass_b256_absmax_f32").is_ok());
+    /// assert!(both.module_for("reduce3_sum_i32").is_ok());
+    /// assert!(both.entries().any(|e| e == "single_pass_b256_absmax_f32"));
+    /// ```
+    pub fn with(mut self, other: Ptx) -> Ptx {
+        self.more.push(other);
+        self
     }
 
     /// Where this PTX came from: `embedded` or a path.
@@ -87,8 +107,8 @@ impl Ptx {
     /// let n = reduction::Ptx::embedded().entries().count();
     /// assert!(n > 500);
     /// ```
-    pub fn entries(&self) -> impl Iterator<Item = &str> {
-        self.text.lines().filter_map(entry_name)
+    pub fn entries(&self) -> Box<dyn Iterator<Item = &str> + '_> {
+        Box::new(self.text.lines().filter_map(entry_name).chain(self.more.iter().flat_map(|m| m.entries())))
     }
 
     /// The text of a module that holds only `entry` (plus the header and all
@@ -118,6 +138,9 @@ impl Ptx {
             }
         }
         if !found {
+            if let Some(m) = self.more.iter().find_map(|m| m.module_for(entry).ok()) {
+                return Ok(m);
+            }
             return Err(Error::MissingEntry { entry: entry.to_string(), ptx: self.origin.clone() });
         }
         Ok(out)

@@ -250,12 +250,16 @@ fn bundle(args: &[String]) -> Result<(), String> {
     let downstream = workspace().join("examples/downstream");
     run(Command::new("cargo").current_dir(&downstream).args(["+stable", "build", "--release"]))?;
     copy_stripped(&downstream.join("target/release/downstream"), &bin.join("downstream"))?;
+    // the user's own operator, built to PTX by its build script
+    let custom = workspace().join("examples/custom-op");
+    run(Command::new("cargo").current_dir(&custom).args(["+stable", "build", "--release"]))?;
+    copy_stripped(&custom.join("target/release/custom-op"), &bin.join("custom-op"))?;
     broken_ptx(&out)?;
     tests.sort();
     let script = run_tests_script(&tests);
     let script_path = out.join("run-tests.sh");
     std::fs::write(&script_path, script).map_err(|e| format!("cannot write {}: {e}", script_path.display()))?;
-    println!("{} ({} test executables, reduce, xtask, downstream)", out.display(), tests.len());
+    println!("{} ({} test executables, reduce, xtask, downstream, custom-op)", out.display(), tests.len());
     Ok(())
 }
 
