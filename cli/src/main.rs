@@ -709,12 +709,8 @@ fn execute(job: Job) -> Result<bool> {
                 }
             }
             print!("{}", reduce::ops_bench::table(&rows));
-            if let Some((path, mut file)) = a.json {
-                use std::io::Write;
-                let text = serde_json::to_string_pretty(&rows).map_err(|e| Error::Invalid(e.to_string()))?;
-                file.set_len(0)
-                    .and_then(|()| file.write_all(text.as_bytes()))
-                    .map_err(|e| Error::Invalid(format!("cannot write {}: {e}", path.display())))?;
+            if let Some(out) = a.json {
+                write_output(out, serde_json::to_string_pretty(&rows).map_err(|e| Error::Invalid(e.to_string()))?)?;
             }
             Ok(rows.iter().all(|row| row.ok))
         }
@@ -726,11 +722,8 @@ fn execute(job: Job) -> Result<bool> {
             let rows = reduce::explain::profile(&ncu, &kernels, n, block, &args, &mut text)?;
             println!("ncu --clock-control none --set full, n = {n} {}, block {block}, one launch each", dtype.name());
             print!("{}", reduce::explain::table(&rows, n));
-            if let Some((path, mut file)) = raw {
-                use std::io::Write;
-                file.set_len(0)
-                    .and_then(|()| file.write_all(text.as_bytes()))
-                    .map_err(|e| Error::Invalid(format!("cannot write {}: {e}", path.display())))?;
+            if let Some(out) = raw {
+                write_output(out, text)?;
             }
             let missing: Vec<&str> = rows.iter().filter(|(_, m)| m.is_none()).map(|(k, _)| k.id).collect();
             if !missing.is_empty() {
@@ -773,19 +766,21 @@ fn bench(gpu: &Gpu, a: BenchArgs) -> Result<bool> {
     let report = with_plain_dtype!(a.dtype, |T| with_op!(a.op, |O| run_bench::<O, T>(&rust, cuda_ref, &a.config, tick), else Err(unsupported())), else Err(unsupported()))?;
     progress.finish_and_clear();
     print!("{}", report.text());
-    let write = |(path, mut file): (PathBuf, File), text: String| {
-        use std::io::Write;
-        file.set_len(0)
-            .and_then(|()| file.write_all(text.as_bytes()))
-            .map_err(|e| Error::Invalid(format!("cannot write {}: {e}", path.display())))
-    };
     if let Some(out) = a.json {
-        write(out, serde_json::to_string_pretty(&report).map_err(|e| Error::Invalid(e.to_string()))?)?;
+        write_output(out, serde_json::to_string_pretty(&report).map_err(|e| Error::Invalid(e.to_string()))?)?;
     }
     if let Some(out) = a.svg {
-        write(out, reduce::svg::chart(&report))?;
+        write_output(out, reduce::svg::chart(&report))?;
     }
     Ok(true)
+}
+
+/// Replace what an output file opened by [`output`] holds with `text`.
+fn write_output((path, mut file): (PathBuf, File), text: String) -> Result<()> {
+    use std::io::Write;
+    file.set_len(0)
+        .and_then(|()| file.write_all(text.as_bytes()))
+        .map_err(|e| Error::Invalid(format!("cannot write {}: {e}", path.display())))
 }
 
 /// Check operation `op` on `n` random elements of `dtype` once with the
