@@ -786,7 +786,7 @@ fn write_output((path, mut file): (PathBuf, File), text: String) -> Result<()> {
 /// Check operation `op` on `n` random elements of `dtype` once with the
 /// default kernel; print a line if it differs from the CPU.
 fn check_operation(r: &Reducer, op: Op, dtype: DType, n: usize, seed: u64) -> Result<bool> {
-    if op.name().starts_with("arg") && n == 0 {
+    if matches!(op, Op::ArgMin | Op::ArgMax) && n == 0 {
         return Ok(true);
     }
     let row = reduce::ops_bench::check(r, op, dtype, n, seed)?;

@@ -170,16 +170,16 @@ impl Reducer {
         inputs: &[&D],
         opts: &Options,
     ) -> Result<R::Out> {
-        let sources: Vec<Source<'_, T>> = inputs.iter().map(|d| d.source()).collect();
+        if inputs.len() != R::INPUTS as usize {
+            return Err(Error::Invalid(format!("{} takes {} input(s), given {}", R::NAME, R::INPUTS, inputs.len())));
+        }
         let len = |s: &Source<'_, T>| match s {
             Source::Host(h) => h.len(),
             Source::Device(v) => v.len(),
         };
-        if sources.len() != R::INPUTS as usize {
-            return Err(Error::Invalid(format!("{} takes {} input(s), given {}", R::NAME, R::INPUTS, sources.len())));
-        }
-        let n = len(&sources[0]);
-        if let Some(other) = sources.get(1).map(len).filter(|&m| m != n) {
+        let (first, second) = (inputs[0].source(), inputs.get(1).map(|d| d.source()));
+        let n = len(&first);
+        if let Some(other) = second.as_ref().map(len).filter(|&m| m != n) {
             return Err(Error::InputsDiffer { op: R::NAME, a: n, b: other });
         }
         if let Some(k) = opts.kernel.filter(|k| k.id != crate::DEFAULT_KERNEL.id) {
@@ -193,19 +193,19 @@ impl Reducer {
             return Err(Error::Invalid(format!("{}: finishing on the CPU is for sum, min and max only", R::NAME)));
         }
         if n == 0 {
-            if R::NAME.starts_with("arg") {
+            if R::NEEDS_AN_ELEMENT {
                 return Err(Error::Empty { op: R::NAME });
             }
             return Ok(R::finish(R::IDENTITY, 0));
         }
         let mut scratch = self.scratch::<T>()?;
         let s = &mut *scratch;
-        let [first, second] = &mut s.staging;
-        let (a, b) = match (&sources[0], sources.get(1)) {
-            (Source::Device(a), None) => (a.slice(..), None),
-            (Source::Device(a), Some(Source::Device(b))) => (a.slice(..), Some(b.slice(..))),
-            (Source::Host(a), None) => (self.stage(first, a)?, None),
-            (Source::Host(a), Some(Source::Host(b))) => (self.stage(first, a)?, Some(self.stage(second, b)?)),
+        let [stage_a, stage_b] = &mut s.staging;
+        let (a, b) = match (first, second) {
+            (Source::Device(a), None) => (a, None),
+            (Source::Device(a), Some(Source::Device(b))) => (a, Some(b)),
+            (Source::Host(a), None) => (self.stage(stage_a, a)?, None),
+            (Source::Host(a), Some(Source::Host(b))) => (self.stage(stage_a, a)?, Some(self.stage(stage_b, b)?)),
             _ => return Err(Error::Invalid(format!("{}: both inputs on the host or both on the device", R::NAME))),
         };
         self.run_locked::<R, T>(&mut s.work, &a, b.as_ref(), opts)

@@ -92,6 +92,7 @@ macro_rules! arg_ops {
             type Acc = Arg<$v>;
             type Out = Arg<$t>;
             const NAME: &'static str = $name;
+            const NEEDS_AN_ELEMENT: bool = true;
             /// The worst value at an index past any input: every element beats it.
             const IDENTITY: Arg<$v> = Arg { value: $worst, index: u64::MAX };
             #[inline(always)]

@@ -106,6 +106,10 @@ pub trait Reduction<T> {
     const NAME: &'static str;
     /// How many input arrays it reads: 1, or 2 for a dot product.
     const INPUTS: u32 = 1;
+    /// Whether no elements have no result (arg-min/max: there is no index
+    /// to return); the host refuses them. Otherwise the result of no
+    /// elements is `finish(IDENTITY, 0)`.
+    const NEEDS_AN_ELEMENT: bool = false;
     /// The neutral accumulator: `combine(IDENTITY, a) == a` for every `a`.
     const IDENTITY: Self::Acc;
     /// Element `i`: `x[i]` (and `y[i]` when `INPUTS == 2`; else `y == x`).
