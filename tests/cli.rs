@@ -93,6 +93,12 @@ fn main() {
         cpu_trial("cli::bench_is_for_every_kernel", || {
             fails_in_one_line(&["bench", "--op", "norm", "--type", "f32"], USAGE, "use `reduce ops`")
         }),
+        cpu_trial("cli::bad_gpus", || {
+            fails_in_one_line(&["run", "--gpus", "0"], USAGE, "--gpus")?;
+            fails_in_one_line(&["run", "--gpus", "two"], USAGE, "--gpus")?;
+            fails_in_one_line(&["run", "--gpus", "2", "--kernel", "reduce4"], USAGE, "default kernel")
+        }),
+        cpu_trial("cli::nccl_links_pytorchs_libnccl_so_2", nccl_link),
         cpu_trial("cli::bad_finish", || fails_in_one_line(&["run", "--finish", "gpu-ish"], USAGE, "--finish")),
         cpu_trial("cli::missing_ptx_file", || {
             fails_in_one_line(&["--ptx", "/no/such.ptx", "info"], RUNTIME, "cannot read PTX")
@@ -200,4 +206,29 @@ fn by_key_bench_small() -> Result<(), Failed> {
     let bad: Vec<_> = rows.iter().filter(|r| !r.ok).map(|r| &r.error).collect();
     ensure(bad.is_empty(), || format!("{text}\n{bad:?}"))?;
     ensure(rows.iter().all(|r| r.elements_per_s > 0.0 && r.speedup > 0.0), || text.clone())
+}
+
+/// `reduce nccl` links a `libnccl.so.2` (here a stand-in named by
+/// `REDUCTION_NCCL`, as PyTorch's wheel would hold it) as `libnccl.so` in a
+/// folder of the cache, and prints that folder; without any, one line.
+fn nccl_link() -> Result<(), Failed> {
+    let tmp = std::env::temp_dir().join(format!("reduce-nccl-test-{}", std::process::id()));
+    let lib = tmp.join("site-packages/nvidia/nccl/lib");
+    std::fs::create_dir_all(&lib)?;
+    std::fs::write(lib.join("libnccl.so.2"), b"not really NCCL")?;
+    let run = |nccl: &std::path::Path| {
+        Command::new(bin()).arg("nccl").env("REDUCTION_NCCL", nccl).env("XDG_CACHE_HOME", tmp.join("cache")).output()
+    };
+    let out = run(&lib)?;
+    let dir = String::from_utf8_lossy(&out.stdout).trim().to_string();
+    let target = std::fs::read_link(std::path::Path::new(&dir).join("libnccl.so"));
+    let linked = out.status.success() && target.as_ref().is_ok_and(|t| *t == lib.join("libnccl.so.2"));
+    ensure(linked, || format!("reduce nccl: exit {:?}, printed {dir:?}, link {target:?}", out.status.code()))?;
+    let missing = run(&tmp.join("nowhere"))?;
+    let stderr = String::from_utf8_lossy(&missing.stderr);
+    let _ = std::fs::remove_dir_all(&tmp);
+    ensure(
+        missing.status.code() == Some(RUNTIME) && stderr.lines().count() == 1 && stderr.contains("NCCL not found"),
+        || format!("reduce nccl without NCCL: exit {:?}, stderr {stderr:?}", missing.status.code()),
+    )
 }

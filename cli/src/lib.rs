@@ -2,13 +2,15 @@
 //! the benchmark and its report ([`bench`]), the same kernels in CUDA C++
 //! through NVRTC ([`nvrtc`]), the chart ([`svg`]), CUDA-event timing
 //! ([`timing`]), the operations' benchmark ([`ops_bench`]) and the
-//! reduce-by-key benchmark ([`by_key_bench`]). They use
+//! reduce-by-key benchmark ([`by_key_bench`]), and reductions across GPUs
+//! ([`multi_gpu`]). They use
 //! only the library's public API.
 
 pub mod bench;
 pub mod by_key_bench;
 pub mod explain;
 pub mod latency;
+pub mod multi_gpu;
 pub mod nvrtc;
 pub mod ops_bench;
 pub mod svg;

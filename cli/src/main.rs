@@ -3,7 +3,8 @@
 //! ```text
 //! reduce list                                  the kernels of the registry
 //! reduce info                                  the GPU
-//! reduce run [--kernel NAME|all|default] [--n N] [--block B] [--type T] [--op OP] [--finish gpu|cpu]
+//! reduce run [--kernel NAME|all|default] [--n N] [--block B] [--type T] [--op OP] [--finish gpu|cpu] [--gpus all|N]
+//! reduce nccl                                  a folder with libnccl.so, for LD_LIBRARY_PATH
 //! reduce check [--kernel NAME|all] [--n LIST] [--type LIST] [--op LIST] [--block B]
 //! reduce bench [--n LIST] [--type T] [--op OP] [--kernel K] [--json FILE] [--svg FILE]
 //! reduce ops [--n LIST] [--op LIST] [--type LIST] [--json FILE]
@@ -80,7 +81,15 @@ enum Command {
         /// Seed of the random input.
         #[arg(long, default_value_t = 1)]
         seed: u64,
+        /// Split the data over GPUs, `all` or the first N (default kernel,
+        /// NCCL between GPUs): per-GPU and total bandwidth, and the same n
+        /// on GPU 0 alone.
+        #[arg(long, value_name = "all|N")]
+        gpus: Option<String>,
     },
+    /// Print a folder holding `libnccl.so`, linked to the NCCL found on this
+    /// machine (PyTorch's `libnccl.so.2`), for `LD_LIBRARY_PATH`.
+    Nccl,
     /// Check kernels against the CPU (no timing): every kernel, each size,
     /// type and operator given, at each block size the kernel supports or the
     /// one given. The driver program of `cargo xtask sanitize`.
@@ -313,6 +322,8 @@ enum Job {
     List,
     Info(Gpu),
     Run(Gpu, RunArgs),
+    Multi(reduce::multi_gpu::MultiRun),
+    Nccl,
     Check(Gpu, CheckArgs),
     ByKey(Gpu, usize, u32, usize),
     Latency(Gpu, Vec<usize>, DType, usize, u64, Option<u32>),
@@ -455,7 +466,29 @@ fn validate(cli: Cli) -> std::result::Result<Job, String> {
     Ok(match cli.command {
         Command::List => Job::List,
         Command::Info => Job::Info(gpu),
-        Command::Run { kernel, n, block, ty, op: o, finish, runs, seed } => {
+        Command::Run { n, ty, op: o, runs, seed, gpus: Some(g), kernel, block, finish } => {
+            at_least_one("--n", n)?;
+            at_least_one("--runs", runs)?;
+            let (dtype, op) = (dtype(&ty)?, op(&o)?);
+            size_fits(n.saturating_mul(2), &[dtype])?;
+            every_kernel(op, dtype)?;
+            if !["all", "default", DEFAULT_KERNEL.id].contains(&kernel.as_str()) || block.is_some() || finish != "gpu" {
+                return Err(format!(
+                    "--gpus runs the default kernel ({}) at its own block size, finishing on the GPU",
+                    DEFAULT_KERNEL.id
+                ));
+            }
+            let gpus = match g.as_str() {
+                "all" => None,
+                k => match k.parse::<usize>() {
+                    Ok(0) | Err(_) => return Err(format!("--gpus {k:?}: all, or a number of GPUs from 1")),
+                    Ok(k) => Some(k),
+                },
+            };
+            Job::Multi(reduce::multi_gpu::MultiRun { gpus, op, dtype, n, runs, seed })
+        }
+        Command::Nccl => Job::Nccl,
+        Command::Run { kernel, n, block, ty, op: o, finish, runs, seed, gpus: None } => {
             at_least_one("--n", n)?;
             at_least_one("--runs", runs)?;
             let dtype = dtype(&ty)?;
@@ -654,6 +687,11 @@ fn execute(job: Job) -> Result<bool> {
                 print!("{}", reduce::ops_bench::table(std::slice::from_ref(&row)));
                 Ok(row.ok)
             }
+        }
+        Job::Multi(a) => reduce::multi_gpu::run(&a),
+        Job::Nccl => {
+            println!("{}", reduction::multi::link_dir()?.display());
+            Ok(true)
         }
         Job::Check(gpu, a) => {
             let r = gpu.open()?;

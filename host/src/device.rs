@@ -115,7 +115,7 @@ pub fn no_gpu_reason() -> Option<String> {
 }
 
 /// The number of CUDA devices; [`Error::NoDriver`] without the driver.
-fn device_count() -> Result<usize> {
+pub(crate) fn device_count() -> Result<usize> {
     // SAFETY: only tries to dlopen libcuda; cudarc panics on first use without it.
     if !unsafe { sys::is_culib_present() } {
         return Err(Error::NoDriver);

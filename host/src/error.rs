@@ -176,6 +176,52 @@ pub enum Error {
         op: &'static str,
     },
 
+    /// NCCL (for more than one GPU) could not be loaded.
+    #[error(
+        "NCCL not found: cudarc loads libnccl.so{}",
+        match found {
+            Some(path) => format!(
+                "; {path} is NCCL under its real name: `export LD_LIBRARY_PATH=$(reduce nccl):$LD_LIBRARY_PATH` links it"
+            ),
+            None => " (install NCCL, e.g. PyTorch's wheel or NVIDIA's libnccl2, and link libnccl.so.2 as libnccl.so: see the README)".into(),
+        }
+    )]
+    NcclMissing {
+        /// A `libnccl.so.2` found on this machine ([`find_libnccl`](crate::multi::find_libnccl)), if any.
+        found: Option<String>,
+    },
+
+    /// An NCCL call failed.
+    #[error("{call}: {code} ({text})")]
+    Nccl {
+        /// The call, e.g. `ncclAllGather`.
+        call: &'static str,
+        /// NCCL's result code, e.g. `ncclSystemError`.
+        code: String,
+        /// NCCL's description of it.
+        text: String,
+    },
+
+    /// A multi-GPU reduction given a number of shards other than its GPUs'.
+    #[error("{given} shard(s) given for {gpus} GPU(s): one per GPU of this process, in rank order")]
+    Shards {
+        /// Shards given.
+        given: usize,
+        /// GPUs of the reducer in this process.
+        gpus: usize,
+    },
+
+    /// A shard in the memory of another GPU than the one that reduces it.
+    #[error("shard {shard} is in the memory of GPU {on}, but GPU {expected} reduces it")]
+    ShardDevice {
+        /// The shard's position.
+        shard: usize,
+        /// The GPU its memory is on.
+        on: usize,
+        /// The GPU of its rank.
+        expected: usize,
+    },
+
     /// Reduction by key: keys and values must pair up one to one.
     #[error("reduce_by_key: {keys} keys but {values} values (they must have the same length)")]
     LengthMismatch {

@@ -18,6 +18,8 @@
 //!   [`Reducer::reduce_by_key`]: one sum per key (seed 003).
 //! * [`KERNELS`]: Harris's seven steps, seed 004's two and ours, each with
 //!   its launch [`Scheme`]; one registry for the library, its tests and tools.
+//! * [`multi::MultiReducer`]: the same operations over data sharded across
+//!   GPUs, one process for all or one process per GPU, combined through NCCL.
 //! * [`plan`]: the launches of a reduction, as pure arithmetic.
 //! * [`check`]: the serial CPU reference, seeded inputs and the check of a
 //!   kernel against them, as the tests use them.
@@ -45,6 +47,7 @@ mod device;
 mod dtype;
 mod error;
 mod launch;
+pub mod multi;
 mod operations;
 pub mod plan;
 mod ptx;

@@ -4,8 +4,11 @@
 //! ([`Reducer::reduce_op`]). All run the default kernel (`single_pass`),
 //! which takes any operation; the result comes back to the host.
 
+use cudarc::driver::CudaView;
+
 use crate::error::{Error, Result};
-use crate::reducer::{Element, Input, Options, Reducer, Source};
+use crate::launch::{Out, enqueue};
+use crate::reducer::{Element, Input, Options, Reducer, Source, Work};
 use gpu::op::{Arg, ArgMax, ArgMin, Dot, Max, Mean, Min, Norm, Reduction, Sum, SumSquares};
 
 /// What operation `R` returns for elements of `T`.
@@ -170,34 +173,39 @@ impl Reducer {
         inputs: &[&D],
         opts: &Options,
     ) -> Result<R::Out> {
-        if inputs.len() != R::INPUTS as usize {
-            return Err(Error::Invalid(format!("{} takes {} input(s), given {}", R::NAME, R::INPUTS, inputs.len())));
-        }
-        let len = |s: &Source<'_, T>| match s {
-            Source::Host(h) => h.len(),
-            Source::Device(v) => v.len(),
-        };
-        let (first, second) = (inputs[0].source(), inputs.get(1).map(|d| d.source()));
-        let n = len(&first);
-        if let Some(other) = second.as_ref().map(len).filter(|&m| m != n) {
-            return Err(Error::InputsDiffer { op: R::NAME, a: n, b: other });
-        }
-        if let Some(k) = opts.kernel.filter(|k| k.id != crate::DEFAULT_KERNEL.id) {
-            return Err(Error::Unsupported {
-                kernel: k.id.to_string(),
-                what: format!("the operation {} (only the default kernel takes any operation)", R::NAME),
-                valid: crate::DEFAULT_KERNEL.id.to_string(),
-            });
-        }
-        if opts.finish != crate::Finish::Gpu {
-            return Err(Error::Invalid(format!("{}: finishing on the CPU is for sum, min and max only", R::NAME)));
-        }
+        let n = check_inputs::<R, T, D>(inputs, opts)?;
         if n == 0 {
             if R::NEEDS_AN_ELEMENT {
                 return Err(Error::Empty { op: R::NAME });
             }
             return Ok(R::finish(R::IDENTITY, 0));
         }
+        self.with_inputs::<T, D, _>(inputs, |work, a, b| self.run_locked::<R, T>(work, &a, b.as_ref(), opts))
+    }
+
+    /// Queue operation `R` on checked, non-empty `inputs` (host ones copied to
+    /// the device first) with its output at `out`, without waiting: one GPU's
+    /// part of a multi-GPU reduction.
+    pub(crate) fn enqueue_to<R: Reduction<T>, T: Element, D: Input<T> + ?Sized>(
+        &self,
+        inputs: &[&D],
+        opts: &Options,
+        out: Out,
+    ) -> Result<()> {
+        self.with_inputs::<T, D, _>(inputs, |work, a, b| {
+            let job = self.cached_job::<R, T>(&mut work.last, a.len(), opts)?;
+            enqueue(self.gpu(), &mut work.bufs, job, &job.levels, &a, b.as_ref(), out)
+        })
+    }
+
+    /// Run `f` on `inputs` as device views (host inputs staged in this
+    /// type's scratch buffers), with the scratch locked.
+    fn with_inputs<T: Element, D: Input<T> + ?Sized, V>(
+        &self,
+        inputs: &[&D],
+        f: impl FnOnce(&mut Work<T>, CudaView<'_, T>, Option<CudaView<'_, T>>) -> Result<V>,
+    ) -> Result<V> {
+        let (first, second) = (inputs[0].source(), inputs.get(1).map(|d| d.source()));
         let mut scratch = self.scratch::<T>()?;
         let s = &mut *scratch;
         let [stage_a, stage_b] = &mut s.staging;
@@ -206,8 +214,43 @@ impl Reducer {
             (Source::Device(a), Some(Source::Device(b))) => (a, Some(b)),
             (Source::Host(a), None) => (self.stage(stage_a, a)?, None),
             (Source::Host(a), Some(Source::Host(b))) => (self.stage(stage_a, a)?, Some(self.stage(stage_b, b)?)),
-            _ => return Err(Error::Invalid(format!("{}: both inputs on the host or both on the device", R::NAME))),
+            _ => return Err(Error::Invalid("both inputs on the host or both on the device".into())),
         };
-        self.run_locked::<R, T>(&mut s.work, &a, b.as_ref(), opts)
+        f(&mut s.work, a, b)
+    }
+}
+
+/// The elements of `inputs` for operation `R` with `opts`, once checked:
+/// the number of inputs and their lengths, a kernel other than the default
+/// ([`Error::Unsupported`]) and finishing on the CPU ([`Error::Invalid`]).
+pub(crate) fn check_inputs<R: Reduction<T>, T: Element, D: Input<T> + ?Sized>(
+    inputs: &[&D],
+    opts: &Options,
+) -> Result<usize> {
+    if inputs.len() != R::INPUTS as usize {
+        return Err(Error::Invalid(format!("{} takes {} input(s), given {}", R::NAME, R::INPUTS, inputs.len())));
+    }
+    let n = len(&inputs[0].source());
+    if let Some(other) = inputs.get(1).map(|d| len(&d.source())).filter(|&m| m != n) {
+        return Err(Error::InputsDiffer { op: R::NAME, a: n, b: other });
+    }
+    if let Some(k) = opts.kernel.filter(|k| k.id != crate::DEFAULT_KERNEL.id) {
+        return Err(Error::Unsupported {
+            kernel: k.id.to_string(),
+            what: format!("the operation {} (only the default kernel takes any operation)", R::NAME),
+            valid: crate::DEFAULT_KERNEL.id.to_string(),
+        });
+    }
+    if opts.finish != crate::Finish::Gpu {
+        return Err(Error::Invalid(format!("{}: finishing on the CPU is for sum, min and max only", R::NAME)));
+    }
+    Ok(n)
+}
+
+/// The elements a source holds.
+pub(crate) fn len<T>(s: &Source<'_, T>) -> usize {
+    match s {
+        Source::Host(h) => h.len(),
+        Source::Device(v) => v.len(),
     }
 }

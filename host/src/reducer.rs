@@ -157,7 +157,7 @@ pub(crate) struct Scratch<T> {
 
 /// The buffers a reduction to the host writes.
 pub(crate) struct Work<T> {
-    bufs: Buffers<T>,
+    pub(crate) bufs: Buffers<T>,
     /// The result, when the caller wants it on the host: written by the
     /// kernel straight into host memory.
     result: MappedSlot,
@@ -165,13 +165,13 @@ pub(crate) struct Work<T> {
     partials: CudaSlice<T>,
     /// The last reduction planned, for calls that repeat it (the same
     /// operator, size and options): planning is then skipped.
-    last: Option<(JobKey, Job)>,
+    pub(crate) last: Option<(JobKey, Job)>,
 }
 
 /// What a [`Job`] depends on besides the element type: operator, size,
 /// kernel and block asked for.
 #[derive(Clone, Copy, PartialEq, Eq)]
-struct JobKey {
+pub(crate) struct JobKey {
     op: &'static str,
     n: usize,
     kernel: Option<&'static str>,
@@ -360,7 +360,7 @@ impl Reducer {
         Ok(Self::from_gpu(Gpu::from_stream(stream, Ptx::embedded())?))
     }
 
-    fn from_gpu(gpu: Gpu) -> Self {
+    pub(crate) fn from_gpu(gpu: Gpu) -> Self {
         Reducer { gpu, scratch: Mutex::new(HashMap::new()) }
     }
 
@@ -633,7 +633,7 @@ impl Reducer {
 
     /// The planned job for `n` elements of `R` with `opts`: the last one, if
     /// it was the same, else planned now (and kept).
-    fn cached_job<'s, R: Reduction<T>, T: Element>(
+    pub(crate) fn cached_job<'s, R: Reduction<T>, T: Element>(
         &self,
         last: &'s mut Option<(JobKey, Job)>,
         n: usize,

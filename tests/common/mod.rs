@@ -61,6 +61,59 @@ pub fn gpu_trial_alone(name: impl Into<String>, f: impl FnOnce() -> Result<(), F
     })
 }
 
+/// The GPUs the driver sees (0 without a driver).
+pub fn gpu_count() -> usize {
+    static COUNT: OnceLock<usize> = OnceLock::new();
+    *COUNT.get_or_init(|| {
+        if skip_reason().is_some() {
+            0
+        } else {
+            reduction::cudarc::driver::CudaContext::device_count().map_or(0, |n| n.max(0) as usize)
+        }
+    })
+}
+
+/// A trial that needs `gpus` GPUs and, for more than one or when `nccl`,
+/// NCCL: ignored after a `SKIPPED` line naming what is missing, or failed
+/// where `REDUCTION_REQUIRE_GPUS` (a count) asks for at least `gpus` GPUs,
+/// or `REDUCTION_REQUIRE_GPU=1` for one.
+pub fn multi_gpu_trial(
+    name: impl Into<String>,
+    gpus: usize,
+    nccl: bool,
+    f: impl FnOnce() -> Result<(), Failed> + Send + 'static,
+) -> Trial {
+    let name = name.into();
+    let required = std::env::var("REDUCTION_REQUIRE_GPUS").ok().and_then(|v| v.parse::<usize>().ok()).unwrap_or(0);
+    let required = required >= gpus || (gpus == 1 && gpu_required());
+    let missing = if let Some(reason) = skip_reason() {
+        Some(reason.clone())
+    } else if gpu_count() < gpus {
+        Some(format!("needs {gpus} GPUs, the driver sees {}", gpu_count()))
+    } else if nccl || gpus > 1 {
+        reduction::multi::no_nccl_reason()
+    } else {
+        None
+    };
+    match missing {
+        Some(reason) if required => Trial::test(name, move || Err(format!("required, but: {reason}").into())),
+        Some(reason) => {
+            // each reason once (the missing driver: once, by `run`)
+            static SAID: std::sync::Mutex<Vec<String>> = std::sync::Mutex::new(Vec::new());
+            let mut said = SAID.lock().unwrap_or_else(|p| p.into_inner());
+            if skip_reason().is_none() && !said.contains(&reason) {
+                println!("SKIPPED: {reason} (the trials that need it are ignored)");
+                said.push(reason);
+            }
+            Trial::test(name, || Ok(())).with_ignored_flag(true)
+        }
+        None => Trial::test(name, move || {
+            let _guard = GPU_MEMORY.read().unwrap_or_else(|p| p.into_inner());
+            f()
+        }),
+    }
+}
+
 /// A trial that runs everywhere.
 pub fn cpu_trial(name: impl Into<String>, f: impl FnOnce() -> Result<(), Failed> + Send + 'static) -> Trial {
     Trial::test(name, f)

@@ -246,6 +246,11 @@ fn bundle(args: &[String]) -> Result<(), String> {
     copy_stripped(&reduce, &bin.join("reduce"))?;
     run(Command::new(&cargo).current_dir(workspace()).args(["build", "--release", "--package", "xtask"]))?;
     copy_stripped(&workspace().join("target/release/xtask"), &bin.join("xtask"))?;
+    // one process per GPU, bootstrapped through NCCL (host/examples)
+    let example = ["build", "--release", "--package", "host", "--example", "one_process_per_gpu"];
+    run(Command::new(&cargo).current_dir(workspace()).args(example))?;
+    let built = workspace().join("target/release/examples/one_process_per_gpu");
+    copy_stripped(&built, &bin.join("one_process_per_gpu"))?;
     // the stable downstream project, as a user builds it
     let downstream = workspace().join("examples/downstream");
     run(Command::new("cargo").current_dir(&downstream).args(["+stable", "build", "--release"]))?;
@@ -259,7 +264,11 @@ fn bundle(args: &[String]) -> Result<(), String> {
     let script = run_tests_script(&tests);
     let script_path = out.join("run-tests.sh");
     std::fs::write(&script_path, script).map_err(|e| format!("cannot write {}: {e}", script_path.display()))?;
-    println!("{} ({} test executables, reduce, xtask, downstream, custom-op)", out.display(), tests.len());
+    println!(
+        "{} ({} test executables, reduce, xtask, one_process_per_gpu, downstream, custom-op)",
+        out.display(),
+        tests.len()
+    );
     Ok(())
 }
 
