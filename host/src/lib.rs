@@ -45,6 +45,7 @@ mod device;
 mod dtype;
 mod error;
 mod launch;
+pub mod modes;
 mod operations;
 pub mod plan;
 mod ptx;
@@ -64,6 +65,7 @@ pub use gpu::names::{BLOCK_SIZES, DType, Op};
 /// Operations: the traits and every operation type (see [`Reducer::reduce_op`]).
 pub use gpu::op;
 pub use gpu::op::{Arg, ArgMax, ArgMin, Dot, Max, Mean, Min, Norm, ReduceOp, Reduction, Sum, SumSquares};
+pub use modes::{Determinism, mode_entry};
 pub use operations::Output;
 pub use ptx::Ptx;
 pub use reduce_by_key::check_host_input;
