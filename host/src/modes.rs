@@ -199,7 +199,7 @@ mod tests {
         for n in [1usize, 31, 1000, (1 << 20) + 7, 1 << 28] {
             for block in [128, 256, 1024] {
                 let (job, grid) = ModeJob::plan(ModeKernel::Reproducible, DType::F32, n, block, 264);
-                assert!(grid >= 1 && grid <= 264);
+                assert!((1..=264).contains(&grid));
                 assert!(job.partials >= Geometry::new(n, 4).segments);
                 let (job, grid) = ModeJob::plan(ModeKernel::AccurateF32, DType::F32, n, block, 264);
                 assert_eq!(job.partials, grid as usize * ACCURATE_WORDS);

@@ -91,7 +91,7 @@ impl DoubleDouble {
     /// two leading parts and the two trailing parts are added error-free,
     /// then renormalized twice. 20 additions.
     #[inline(always)]
-    pub fn add(self, other: Self) -> Self {
+    pub fn add_dd(self, other: Self) -> Self {
         let (s, e) = two_sum(self.hi, other.hi);
         let (t, f) = two_sum(self.lo, other.lo);
         let (s, e) = fast_two_sum(s, e + t);
@@ -102,7 +102,7 @@ impl DoubleDouble {
 
 /// The accurate `f64` sum: double-double accumulation, each element added
 /// with [`DoubleDouble::add_f64`], partial sums combined with
-/// [`DoubleDouble::add`], the result rounded to `f64` (`hi + lo`). Only the
+/// [`DoubleDouble::add_dd`], the result rounded to `f64` (`hi + lo`). Only the
 /// fixed-order kernel (`kernels/reproducible.rs`) runs it, so it is also
 /// `gpu_to_gpu` reproducible.
 ///
@@ -126,7 +126,7 @@ impl Reduction<f64> for DdSum {
     }
     #[inline(always)]
     fn combine(a: DoubleDouble, b: DoubleDouble) -> DoubleDouble {
-        a.add(b)
+        a.add_dd(b)
     }
     #[inline(always)]
     fn finish(acc: DoubleDouble, _: u64) -> f64 {
@@ -356,7 +356,7 @@ mod tests {
     fn double_double_keeps_what_f64_drops() {
         let x = DoubleDouble::from(1e16).add_f64(1.0).add_f64(1.0).add_f64(-1e16);
         assert_eq!(x.hi, 2.0);
-        let y = DoubleDouble::from(1.0).add(DoubleDouble { hi: 1e-17, lo: 0.0 }).add(DoubleDouble::from(-1.0));
+        let y = DoubleDouble::from(1.0).add_dd(DoubleDouble { hi: 1e-17, lo: 0.0 }).add_dd(DoubleDouble::from(-1.0));
         assert_eq!(y.hi, 1e-17);
     }
 }

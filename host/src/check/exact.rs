@@ -75,7 +75,7 @@ impl ExactSum {
                 let (v, b2) = v.overflowing_sub(borrow as u64);
                 self.limbs[j] = v;
                 borrow = b1 || b2;
-                if !borrow && j >= k + 1 {
+                if !borrow && j > k {
                     break;
                 }
             } else {
@@ -83,7 +83,7 @@ impl ExactSum {
                 let (v, c2) = v.overflowing_add(carry);
                 self.limbs[j] = v;
                 carry = (c1 || c2) as u64;
-                if carry == 0 && j >= k + 1 {
+                if carry == 0 && j > k {
                     break;
                 }
             }
@@ -266,7 +266,7 @@ mod tests {
                 .map(|_| {
                     state = crate::check::data::splitmix64(state);
                     let x = f32::from_bits(state as u32 & 0x7f7f_ffff | (state >> 32) as u32 & 0x8000_0000);
-                    if state % 5 == 0 { -x } else { x }
+                    if state.is_multiple_of(5) { -x } else { x }
                 })
                 .collect();
             let mut all = xs.clone();
