@@ -8,6 +8,8 @@
 //! reduce check [--kernel NAME|all] [--n LIST] [--type LIST] [--op LIST] [--block B]
 //! reduce bench [--n LIST] [--type T] [--op OP] [--kernel K] [--json FILE] [--svg FILE]
 //! reduce ops [--n LIST] [--op LIST] [--type LIST] [--json FILE]
+//! reduce modes [--n N] [--type f32,f64] [--json FILE]   default vs gpu_to_gpu vs accurate sums
+//! reduce run ... [--determinism run_to_run|gpu_to_gpu] [--accurate]
 //! reduce by-key [--n N] [--keys K]
 //! ```
 //! Every argument is checked before the GPU is touched. Errors are one line
@@ -29,8 +31,8 @@ use reduction::check::data::{Pattern, Sample, generate};
 use reduction::check::reference::Reference;
 use reduction::check::{CheckInput, verify};
 use reduction::{
-    BLOCK_SIZES, ByKeyKernel, DEFAULT_BLOCK, DEFAULT_KERNEL, DType, Element, Error, Finish, KERNELS, Kernel, Op, Ptx,
-    ReduceOp, Reducer, Result, default_block, with_op, with_plain_dtype,
+    BLOCK_SIZES, ByKeyKernel, DEFAULT_BLOCK, DEFAULT_KERNEL, DType, Determinism, Element, Error, Finish, KERNELS,
+    Kernel, Op, Options, Ptx, ReduceOp, Reducer, Result, default_block, with_op, with_plain_dtype,
 };
 
 #[derive(Parser)]
@@ -75,6 +77,13 @@ enum Command {
         /// Where the partials are combined: gpu (more launches) or cpu.
         #[arg(long, default_value = "gpu")]
         finish: String,
+        /// run_to_run (the default kernel) or gpu_to_gpu (the same bits on
+        /// any GPU: f32/f64 sum, dot, sum_squares, norm, mean).
+        #[arg(long, default_value = "run_to_run")]
+        determinism: String,
+        /// The accurate f32/f64 sum (f32 correctly rounded; docs/determinism.md).
+        #[arg(long)]
+        accurate: bool,
         /// Timed runs (after warm-up).
         #[arg(long, default_value_t = 30)]
         runs: usize,
@@ -129,6 +138,26 @@ enum Command {
         /// Threads per block (default: the library's choice for each size).
         #[arg(long)]
         block: Option<u32>,
+        /// Timed runs per measurement, after 5 warm-up runs.
+        #[arg(long, default_value_t = 100)]
+        runs: usize,
+        /// Seed of the random input.
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+        /// Also write the rows as JSON.
+        #[arg(long, value_name = "FILE")]
+        json: Option<PathBuf>,
+    },
+    /// The default, reproducible (gpu_to_gpu) and accurate float sums side
+    /// by side, in one sitting: GB/s and the ratio to the default sum, each
+    /// checked against the CPU first (docs/determinism.md).
+    Modes {
+        /// Elements.
+        #[arg(long, default_value = "2^28", value_parser = parse_count)]
+        n: usize,
+        /// Element types, comma-separated (f32, f64).
+        #[arg(long = "type", value_delimiter = ',', default_value = "f32,f64")]
+        ty: Vec<String>,
         /// Timed runs per measurement, after 5 warm-up runs.
         #[arg(long, default_value_t = 100)]
         runs: usize,
@@ -332,6 +361,7 @@ enum Job {
     ExplainFromRaw(PathBuf, usize),
     Bench(Gpu, BenchArgs),
     Ops(Gpu, OpsArgs),
+    Modes(Gpu, usize, Vec<DType>, usize, u64, Option<(PathBuf, File)>),
 }
 
 struct OpsArgs {
@@ -365,6 +395,8 @@ struct RunArgs {
     dtype: DType,
     op: Op,
     finish: Finish,
+    /// `--determinism` and `--accurate` (the rest of the options unset).
+    mode: Options,
     runs: usize,
     seed: u64,
 }
@@ -466,7 +498,7 @@ fn validate(cli: Cli) -> std::result::Result<Job, String> {
     Ok(match cli.command {
         Command::List => Job::List,
         Command::Info => Job::Info(gpu),
-        Command::Run { n, ty, op: o, runs, seed, gpus: Some(g), kernel, block, finish } => {
+        Command::Run { n, ty, op: o, runs, seed, gpus: Some(g), kernel, block, finish, determinism, accurate } => {
             at_least_one("--n", n)?;
             at_least_one("--runs", runs)?;
             let (dtype, op) = (dtype(&ty)?, op(&o)?);
@@ -478,6 +510,9 @@ fn validate(cli: Cli) -> std::result::Result<Job, String> {
                     DEFAULT_KERNEL.id
                 ));
             }
+            if determinism != "run_to_run" || accurate {
+                return Err("--gpus runs the default mode (run_to_run, not --accurate)".into());
+            }
             let gpus = match g.as_str() {
                 "all" => None,
                 k => match k.parse::<usize>() {
@@ -488,7 +523,7 @@ fn validate(cli: Cli) -> std::result::Result<Job, String> {
             Job::Multi(reduce::multi_gpu::MultiRun { gpus, op, dtype, n, runs, seed })
         }
         Command::Nccl => Job::Nccl,
-        Command::Run { kernel, n, block, ty, op: o, finish, runs, seed, gpus: None } => {
+        Command::Run { kernel, n, block, ty, op: o, finish, determinism, accurate, runs, seed, gpus: None } => {
             at_least_one("--n", n)?;
             at_least_one("--runs", runs)?;
             let dtype = dtype(&ty)?;
@@ -506,6 +541,18 @@ fn validate(cli: Cli) -> std::result::Result<Job, String> {
                 }
             };
             let op = op(&o)?;
+            let determinism = Determinism::from_name(&determinism)
+                .ok_or_else(|| format!("--determinism {determinism:?}: expected run_to_run or gpu_to_gpu"))?;
+            let mode = Options { determinism, accurate, finish, ..Options::default() };
+            let named = ["all", "default", DEFAULT_KERNEL.id].contains(&kernel.as_str());
+            let explicit = Options { kernel: if named { None } else { Kernel::find(&kernel).ok() }, ..mode };
+            if reduction::mode_entry(op.name(), dtype, &explicit).map_err(|e| e.to_string())?.is_some() {
+                if let Some(b) = block {
+                    DEFAULT_KERNEL.check_block(b).map_err(|e| e.to_string())?;
+                }
+                let kernels = vec![(DEFAULT_KERNEL, block.unwrap_or(default_block(n)))];
+                return Ok(Job::Run(gpu, RunArgs { kernels, n, dtype, op, finish, mode, runs, seed }));
+            }
             let kernels = if every_kernel(op, dtype)? {
                 select_kernels(&kernel, block, fallback)?
             } else if ["all", "default", DEFAULT_KERNEL.id].contains(&kernel.as_str()) && finish == Finish::Gpu {
@@ -521,7 +568,7 @@ fn validate(cli: Cli) -> std::result::Result<Job, String> {
             if let Some(b) = block {
                 DEFAULT_KERNEL.check_block(b).map_err(|e| e.to_string())?;
             }
-            Job::Run(gpu, RunArgs { kernels, n, dtype, op, finish, runs, seed })
+            Job::Run(gpu, RunArgs { kernels, n, dtype, op, finish, mode, runs, seed })
         }
         Command::Check { kernel, n, ty, op: ops, block, seed } => {
             let types = ty.iter().map(|t| dtype(t)).collect::<std::result::Result<Vec<_>, _>>()?;
@@ -599,6 +646,18 @@ fn validate(cli: Cli) -> std::result::Result<Job, String> {
                 return Err("no type given has any of the operations given".into());
             }
             Job::Ops(gpu, OpsArgs { pairs, sizes: n, block, runs, seed, json: output(json, "--json")? })
+        }
+        Command::Modes { n, ty, runs, seed, json } => {
+            at_least_one("--n", n)?;
+            at_least_one("--runs", runs)?;
+            let types = ty.iter().map(|t| dtype(t)).collect::<std::result::Result<Vec<_>, _>>()?;
+            for &t in &types {
+                if !reduction::modes::entries().contains(&format!("accurate_sum_{}", t.name())) {
+                    return Err(format!("--type {}: the modes are f32 and f64 sums", t.name()));
+                }
+            }
+            size_fits(n, &types)?;
+            Job::Modes(gpu, n, types, runs, seed, output(json, "--json")?)
         }
         Command::Bench { n, ty, op: o, kernel, block, runs, seed, no_cuda, json, svg } => {
             at_least_one("--runs", runs)?;
@@ -679,11 +738,12 @@ fn execute(job: Job) -> Result<bool> {
                 a.finish,
                 a.runs
             );
-            if every_kernel(a.op, a.dtype).unwrap_or(false) {
+            let default_mode = a.mode.determinism == Determinism::RunToRun && !a.mode.accurate;
+            if default_mode && every_kernel(a.op, a.dtype).unwrap_or(false) {
                 with_plain_dtype!(a.dtype, |T| with_op!(a.op, |O| run_kernels::<O, T>(&r, &a), else Ok(false)), else Ok(false))
             } else {
                 let block = a.kernels.first().map(|&(_, b)| b);
-                let row = reduce::ops_bench::measure(&r, a.op, a.dtype, a.n, block, a.runs, a.seed)?;
+                let row = reduce::ops_bench::measure(&r, a.op, a.dtype, a.n, block, a.runs, a.seed, a.mode)?;
                 print!("{}", reduce::ops_bench::table(std::slice::from_ref(&row)));
                 Ok(row.ok)
             }
@@ -743,7 +803,7 @@ fn execute(job: Job) -> Result<bool> {
             let mut rows = Vec::new();
             for &n in &a.sizes {
                 for &(op, t) in &a.pairs {
-                    rows.push(reduce::ops_bench::measure(&r, op, t, n, a.block, a.runs, a.seed)?);
+                    rows.push(reduce::ops_bench::measure(&r, op, t, n, a.block, a.runs, a.seed, Options::default())?);
                 }
             }
             print!("{}", reduce::ops_bench::table(&rows));
@@ -751,6 +811,20 @@ fn execute(job: Job) -> Result<bool> {
                 write_output(out, serde_json::to_string_pretty(&rows).map_err(|e| Error::Invalid(e.to_string()))?)?;
             }
             Ok(rows.iter().all(|row| row.ok))
+        }
+        Job::Modes(gpu, n, types, runs, seed, json) => {
+            let r = gpu.open()?;
+            println!(
+                "{}, n = {n}, sum: default (run_to_run), gpu_to_gpu, accurate; medians of {runs} runs, inputs rotated past the L2",
+                r.gpu().info().name
+            );
+            let rows = reduce::ops_bench::modes(&r, &types, n, runs, seed)?;
+            print!("{}", reduce::ops_bench::modes_table(&rows));
+            if let Some(out) = json {
+                let plain: Vec<_> = rows.iter().map(|(row, _)| row.clone()).collect();
+                write_output(out, serde_json::to_string_pretty(&plain).map_err(|e| Error::Invalid(e.to_string()))?)?;
+            }
+            Ok(rows.iter().all(|(row, _)| row.ok))
         }
         Job::Explain(n, dtype, block, raw) => {
             let ncu = reduce::explain::find_ncu()?;

@@ -22,6 +22,9 @@ pub struct OpRow {
     pub op: String,
     /// The element type's name (`bf16`).
     pub ty: String,
+    /// `default`, `gpu_to_gpu` or `accurate` (`reduction::Determinism`, `Options::accurate`).
+    #[serde(default)]
+    pub mode: String,
     /// Elements per input.
     pub n: usize,
     /// Threads per block.
@@ -47,14 +50,15 @@ pub fn measure_op<R: Reduction<T>, T: Element + Sample + Number + Outcome + Defa
     block: Option<u32>,
     runs: usize,
     seed: u64,
+    mode: Options,
 ) -> Result<OpRow>
 where
     R::Out: Outcome,
 {
     let block = block.unwrap_or(default_block(n));
     let inputs = R::INPUTS as usize;
-    let opts = Options { block: Some(block), ..Options::default() };
-    let (host, checked) = checked_inputs::<R, T>(r, op, n, block, seed)?;
+    let opts = Options { block: Some(block), ..mode };
+    let (host, checked) = checked_inputs::<R, T>(r, op, n, block, seed, mode)?;
     // copies of every input, enough to stream from DRAM
     let gpu = r.gpu();
     let bytes = n * size_of::<T>() * inputs;
@@ -73,6 +77,7 @@ where
     Ok(OpRow {
         op: op.name().to_string(),
         ty: T::NAME.to_string(),
+        mode: mode_name(&mode).to_string(),
         n,
         block,
         median_us: stats.median_ms * 1e3,
@@ -91,6 +96,7 @@ fn checked_inputs<R: Reduction<T>, T: Element + Sample + Number + Outcome + Defa
     n: usize,
     block: u32,
     seed: u64,
+    mode: Options,
 ) -> Result<(Vec<Vec<T>>, Checked)>
 where
     R::Out: Outcome,
@@ -98,7 +104,7 @@ where
     let host: Vec<Vec<T>> =
         (0..R::INPUTS as u64).map(|k| generate(Pattern::Random, n, seed + k)).collect::<Result<_>>()?;
     let refs: Vec<&[T]> = host.iter().map(Vec::as_slice).collect();
-    let got = r.reduce_op::<R, T, [T]>(&refs, &Options { block: Some(block), ..Options::default() })?;
+    let got = r.reduce_op::<R, T, [T]>(&refs, &Options { block: Some(block), ..mode })?;
     let checked = verify_op::<R, T>(r, op, refs[0], refs.get(1).unwrap_or(&refs[0]), block, got)?;
     Ok((host, checked))
 }
@@ -106,13 +112,76 @@ where
 /// Check operation `op` on `n` random elements of `ty` once (no timing).
 pub fn check(r: &Reducer, op: Op, ty: DType, n: usize, seed: u64) -> Result<Checked> {
     let block = default_block(n);
-    with_operation!(op, ty, |R, T| checked_inputs::<R, T>(r, op, n, block, seed).map(|(_, c)| c), else Err(unsupported(op, ty)))
+    with_operation!(op, ty, |R, T| checked_inputs::<R, T>(r, op, n, block, seed, Options::default()).map(|(_, c)| c), else Err(unsupported(op, ty)))
 }
 
 /// [`measure_op`] for a run-time operation and type; an error naming both
 /// when the type does not have the operation.
-pub fn measure(r: &Reducer, op: Op, ty: DType, n: usize, block: Option<u32>, runs: usize, seed: u64) -> Result<OpRow> {
-    with_operation!(op, ty, |R, T| measure_op::<R, T>(r, op, n, block, runs, seed), else Err(unsupported(op, ty)))
+#[allow(clippy::too_many_arguments)]
+pub fn measure(
+    r: &Reducer,
+    op: Op,
+    ty: DType,
+    n: usize,
+    block: Option<u32>,
+    runs: usize,
+    seed: u64,
+    mode: Options,
+) -> Result<OpRow> {
+    with_operation!(op, ty, |R, T| measure_op::<R, T>(r, op, n, block, runs, seed, mode), else Err(unsupported(op, ty)))
+}
+
+/// The mode's name in tables: `default`, `gpu_to_gpu` or `accurate`.
+pub fn mode_name(mode: &Options) -> &'static str {
+    if mode.accurate {
+        "accurate"
+    } else {
+        mode.determinism.name().strip_prefix("run_to_run").map_or("gpu_to_gpu", |_| "default")
+    }
+}
+
+/// The default, `gpu_to_gpu` and accurate sums of `ty` side by side: GB/s
+/// and the ratio to the default sum, measured in one sitting.
+pub fn modes(r: &Reducer, types: &[DType], n: usize, runs: usize, seed: u64) -> Result<Vec<(OpRow, f64)>> {
+    let mut rows = Vec::new();
+    for &ty in types {
+        let modes = [
+            Options::default(),
+            Options { determinism: reduction::Determinism::GpuToGpu, ..Options::default() },
+            Options { accurate: true, ..Options::default() },
+        ];
+        let mut base = None;
+        for mode in modes {
+            let row = measure(r, Op::Sum, ty, n, None, runs, seed, mode)?;
+            let ratio = row.gbps / *base.get_or_insert(row.gbps);
+            rows.push((row, ratio));
+        }
+    }
+    Ok(rows)
+}
+
+/// [`modes`]' rows as a table.
+pub fn modes_table(rows: &[(OpRow, f64)]) -> String {
+    let mut s = format!(
+        "{:<5} {:<11} {:>11} {:>5} {:>11} {:>9} {:>9}  {:<8} {}\n",
+        "type", "mode", "n", "block", "median µs", "GB/s", "× default", "check", "GPU / CPU"
+    );
+    for (row, ratio) in rows {
+        s += &format!(
+            "{:<5} {:<11} {:>11} {:>5} {:>11.2} {:>9.1} {:>9.3}  {:<8} {} / {}\n",
+            row.ty,
+            row.mode,
+            row.n,
+            row.block,
+            row.median_us,
+            row.gbps,
+            ratio,
+            if row.ok { "OK" } else { "MISMATCH" },
+            row.got,
+            row.expected
+        );
+    }
+    s
 }
 
 /// The error for an operation a type does not have.

@@ -85,6 +85,50 @@ macro_rules! single_pass_for_operations {
 }
 with_operations!(single_pass_for_operations!());
 
+// ---- Reproducible and accurate sums (`kernels/reproducible.rs`, `kernels/accurate.rs`) ----
+//
+// `reproducible_{op}_{type}` for the operations and types of
+// `with_reproducible!`, `accurate_sum_f32` (the superaccumulator) and
+// `accurate_sum_f64` (double-double in the reproducible kernel's order).
+// The block size is read at run time. All take the single-pass signature
+// `(a, b, n: u64, partials, ticket: *mut u32, out, done: *mut u32)`.
+
+macro_rules! mode_entry {
+    ($name:ident, $t:ident, $Acc:ty, $Out:ty, |$a:ident, $b:ident, $n:ident, $p:ident, $tk:ident, $o:ident, $d:ident| $body:expr) => {
+        #[unsafe(no_mangle)]
+        pub unsafe extern "gpu-kernel" fn $name(
+            $a: *const $t,
+            $b: *const $t,
+            $n: u64,
+            $p: *mut $Acc,
+            $tk: *mut u32,
+            $o: *mut $Out,
+            $d: *mut u32,
+        ) {
+            $body
+        }
+    };
+}
+
+macro_rules! reproducible_entries {
+    (; $($Op:ident $op:ident),* ; $($t:ident)*) => {
+        reproducible_entries!(@ops [$($Op $op),*] $($t)*);
+    };
+    (@ops $ops:tt $($t:ident)*) => {$(
+        reproducible_entries!(@one $t $ops);
+    )*};
+    (@one $t:ident [$($Op:ident $op:ident),*]) => {$(
+        mode_entry!(${concat(reproducible_, $op, _, $t)}, $t, <$Op as Reduction<$t>>::Acc, <$Op as Reduction<$t>>::Out,
+            |a, b, n, p, tk, o, d| reproducible::reproducible::<$t, $Op>(a, b, n, p, tk, o, d));
+    )*};
+}
+with_reproducible!(reproducible_entries!());
+
+mode_entry!(accurate_sum_f32, f32, i64, f32, |a, b, n, p, tk, o, d| accurate::accurate_f32(a, b, n, p, tk, o, d));
+mode_entry!(accurate_sum_f64, f64, exact::DoubleDouble, f64, |a, b, n, p, tk, o, d| {
+    reproducible::reproducible::<f64, exact::DdSum>(a, b, n, p, tk, o, d)
+});
+
 // ---- Reduction by key (seed 003, `kernels/by_key.rs`, `kernels/by_key_hash.rs`) ----
 //
 // `by_key_{variant}_{type}` for variant `atomic`, `ballot`, `match`, `hash`

@@ -7,3 +7,12 @@ pub const SINGLE_PASS_FLAG_OFFSET: usize = 32 * 16;
 
 /// `single_pass`: dynamic shared memory per block, in bytes.
 pub const SINGLE_PASS_SMEM: u32 = SINGLE_PASS_FLAG_OFFSET as u32 + 4;
+
+/// The reproducible and accurate kernels (`kernels/reproducible.rs`,
+/// `kernels/accurate.rs`): dynamic shared memory per block, in bytes (the
+/// accurate kernel's two sets of 12 limbs, its flags and the last-block flag).
+pub const MODES_SMEM: u32 = 256;
+
+/// The accurate `f32` kernel: `i64` words of `partials` per block (12 limbs,
+/// the flags, padding).
+pub const ACCURATE_WORDS: usize = 16;

@@ -61,6 +61,16 @@ macro_rules! with_operations {
     };
 }
 
+/// Calls `$m!(args; Sum sum, Dot dot, ...; f32 f64)`: the operations the
+/// reproducible (`gpu_to_gpu`) kernel is compiled for, and its types: the
+/// float sums and the operations built on them. The accurate sums are
+/// `f32` and `f64` sums only.
+macro_rules! with_reproducible {
+    ($m:ident ! ( $($args:tt)* )) => {
+        $m! { $($args)* ; Sum sum, Dot dot, SumSquares sum_squares, Norm norm, Mean mean ; f32 f64 }
+    };
+}
+
 /// Calls `$m!(args; f32 f64)`: the value types of reduction by key.
 macro_rules! with_by_key_types {
     ($m:ident ! ( $($args:tt)* )) => {
@@ -237,3 +247,22 @@ macro_rules! by_key_types {
 pub fn by_key_types() -> [DType; 2] {
     with_by_key_types!(by_key_types!())
 }
+
+macro_rules! reproducible_lists {
+    (; $($V:ident $name:ident),* ; $($t:ident)*) => {
+        /// The operations of the reproducible (`gpu_to_gpu`) kernel.
+        ///
+        /// ```
+        /// assert_eq!(gpu::names::REPRODUCIBLE_OPS.map(|o| o.name()), ["sum", "dot", "sum_squares", "norm", "mean"]);
+        /// ```
+        pub const REPRODUCIBLE_OPS: [Op; 5] = [$(Op::$V),*];
+
+        /// The element types of the reproducible and accurate kernels.
+        ///
+        /// ```
+        /// assert_eq!(gpu::names::MODE_TYPES.map(|t| t.name()), ["f32", "f64"]);
+        /// ```
+        pub const MODE_TYPES: [DType; 2] = [$(<$t as crate::op::Element>::DTYPE),*];
+    };
+}
+with_reproducible!(reproducible_lists!());

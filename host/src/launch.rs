@@ -12,9 +12,10 @@ use cudarc::driver::{
 
 use crate::device::Gpu;
 use crate::error::{Error, Result};
+use crate::modes::ModeJob;
 use crate::plan::{Level, scratch_sizes};
 use crate::registry::{Kernel, Scheme, shared_mem_bytes};
-use gpu::layout::SINGLE_PASS_SMEM;
+use gpu::layout::{MODES_SMEM, SINGLE_PASS_SMEM};
 
 /// A reduction, planned: kernel, block size, entry, the loaded function and
 /// the launches. Everything the host works out before the first launch.
@@ -29,6 +30,9 @@ pub(crate) struct Job {
     /// one accumulator (the element's size for a plain operator).
     pub inputs: u32,
     pub acc_bytes: usize,
+    /// A reproducible or accurate kernel (`crate::modes`): launched as a
+    /// single-pass kernel, with its own partials and shared memory.
+    pub mode: Option<ModeJob>,
 }
 
 /// Where a launch writes its result(s): a device address and the elements
@@ -99,8 +103,8 @@ fn check_alignment<T>(gpu: &Gpu, kernel: &Kernel, data: &CudaView<'_, T>) -> Res
 }
 
 /// Grow `partials` to hold `grid` accumulators of `job` and view them so.
-fn accumulators<T: DeviceRepr>(gpu: &Gpu, partials: &mut CudaSlice<T>, job: &Job, grid: u32) -> Result<Out> {
-    let elements = (grid as usize * job.acc_bytes).div_ceil(size_of::<T>());
+fn accumulators<T: DeviceRepr>(gpu: &Gpu, partials: &mut CudaSlice<T>, job: &Job, count: usize) -> Result<Out> {
+    let elements = (count * job.acc_bytes).div_ceil(size_of::<T>());
     grow(gpu, partials, elements, "partial results")?;
     Ok(Out::bytes_of(partials, gpu, job.acc_bytes))
 }
@@ -121,7 +125,8 @@ pub(crate) fn enqueue<T: DeviceRepr>(
     match job.kernel.scheme {
         Scheme::SinglePass => {
             let l = levels[0].launches[0];
-            let partials = accumulators(gpu, &mut bufs.levels[0], job, l.grid)?;
+            let count = job.mode.as_ref().map_or(l.grid as usize, |m| m.partials);
+            let partials = accumulators(gpu, &mut bufs.levels[0], job, count)?;
             gpu.launch_single_pass(job, data, second, partials, &mut bufs.ticket.as_view_mut(), out, l.grid)
         }
         Scheme::MultiPass(_) if second.is_some() || job.acc_bytes != size_of::<T>() => {
@@ -165,10 +170,13 @@ pub(crate) fn enqueue_partials<T: DeviceRepr>(
     partials: &mut CudaSlice<T>,
 ) -> Result<usize> {
     check_alignment(gpu, job.kernel, data)?;
+    if job.mode.is_some() {
+        return Err(Error::Invalid(format!("{}: its partials are not results to fold on the CPU", job.entry)));
+    }
     match job.kernel.scheme {
         Scheme::SinglePass => {
             let l = job.levels[0].launches[0];
-            let p = accumulators(gpu, partials, job, l.grid)?;
+            let p = accumulators(gpu, partials, job, l.grid as usize)?;
             let result = &mut bufs.levels[1];
             grow(gpu, result, 1, "the result")?;
             let (mut ticket, mut result) = (bufs.ticket.as_view_mut(), result.as_view_mut());
@@ -238,7 +246,12 @@ impl Gpu {
         grid: u32,
     ) -> Result<()> {
         let (entry, block, n) = (job.entry.as_str(), job.block, a.len());
+        // a mode kernel's partials: the count it was planned with; else one per block
+        let (need, smem) = job.mode.as_ref().map_or((grid as usize, SINGLE_PASS_SMEM), |m| (m.partials, MODES_SMEM));
         check_launch(entry, a.len(), n, partials.len, grid, block)?;
+        if partials.len < need {
+            return Err(Error::Invalid(format!("{entry}: {} partial slots, {need} needed", partials.len)));
+        }
         if ticket.is_empty() || out.len == 0 {
             return Err(Error::Invalid(format!("{entry}: no room for the ticket or the result")));
         }
@@ -257,8 +270,11 @@ impl Gpu {
         let n = n as u64;
         let mut args = self.stream().launch_builder(&job.func);
         args.arg(a).arg(&b_addr).arg(&n).arg(&partials.addr).arg(ticket).arg(&out.addr).arg(&out.done);
-        let cfg = LaunchConfig { grid_dim: (grid, 1, 1), block_dim: (block, 1, 1), shared_mem_bytes: SINGLE_PASS_SMEM };
-        // SAFETY: `single_pass_*` entries have the signature (const T*, const
+        let cfg = LaunchConfig { grid_dim: (grid, 1, 1), block_dim: (block, 1, 1), shared_mem_bytes: smem };
+        // SAFETY: `single_pass_*` entries (and the mode entries `reproducible_*`
+        // and `accurate_sum_*`, same signature: `gpu/src/entries.rs`; their
+        // partials are the `need` accumulators of their plan, checked above,
+        // and their shared memory MODES_SMEM) have the signature (const T*, const
         // T*, u64, Acc*, u32*, Out*, u32*) for this T and the operation named
         // in the entry (`single_pass_entries!`; the job was planned with that
         // operation's accumulator size and input count). The kernel reads

@@ -47,6 +47,7 @@ mod device;
 mod dtype;
 mod error;
 mod launch;
+pub mod modes;
 pub mod multi;
 mod operations;
 pub mod plan;
@@ -67,6 +68,7 @@ pub use gpu::names::{BLOCK_SIZES, DType, Op};
 /// Operations: the traits and every operation type (see [`Reducer::reduce_op`]).
 pub use gpu::op;
 pub use gpu::op::{Arg, ArgMax, ArgMin, Dot, Max, Mean, Min, Norm, ReduceOp, Reduction, Sum, SumSquares};
+pub use modes::{Determinism, mode_entry};
 pub use operations::Output;
 pub use ptx::Ptx;
 pub use reduce_by_key::check_host_input;

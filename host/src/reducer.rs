@@ -10,6 +10,7 @@ use cudarc::driver::{CudaSlice, CudaStream, CudaView, CudaViewMut, DeviceRepr, P
 use crate::device::Gpu;
 use crate::error::{Error, Result, driver};
 use crate::launch::{Buffers, Job, Out, enqueue, enqueue_partials, grow};
+use crate::modes::{Determinism, ModeJob, mode_kernel};
 use crate::plan::{Level, plan};
 use crate::ptx::Ptx;
 use crate::registry::{DEFAULT_BLOCK, DEFAULT_KERNEL, Kernel, Scheme, default_block};
@@ -86,6 +87,16 @@ pub struct Options {
     /// in effect; for tuning and for results that must not depend on the
     /// GPU's size.
     pub max_grid: Option<u32>,
+    /// How reproducible float results must be: [`Determinism::RunToRun`]
+    /// (the default kernel) or [`Determinism::GpuToGpu`] (the same bits on
+    /// any GPU, block size and grid: f32/f64 sum, dot, sum_squares, norm,
+    /// mean). Other operations and types are refused
+    /// ([`Error::Unsupported`]) before any GPU work.
+    pub determinism: Determinism,
+    /// The accurate f32/f64 sum: f32 correctly rounded (within ½ ulp of the
+    /// exact sum, whatever the data), f64 within 1 ulp while Σ|x|/|Σx| <
+    /// 2^32 (`docs/determinism.md`); both also `gpu_to_gpu`.
+    pub accurate: bool,
 }
 
 /// Where the elements to reduce are.
@@ -177,6 +188,8 @@ pub(crate) struct JobKey {
     kernel: Option<&'static str>,
     block: Option<u32>,
     max_grid: Option<u32>,
+    determinism: Determinism,
+    accurate: bool,
 }
 
 /// One result (at most 16 bytes: [`Bits`]) in pinned host memory mapped
@@ -555,11 +568,46 @@ impl Reducer {
     /// Choose and plan `n > 0` elements of operation `R` on `T`: its entry,
     /// accumulator size and inputs.
     pub(crate) fn job_for<R: Reduction<T>, T: Element>(&self, n: usize, opts: &Options) -> Result<Job> {
+        if let Some(mode) = mode_kernel(R::NAME, T::DTYPE, opts)? {
+            return self.mode_job::<R, T>(mode, n, opts);
+        }
         let (kernel, block) = self.choose(n, opts)?;
         let entry = kernel.entry_named(block, R::NAME, T::NAME);
         let levels = self.plan_entry(kernel, &entry, block, n, size_of::<T>(), opts.max_grid)?;
         let func = self.gpu.function(&entry)?;
-        Ok(Job { kernel, block, entry, func, levels, inputs: R::INPUTS, acc_bytes: size_of::<R::Acc>() })
+        Ok(Job { kernel, block, entry, func, levels, inputs: R::INPUTS, acc_bytes: size_of::<R::Acc>(), mode: None })
+    }
+
+    /// A reproducible or accurate kernel ([`crate::modes`]) for `n` elements:
+    /// launched like the default kernel (one launch, the last block
+    /// finishes), at the block size asked for or the default one, on the
+    /// grid it can use (at most `max_grid`; its result does not depend on it).
+    fn mode_job<R: Reduction<T>, T: Element>(
+        &self,
+        mode: crate::modes::ModeKernel,
+        n: usize,
+        opts: &Options,
+    ) -> Result<Job> {
+        // the library's operations of that name: the entry's accumulator and output are these
+        let (inputs, out_bytes) = (R::INPUTS, size_of::<R::Out>());
+        if out_bytes != size_of::<T>() || inputs != if R::NAME == "dot" { 2 } else { 1 } {
+            return Err(Error::Unsupported {
+                kernel: "gpu_to_gpu".into(),
+                what: format!("an operation of your own named {}", R::NAME),
+                valid: "the library's sum, dot, sum_squares, norm, mean".into(),
+            });
+        }
+        let block = opts.block.unwrap_or(default_block(n));
+        DEFAULT_KERNEL.check_block(block)?;
+        let entry = crate::modes::entry(mode, R::NAME, T::DTYPE);
+        let resident = self.gpu.resident_blocks(&entry, block, gpu::layout::MODES_SMEM)?;
+        let resident = opts.max_grid.map_or(resident, |g| resident.min(g.max(1)));
+        let (job, grid) = ModeJob::plan(mode, T::DTYPE, n, block, resident);
+        let func = self.gpu.function(&entry)?;
+        let levels =
+            vec![Level { launches: vec![crate::plan::Launch { in_offset: 0, n, grid, out_offset: 0 }], outputs: 1 }];
+        let acc_bytes = job.acc_bytes;
+        Ok(Job { kernel: DEFAULT_KERNEL, block, entry, func, levels, inputs, acc_bytes, mode: Some(job) })
     }
 
     /// The launches that reduce `n` elements with `kernel` at `block`
@@ -639,8 +687,15 @@ impl Reducer {
         n: usize,
         opts: &Options,
     ) -> Result<&'s Job> {
-        let key =
-            JobKey { op: R::NAME, n, kernel: opts.kernel.map(|k| k.id), block: opts.block, max_grid: opts.max_grid };
+        let key = JobKey {
+            op: R::NAME,
+            n,
+            kernel: opts.kernel.map(|k| k.id),
+            block: opts.block,
+            max_grid: opts.max_grid,
+            determinism: opts.determinism,
+            accurate: opts.accurate,
+        };
         if last.as_ref().is_none_or(|(k, _)| *k != key) {
             *last = Some((key, self.job_for::<R, T>(n, opts)?));
         }

@@ -12,6 +12,10 @@
 //! loads, then the whole reduction in one launch; `single_pass` is the
 //! library's default.
 //!
+//! `reproducible` (step 12) and `accurate` (step 13) are the float sums
+//! whose bits do not depend on the GPU: a fixed order of additions, and an
+//! exactly rounded sum (`docs/determinism.md`).
+//!
 //! `by_key` and `by_key_hash` solve a different problem, one sum per key
 //! for many keys (seed 003's warp-aggregated atomics; `docs/by_key.md`).
 //!
@@ -22,6 +26,7 @@
 //! host launches again on the partials until one value remains (Harris's
 //! "kernel decomposition").
 
+pub mod accurate;
 pub mod by_key;
 pub mod by_key_hash;
 pub mod reduce1_interleaved_divergent;
@@ -33,5 +38,6 @@ pub mod reduce6_complete_unroll;
 pub mod reduce7_multiple_elements;
 pub mod reduce8_warp_tile;
 pub mod reduce9_warp_shuffle;
+pub mod reproducible;
 pub mod single_pass;
 pub mod vectorized;

@@ -15,6 +15,11 @@
 //! | [`Sum`], [`Min`], [`Max`] | the element (`f32` for the half types) | the element (`f32` for half sums) | [`fold`] |
 //! | [`ArgMin`], [`ArgMax`] | value and index | [`Arg`]: value and `u64` index | [`arg`] |
 //! | [`Dot`], [`SumSquares`], [`Norm`], [`Mean`] | `f32` (`f64` for `f64`) | the same | [`transform`] |
+//! | [`exact::DdSum`] (the accurate `f64` sum) | [`exact::DoubleDouble`] | `f64` | [`exact`] |
+//!
+//! The reproducible (`gpu_to_gpu`) kernel runs the float sums in the order
+//! of [`fixed_order`], which its CPU twin repeats; the accurate `f32` sum
+//! adds into the integer superaccumulator of [`exact`].
 //!
 //! The default kernel (`kernels/single_pass.rs`) takes any `Reduction`, so
 //! no kernel is written per operation; a user's own operation is one more
@@ -45,6 +50,8 @@
 //! elements.
 
 pub mod arg;
+pub mod exact;
+pub mod fixed_order;
 pub mod fold;
 pub mod transform;
 

@@ -109,3 +109,19 @@ macro_rules! red_shared_add {
 }
 red_shared_add!(f32, "f32", reg32);
 red_shared_add!(f64, "f64", reg64);
+// Two's complement: adding an i64 as u64 is signed addition (CUDA
+// `atomicAdd(unsigned long long*, ...)` on shared memory, sm_60+).
+red_shared_add!(i64, "u64", reg64);
+
+/// CUDA `atomicOr(p, v)` on shared memory with the result unused; PTX
+/// `red.shared.or.b32`.
+///
+/// # Safety
+/// `p` must point to a `u32` in this block's shared memory.
+#[inline(always)]
+pub unsafe fn atomic_or_shared(p: *mut u32, v: u32) {
+    asm!(
+        "{{ .reg .u64 a; cvta.to.shared.u64 a, {p}; red.shared.or.b32 [a], {v}; }}",
+        p = in(reg64) p, v = in(reg32) v, options(nostack),
+    );
+}

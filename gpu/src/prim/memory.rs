@@ -71,6 +71,11 @@ pub trait Lanes<T>: Copy {
     /// `f(f(m₀, m₁), f(m₂, m₃))` for four lanes.
     fn map_fold<A>(self, other: Self, first: u64, map: impl Fn(T, T, u64) -> A, f: impl Fn(A, A) -> A) -> A;
 
+    /// Fold the lanes into `acc` one after the other, in order:
+    /// `f(f(acc, a₀, b₀, first), a₁, b₁, first + 1)`... (the fixed order of
+    /// the reproducible kernel).
+    fn fold_in_order<A>(self, other: Self, first: u64, acc: A, f: impl Fn(A, T, T, u64) -> A) -> A;
+
     /// Fold the lanes pairwise with `f`: `f(f(a, b), f(c, d))`.
     #[inline(always)]
     fn fold(self, f: impl Fn(T, T) -> T) -> T {
@@ -79,6 +84,14 @@ pub trait Lanes<T>: Copy {
 }
 
 impl<T: Copy> Lanes<T> for [T; 8] {
+    #[inline(always)]
+    fn fold_in_order<A>(self, o: Self, first: u64, mut acc: A, f: impl Fn(A, T, T, u64) -> A) -> A {
+        for k in 0..8 {
+            acc = f(acc, self[k], o[k], first + k as u64);
+        }
+        acc
+    }
+
     #[inline(always)]
     fn map_fold<A>(self, o: Self, first: u64, m: impl Fn(T, T, u64) -> A, f: impl Fn(A, A) -> A) -> A {
         let l = |k: usize| m(self[k], o[k], first + k as u64);
@@ -90,6 +103,14 @@ impl<T: Copy> Lanes<T> for [T; 8] {
 
 impl<T: Copy> Lanes<T> for [T; 4] {
     #[inline(always)]
+    fn fold_in_order<A>(self, o: Self, first: u64, mut acc: A, f: impl Fn(A, T, T, u64) -> A) -> A {
+        for k in 0..4 {
+            acc = f(acc, self[k], o[k], first + k as u64);
+        }
+        acc
+    }
+
+    #[inline(always)]
     fn map_fold<A>(self, o: Self, first: u64, m: impl Fn(T, T, u64) -> A, f: impl Fn(A, A) -> A) -> A {
         let l = |k: usize| m(self[k], o[k], first + k as u64);
         f(f(l(0), l(1)), f(l(2), l(3)))
@@ -97,6 +118,14 @@ impl<T: Copy> Lanes<T> for [T; 4] {
 }
 
 impl<T: Copy> Lanes<T> for [T; 2] {
+    #[inline(always)]
+    fn fold_in_order<A>(self, o: Self, first: u64, mut acc: A, f: impl Fn(A, T, T, u64) -> A) -> A {
+        for k in 0..2 {
+            acc = f(acc, self[k], o[k], first + k as u64);
+        }
+        acc
+    }
+
     #[inline(always)]
     fn map_fold<A>(self, o: Self, first: u64, m: impl Fn(T, T, u64) -> A, f: impl Fn(A, A) -> A) -> A {
         f(m(self[0], o[0], first), m(self[1], o[1], first + 1))

@@ -40,6 +40,15 @@ impl<T> DynShared<T> {
     }
 }
 
+impl<T> DynShared<T> {
+    /// The address of element `i`, for the shared-memory atomics
+    /// ([`atomic_or_shared`](super::atomic_or_shared), [`SharedAtomicAdd`](super::SharedAtomicAdd)).
+    #[inline(always)]
+    pub fn ptr(&self, i: u32) -> *mut T {
+        self.base.wrapping_add(i as usize)
+    }
+}
+
 impl<T> Index<u32> for DynShared<T> {
     type Output = T;
     #[inline(always)]

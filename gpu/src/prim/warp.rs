@@ -93,6 +93,14 @@ impl<V: Shuffle> Shuffle for crate::op::Arg<V> {
     }
 }
 
+/// A double-double accumulator: `hi`'s words, then `lo`'s.
+impl Shuffle for crate::op::exact::DoubleDouble {
+    #[inline(always)]
+    fn shuffle_words(self, f: impl Fn(i32) -> i32) -> Self {
+        crate::op::exact::DoubleDouble { hi: self.hi.shuffle_words(&f), lo: self.lo.shuffle_words(&f) }
+    }
+}
+
 /// CUDA `__shfl_down_sync(mask, v, delta)`; PTX `shfl.sync.down.b32` (two for
 /// 64-bit types).
 ///

@@ -10,7 +10,8 @@
 //!   error bound ([`tolerance`]) otherwise;
 //! * [`ops`]: references for arg-min/max, the transforms and the half types,
 //!   and [`op_depth`], the chain length in their error bound;
-//! * [`by_key`]: the same for reduction by key.
+//! * [`by_key`]: the same for reduction by key;
+//! * [`exact`]: the exact sum (big fixed-point) the accurate sums are checked against.
 //!
 //! ```no_run
 //! use reduction::check::{CheckInput, data::Pattern, verify};
@@ -24,6 +25,7 @@
 
 pub mod by_key;
 pub mod data;
+pub mod exact;
 pub mod ops;
 pub mod reference;
 

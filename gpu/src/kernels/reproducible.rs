@@ -1,0 +1,157 @@
+//! Step 12 (ours): the reproducible (`gpu_to_gpu`) float sum. Same bits on
+//! every GPU, at every block size and grid.
+//!
+//! The default kernel's order of additions depends on the grid (each thread
+//! sums every `grid × block`-th vector) and so on the GPU's SM count. Here
+//! the order is the one of `op/fixed_order.rs`, a function of `n` alone:
+//!
+//! 1. **Segments, one per warp at a time.** The input is cut into segments
+//!    of `rounds × 2 KiB`; a warp sums a whole segment: in each round every
+//!    lane loads four 16-byte vectors (four loads in flight, 2 KiB per warp,
+//!    coalesced, as in `single_pass`), then adds their elements to its
+//!    accumulator in a fixed order; the 32 lane sums meet in the shuffle
+//!    tree of `warp_reduce`. Warps take segments grid-stride, so *which*
+//!    warp sums a segment depends on the grid, but *how* it is summed does
+//!    not. Lane 0 writes the segment's partial.
+//! 2. **A fixed tree over the partials.** The last block to finish (the
+//!    ticket of `single_pass`) combines the partials 32 at a time with the
+//!    same warp tree, level by level, into the scratch after them
+//!    (`fixed_order::tree_len`), four groups in flight per warp, and
+//!    finishes the result.
+//! 3. **Any alignment.** If `a` (or `b`) is not 16-byte aligned, and for the
+//!    last, partial segment, the same elements are read one by one, in the
+//!    same order: slower, same bits.
+//!
+//! The block size is read at run time (`blockDim.x`, any multiple of 32):
+//! it changes nothing but how many warps share a block.
+//!
+//! Launch: block = a multiple of 32 up to 1024, any grid ≥ 1, `partials`
+//! with `tree_len(segments)` accumulators, `*ticket == 0`, shared memory
+//! `layout::MODES_SMEM` bytes. Result: `out[0]`, then `*done = 1` unless
+//! `done` is null.
+
+use crate::op::Element;
+use crate::op::fixed_order::{FixedOrder, Geometry, VECTORS, WARP};
+use crate::prim::*;
+use crate::warp_reduce::warp_reduce;
+
+/// The reproducible reduction of `a[0..n]` (and `b[0..n]`) with `R` into `out[0]`.
+///
+/// # Safety
+/// `a[0..n]` must be valid and aligned for `T`, and `b[0..n]` too when
+/// `R::INPUTS == 2`, `partials` must hold `tree_len(Geometry::new(n,
+/// size_of::<T>()).segments)` accumulators, `*ticket` must be 0 and not used
+/// by a concurrent launch, `done` null or a live `u32`, and the launch must
+/// follow the module's *Launch* line.
+#[inline(always)]
+pub unsafe fn reproducible<T: Element + Vector, R: FixedOrder<T>>(
+    a: *const T,
+    b: *const T,
+    n: u64,
+    partials: *mut R::Acc,
+    ticket: *mut u32,
+    out: *mut R::Out,
+    done: *mut u32,
+) where
+    R::Acc: Shuffle,
+{
+    const { assert!(VECTORS == 4, "the aligned path below loads four vectors") };
+    let mut is_last = dyn_shared::<u32>();
+    let g = Geometry::new(n as usize, size_of::<T>());
+    let n = n as usize;
+    let warps_per_block = block_dim_x() / WARP as u32;
+    let warps = (grid_dim_x() * warps_per_block) as usize;
+    let lane = lane_id() as usize;
+    let two = R::INPUTS == 2;
+    let second = if two { b } else { a };
+    let aligned = a as usize % 16 == 0 && second as usize % 16 == 0;
+
+    // 1. segments
+    let mut s = (block_idx_x() * warps_per_block + warp_id()) as usize;
+    while s < g.segments {
+        let base = s * g.segment;
+        let mut acc = R::IDENTITY;
+        if aligned && base + g.segment <= n {
+            let first_vector = base / g.lanes + lane;
+            for r in 0..g.rounds {
+                let v = first_vector + r * WARP * VECTORS;
+                // four vectors (per input) in flight, then their elements in order
+                let load = |j: usize| {
+                    let x = T::load16(a, (v + j * WARP) as u64);
+                    (x, if two { T::load16(b, (v + j * WARP) as u64) } else { x })
+                };
+                let (l0, l1, l2, l3) = (load(0), load(1), load(2), load(3));
+                let first = |j: usize| ((v + j * WARP) * g.lanes) as u64;
+                acc = l0.0.fold_in_order(l0.1, first(0), acc, R::accumulate);
+                acc = l1.0.fold_in_order(l1.1, first(1), acc, R::accumulate);
+                acc = l2.0.fold_in_order(l2.1, first(2), acc, R::accumulate);
+                acc = l3.0.fold_in_order(l3.1, first(3), acc, R::accumulate);
+            }
+        } else {
+            for r in 0..g.rounds {
+                for j in 0..VECTORS {
+                    for k in 0..g.lanes {
+                        let i = base + r * g.round + (j * WARP + lane) * g.lanes + k;
+                        if i < n {
+                            acc = R::accumulate(acc, load_u64(a, i as u64), load_u64(second, i as u64), i as u64);
+                        }
+                    }
+                }
+            }
+        }
+        let v = warp_reduce(acc, R::combine);
+        if lane == 0 {
+            store(partials, s as u32, v);
+            threadfence(); // the partial is visible GPU-wide before the block's ticket
+        }
+        s += warps;
+    }
+
+    // the block's ticket, after every warp of it has written and fenced
+    sync_threads();
+    if thread_idx_x() == 0 {
+        is_last[0] = (atomic_inc(ticket, grid_dim_x() - 1) == grid_dim_x() - 1) as u32;
+    }
+    sync_threads();
+    if is_last[0] == 0 {
+        return;
+    }
+
+    // 2. the last block: the tree over the partials, level by level
+    threadfence();
+    let warp = warp_id() as usize;
+    let warps = warps_per_block as usize;
+    let (mut src, mut m) = (0usize, g.segments);
+    while m > 1 {
+        let (dst, outputs) = (src + m, m.div_ceil(WARP));
+        let group = |o: usize| {
+            let i = o * WARP + lane;
+            if o < outputs && i < m { load_relaxed(partials, (src + i) as u32) } else { R::IDENTITY }
+        };
+        let mut o = warp;
+        while o < outputs {
+            let (w, x, y, z) = (group(o), group(o + warps), group(o + 2 * warps), group(o + 3 * warps));
+            let (w, x) = (warp_reduce(w, R::combine), warp_reduce(x, R::combine));
+            let (y, z) = (warp_reduce(y, R::combine), warp_reduce(z, R::combine));
+            if lane == 0 {
+                let put = |k: usize, v: R::Acc| {
+                    if o + k * warps < outputs {
+                        store(partials, (dst + o + k * warps) as u32, v);
+                    }
+                };
+                (put(0, w), put(1, x), put(2, y), put(3, z));
+                threadfence();
+            }
+            o += 4 * warps;
+        }
+        sync_threads(); // this level's outputs are written (and visible to the block) before they are read
+        (src, m) = (dst, outputs);
+    }
+    if thread_idx_x() == 0 {
+        store(out, 0, R::finish(load_relaxed(partials, src as u32), n as u64));
+        if !done.is_null() {
+            threadfence_system(); // the result is visible before the flag
+            store_volatile(done, 1);
+        }
+    }
+}

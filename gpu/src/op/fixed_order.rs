@@ -1,0 +1,185 @@
+//! The `gpu_to_gpu` order: how the reproducible kernel
+//! (`kernels/reproducible.rs`) splits `n` elements and combines the pieces,
+//! as a function of `n` and the element size alone, never of the block
+//! size, the grid or the GPU. This module also builds for the host, where
+//! [`fixed_order`] performs the same computation serially: the CPU twin the
+//! GPU results are compared with bit for bit.
+//!
+//! ```text
+//! segment s = elements [s·S, (s+1)·S), S = rounds × 32 lanes × 4 vectors × L   (L = 16 B / element size)
+//!   lane l, round r, vector j, element k:  i = s·S + r·(128·L) + (32·j + l)·L + k
+//!   lane l folds its elements in the order (r, j, k):  acc = accumulate(acc, x[i])   (from IDENTITY; i ≥ n skipped)
+//!   the 32 lane results: a shuffle-down tree (offsets 16, 8, 4, 2, 1)  → partial[s]
+//! partials: the same 32-wide tree on groups of 32 (missing ones IDENTITY), level by level, until one is left
+//! ```
+//!
+//! In one round a warp reads 32 lanes × 4 × 16 B = 2 KiB, whole 16-byte
+//! vectors, each lane four of them in flight: the loads of the default
+//! kernel. `rounds` (1 to 32, a power of two) grows with `n` so that there
+//! are about [`TARGET_SEGMENTS`] segments, enough for every warp of a large
+//! GPU, and few partials for the last block to combine.
+//!
+//! Any warp may compute any segment (they are assigned grid-stride): the
+//! result is the same. The warp tree is the one `warp_reduce` performs with
+//! shuffles: lane `i` adds lane `i + offset`'s value to its own.
+
+use super::Reduction;
+
+/// Lanes of a warp.
+pub const WARP: usize = 32;
+/// 16-byte vectors each lane loads per round (four loads in flight).
+pub const VECTORS: usize = 4;
+/// About this many segments (fewer for small `n`: a segment is at least one round).
+pub const TARGET_SEGMENTS: usize = 8192;
+/// The most rounds in a segment (64 KiB: a warp's unit of work).
+pub const MAX_ROUNDS: usize = 32;
+
+/// How `n` elements of `elem_size` bytes are split.
+///
+/// ```
+/// use gpu::op::fixed_order::Geometry;
+/// let g = Geometry::new(1 << 28, 4); // f32
+/// assert_eq!((g.lanes, g.round, g.rounds, g.segment, g.segments), (4, 512, 32, 16384, 16384));
+/// let g = Geometry::new(1000, 8); // f64
+/// assert_eq!((g.round, g.rounds, g.segments), (256, 1, 4));
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Geometry {
+    /// Elements per 16-byte vector.
+    pub lanes: usize,
+    /// Elements per warp round: 32 lanes × [`VECTORS`] × `lanes`.
+    pub round: usize,
+    /// Rounds per segment.
+    pub rounds: usize,
+    /// Elements per segment.
+    pub segment: usize,
+    /// Segments: the partials the tree combines (at least 1).
+    pub segments: usize,
+}
+
+impl Geometry {
+    /// The split of `n` elements of `elem_size` (4 or 8) bytes.
+    pub const fn new(n: usize, elem_size: usize) -> Geometry {
+        let lanes = 16 / elem_size;
+        let round = WARP * VECTORS * lanes;
+        let rounds_total = n.div_ceil(round);
+        let mut rounds = rounds_total.div_ceil(TARGET_SEGMENTS).next_power_of_two();
+        if rounds > MAX_ROUNDS {
+            rounds = MAX_ROUNDS;
+        }
+        let segment = rounds * round;
+        let segments = if n == 0 { 1 } else { n.div_ceil(segment) };
+        Geometry { lanes, round, rounds, segment, segments }
+    }
+}
+
+/// Values the whole tree keeps: the `segments` partials, then each level's
+/// outputs (`⌈m/32⌉` of the `m` before), down to one. The kernel's
+/// `partials` buffer holds this many accumulators.
+///
+/// ```
+/// use gpu::op::fixed_order::tree_len;
+/// assert_eq!(tree_len(1), 1);
+/// assert_eq!(tree_len(16384), 16384 + 512 + 16 + 1);
+/// ```
+pub const fn tree_len(segments: usize) -> usize {
+    let (mut m, mut total) = (segments, segments);
+    while m > 1 {
+        m = m.div_ceil(WARP);
+        total += m;
+    }
+    total
+}
+
+/// An operation the fixed-order kernel runs: how a lane adds one element
+/// to its accumulator. The default, `combine(acc, map(x, y, i))`, is what
+/// the default kernel does per element; the double-double sum overrides it
+/// with the cheaper `DoubleDouble + f64`.
+pub trait FixedOrder<T>: Reduction<T> {
+    /// `acc` with element `i` (`x`, and `y` for two inputs) added.
+    #[inline(always)]
+    fn accumulate(acc: Self::Acc, x: T, y: T, i: u64) -> Self::Acc {
+        Self::combine(acc, Self::map(x, y, i))
+    }
+}
+
+macro_rules! fixed_order {
+    ($($Op:ty: $($t:ty)*;)*) => {$($(
+        impl FixedOrder<$t> for $Op {}
+    )*)*};
+}
+fixed_order! {
+    super::Sum: f32 f64;
+    super::Dot: f32 f64;
+    super::SumSquares: f32 f64;
+    super::Norm: f32 f64;
+    super::Mean: f32 f64;
+}
+
+impl FixedOrder<f64> for super::exact::DdSum {
+    #[inline(always)]
+    fn accumulate(acc: Self::Acc, x: f64, _: f64, _: u64) -> Self::Acc {
+        acc.add_f64(x)
+    }
+}
+
+/// The warp's shuffle-down tree on 32 values, in `warp_reduce`'s order:
+/// for offset 16, 8, 4, 2, 1, value `i` becomes `combine(v[i], v[i + offset])`.
+#[inline(always)]
+pub fn warp_tree<A: Copy>(mut v: [A; WARP], combine: impl Fn(A, A) -> A) -> A {
+    let mut offset = WARP / 2;
+    while offset > 0 {
+        for i in 0..offset {
+            v[i] = combine(v[i], v[i + offset]);
+        }
+        offset /= 2;
+    }
+    v[0]
+}
+
+/// The CPU twin: operation `R` on `a` (and `b`, for two inputs; pass `a`
+/// again otherwise) in exactly the order of the reproducible kernel, so its
+/// result has the GPU's bits (NaN payloads aside: the GPU's NaN is
+/// canonical, the CPU's carries the payload of an input).
+///
+/// ```
+/// use gpu::op::{Sum, fixed_order::fixed_order};
+/// let xs: Vec<f32> = (0..100_000).map(|i| (i % 7) as f32 - 3.0).collect();
+/// assert_eq!(fixed_order::<Sum, f32>(&xs, &xs), xs.iter().sum::<f32>()); // exact data: any order agrees
+/// ```
+#[cfg(not(target_arch = "nvptx64"))]
+pub fn fixed_order<R: FixedOrder<T>, T: Copy>(a: &[T], b: &[T]) -> R::Out {
+    let n = a.len();
+    let g = Geometry::new(n, size_of::<T>());
+    let second = |i: usize| if R::INPUTS == 2 { b[i] } else { a[i] };
+    let mut level: Vec<R::Acc> = (0..g.segments)
+        .map(|s| {
+            let base = s * g.segment;
+            let mut lanes = [R::IDENTITY; WARP];
+            for r in 0..g.rounds {
+                for j in 0..VECTORS {
+                    for (l, acc) in lanes.iter_mut().enumerate() {
+                        for k in 0..g.lanes {
+                            let i = base + r * g.round + (j * WARP + l) * g.lanes + k;
+                            if i < n {
+                                *acc = R::accumulate(*acc, a[i], second(i), i as u64);
+                            }
+                        }
+                    }
+                }
+            }
+            warp_tree(lanes, R::combine)
+        })
+        .collect();
+    while level.len() > 1 {
+        level = level
+            .chunks(WARP)
+            .map(|c| {
+                let mut v = [R::IDENTITY; WARP];
+                v[..c.len()].copy_from_slice(c);
+                warp_tree(v, R::combine)
+            })
+            .collect();
+    }
+    R::finish(level[0], n as u64)
+}

@@ -1,0 +1,390 @@
+//! Reproducible (`gpu_to_gpu`) and accurate float sums (`docs/determinism.md`):
+//! the GPU's bits against the CPU twin (`gpu::op::fixed_order::fixed_order`)
+//! across block sizes 128..1024, grids capped at 1, 7, 66, 132 and 264
+//! blocks, and runs; the accurate sums against the exact reference
+//! (`reduction::check::exact`) on adversarial data; the default kernel's
+//! `run_to_run` promise over 100 runs; the typed errors; and planted errors
+//! the checks must reject. The CPU trials run everywhere.
+
+mod common;
+
+use common::{cpu_trial, ensure, gpu_trial, reducer};
+use libtest_mimic::{Failed, Trial};
+use reduction::check::data::{Pattern, generate, splitmix64};
+use reduction::check::exact::ExactSum;
+use reduction::op::exact::DdSum;
+use reduction::op::fixed_order::{FixedOrder, Geometry, fixed_order};
+use reduction::{Determinism, Dot, Error, Kernel, Mean, Min, Norm, Options, Sum, SumSquares};
+
+const BLOCKS: [u32; 4] = [128, 256, 512, 1024];
+const GRIDS: [Option<u32>; 6] = [None, Some(1), Some(7), Some(66), Some(132), Some(264)];
+
+fn main() {
+    let mut trials: Vec<Trial> = vec![
+        cpu_trial("cpu::twin_matches_a_plain_sum_on_exact_data", twin_exact),
+        cpu_trial("cpu::twin_depends_on_order_planted_swap", twin_planted_swap),
+        cpu_trial("cpu::double_double_within_one_ulp_below_2^32", dd_within_one_ulp),
+        cpu_trial("cpu::double_double_beyond_2^32_within_the_bound", dd_beyond),
+    ];
+    trials.extend([
+        gpu_trial("gpu_to_gpu::sum_f32", || reproducible_all::<Sum, f32>(true)),
+        gpu_trial("gpu_to_gpu::sum_f64", || reproducible_all::<Sum, f64>(true)),
+        gpu_trial("gpu_to_gpu::dot_f32", || reproducible_all::<Dot, f32>(false)),
+        gpu_trial("gpu_to_gpu::dot_f64", || reproducible_all::<Dot, f64>(false)),
+        gpu_trial("gpu_to_gpu::sum_squares_f32", || reproducible_all::<SumSquares, f32>(false)),
+        gpu_trial("gpu_to_gpu::sum_squares_f64", || reproducible_all::<SumSquares, f64>(false)),
+        gpu_trial("gpu_to_gpu::norm_f32", || reproducible_all::<Norm, f32>(false)),
+        gpu_trial("gpu_to_gpu::norm_f64", || reproducible_all::<Norm, f64>(false)),
+        gpu_trial("gpu_to_gpu::mean_f32", || reproducible_all::<Mean, f32>(false)),
+        gpu_trial("gpu_to_gpu::mean_f64", || reproducible_all::<Mean, f64>(false)),
+        gpu_trial("gpu_to_gpu::unaligned_views", unaligned),
+        gpu_trial("run_to_run::default_and_gpu_to_gpu_100_runs", hundred_runs),
+        gpu_trial("accurate::f32_correctly_rounded", accurate_f32),
+        gpu_trial("accurate::f64_within_one_ulp_below_2^32", accurate_f64),
+        gpu_trial("accurate::planted_dropped_element_fails", accurate_planted),
+        gpu_trial("errors::typed_before_any_launch", typed_errors),
+    ]);
+    common::run(trials)
+}
+
+/// Float types of the modes.
+trait Float: reduction::Element + reduction::check::data::Sample + Default + Copy + 'static {
+    fn of(x: f64) -> Self;
+    fn to(self) -> f64;
+    fn bits(self) -> u64;
+}
+impl Float for f32 {
+    fn of(x: f64) -> Self {
+        x as f32
+    }
+    fn to(self) -> f64 {
+        self as f64
+    }
+    fn bits(self) -> u64 {
+        self.to_bits() as u64
+    }
+}
+impl Float for f64 {
+    fn of(x: f64) -> Self {
+        x
+    }
+    fn to(self) -> f64 {
+        self
+    }
+    fn bits(self) -> u64 {
+        self.to_bits()
+    }
+}
+
+/// The same bits, or both NaN (the GPU's NaN is canonical, the CPU's keeps
+/// an input's payload).
+fn same<T: Float>(a: T, b: T) -> bool {
+    a.bits() == b.bits() || (a.to().is_nan() && b.to().is_nan())
+}
+
+/// Random data, data with NaN/±inf/-0.0 (`specials`), and data that cancels
+/// to a small remainder (`cancel`): pairs ±x of large random values in a
+/// random order, plus small values.
+fn datasets<T: Float>(n: usize, seed: u64) -> Result<Vec<(&'static str, Vec<T>)>, Failed> {
+    let random: Vec<T> = generate(Pattern::Random, n, seed)?;
+    let mut specials = random.clone();
+    for (k, v) in [-0.0, f64::INFINITY, f64::NAN, f64::NEG_INFINITY].into_iter().enumerate() {
+        if n > 4 * k + 3 {
+            specials[(splitmix64(seed + k as u64) % n as u64) as usize] = T::of(v);
+        }
+    }
+    let neg_zeros = vec![T::of(-0.0); n];
+    // values over 40 binades, then the same negated in reverse order, and
+    // small ones between: the exact sum is small, every partial sum rounds
+    let half: Vec<f64> = (0..n / 2)
+        .map(|k| {
+            let r = splitmix64(seed ^ k as u64);
+            ((r >> 11) as f64 / (1u64 << 53) as f64) * 2f64.powi((r % 41) as i32 - 20)
+        })
+        .collect();
+    let cancel: Vec<T> = (0..n)
+        .map(|i| match i {
+            _ if i % 64 == 63 => T::of(1e-3),
+            _ if i < n / 2 => T::of(half[i]),
+            _ if n - 1 - i < half.len() => T::of(-half[n - 1 - i]),
+            _ => T::of(0.5),
+        })
+        .collect();
+    Ok(vec![("random", random), ("specials", specials), ("neg_zeros", neg_zeros), ("cancel", cancel)])
+}
+
+/// GPU bits == the CPU twin's, at every block size and grid cap, for the
+/// sizes; the large sizes on the sum only (`big`).
+fn reproducible_all<R: FixedOrder<T>, T: Float>(big: bool) -> Result<(), Failed>
+where
+    R::Out: Float,
+{
+    let mut sizes = vec![1usize, 33, 1000, 4097, (1 << 20) + 7];
+    if big {
+        sizes.extend([(1 << 24) + 3, 3 << 22]);
+    }
+    let r = reducer();
+    for (k, &n) in sizes.iter().enumerate() {
+        for (name, a) in datasets::<T>(n, 40 + k as u64)? {
+            let b: Vec<T> = generate(Pattern::Random, n, 99)?;
+            let expected = fixed_order::<R, T>(&a, if R::INPUTS == 2 { &b } else { &a });
+            let inputs: Vec<&[T]> = if R::INPUTS == 2 { vec![&a, &b] } else { vec![&a] };
+            let grids: &[Option<u32>] = if n > 1 << 22 { &GRIDS[..3] } else { &GRIDS };
+            for block in BLOCKS {
+                for &max_grid in grids {
+                    let opts = Options {
+                        determinism: Determinism::GpuToGpu,
+                        block: Some(block),
+                        max_grid,
+                        ..Default::default()
+                    };
+                    let got = r.reduce_op::<R, T, [T]>(&inputs, &opts)?;
+                    ensure(same(got, expected), || {
+                        format!(
+                            "{} {} {name} n={n} block {block} grid {max_grid:?}: GPU {got:?}, CPU twin {expected:?}",
+                            R::NAME,
+                            T::NAME
+                        )
+                    })?;
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Views at offsets 1..3 (no 16-byte loads): the same bits as the twin.
+fn unaligned() -> Result<(), Failed> {
+    let n = (1 << 20) + 5;
+    let a: Vec<f32> = generate(Pattern::Random, n, 3)?;
+    let b: Vec<f32> = generate(Pattern::Random, n, 4)?;
+    let stream = reducer().gpu().stream();
+    let (da, db) = (stream.clone_htod(&a)?, stream.clone_htod(&b)?);
+    let opts = Options { determinism: Determinism::GpuToGpu, ..Default::default() };
+    for (oa, ob) in [(1, 1), (3, 3), (0, 2), (2, 1)] {
+        let m = n - 4;
+        let (va, vb) = (da.slice(oa..oa + m), db.slice(ob..ob + m));
+        let got = reducer().reduce_op::<Dot, f32, _>(&[&va, &vb], &opts)?;
+        let expected = fixed_order::<Dot, f32>(&a[oa..oa + m], &b[ob..ob + m]);
+        ensure(got.to_bits() == expected.to_bits(), || format!("offsets {oa},{ob}: GPU {got}, CPU {expected}"))?;
+    }
+    Ok(())
+}
+
+/// 100 runs of the default sum and of the reproducible one: one result each.
+fn hundred_runs() -> Result<(), Failed> {
+    let a: Vec<f32> = generate(Pattern::Random, (1 << 24) + 11, 5)?;
+    let device = reducer().gpu().stream().clone_htod(&a)?;
+    for determinism in Determinism::ALL {
+        let opts = Options { determinism, ..Default::default() };
+        let first = reducer().reduce_op::<Sum, f32, _>(&[&device], &opts)?;
+        for run in 1..100 {
+            let got = reducer().reduce_op::<Sum, f32, _>(&[&device], &opts)?;
+            ensure(got.to_bits() == first.to_bits(), || {
+                format!("{}: run {run} gave {got}, run 0 {first}", determinism.name())
+            })?;
+        }
+    }
+    Ok(())
+}
+
+/// Adversarial f32 data: exponents over the whole range, massive
+/// cancellation, subnormals, NaN/inf, overflow.
+fn adversarial_f32(n: usize, seed: u64) -> Vec<(&'static str, Vec<f32>)> {
+    let wide: Vec<f32> = (0..n)
+        .map(|i| {
+            let r = splitmix64(seed ^ i as u64);
+            f32::from_bits((r as u32 & 0x7f7f_ffff) | ((r >> 32) as u32 & 0x8000_0000))
+        })
+        .collect();
+    let mut cancel = wide.clone();
+    cancel.extend(wide.iter().rev().map(|x| -x));
+    cancel.push(f32::from_bits(1));
+    cancel.push(1.0);
+    let mut overflow = vec![f32::MAX; 3];
+    overflow.push(-f32::MAX);
+    let mut specials = wide.clone();
+    specials[n / 2] = f32::INFINITY;
+    let mut nan = wide.clone();
+    nan[n / 3] = f32::NAN;
+    let mut both = wide.clone();
+    (both[1], both[n - 1]) = (f32::INFINITY, f32::NEG_INFINITY);
+    let random: Vec<f32> = generate(Pattern::Random, n, seed).unwrap_or_default();
+    let tiny: Vec<f32> = (0..n).map(|i| f32::from_bits(1 + (i as u32 % 7))).collect();
+    vec![
+        ("wide", wide),
+        ("cancel", cancel),
+        ("overflow", overflow),
+        ("inf", specials),
+        ("nan", nan),
+        ("inf-inf", both),
+        ("random", random),
+        ("subnormal", tiny),
+    ]
+}
+
+/// The accurate f32 sum is the exact sum rounded once, at every block and grid.
+fn accurate_f32() -> Result<(), Failed> {
+    for (k, n) in [7usize, 1000, (1 << 20) + 3, (1 << 24) + 1].into_iter().enumerate() {
+        for (name, xs) in adversarial_f32(n, k as u64) {
+            let expected = ExactSum::of(&xs.iter().map(|&x| x as f64).collect::<Vec<_>>()).rounded_f32();
+            for block in BLOCKS {
+                for max_grid in GRIDS {
+                    let opts = Options { accurate: true, block: Some(block), max_grid, ..Default::default() };
+                    let got = reducer().reduce_op::<Sum, f32, [f32]>(&[&xs], &opts)?;
+                    ensure(same(got, expected), || {
+                        format!(
+                            "{name} n={} block {block} grid {max_grid:?}: GPU {got:e}, exact {expected:e}",
+                            xs.len()
+                        )
+                    })?;
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// f64 data with condition number Σ|x|/|Σx| about `2^kappa`: random
+/// values, their negatives, and a remainder `Σ|x| · 2^-kappa`.
+fn conditioned(n: usize, kappa: i32, seed: u64) -> Vec<f64> {
+    let half: Vec<f64> = (0..n / 2).map(|i| ((splitmix64(seed ^ i as u64) >> 11) as f64) * 2f64.powi(-40)).collect();
+    let abs: f64 = 2.0 * half.iter().sum::<f64>();
+    let mut xs: Vec<f64> = half.iter().copied().chain(half.iter().map(|x| -x)).collect();
+    // interleave so that the pairs meet late in the tree
+    let m = xs.len();
+    xs = (0..m).map(|i| xs[(i * 7919) % m]).collect();
+    xs.push(abs * 2f64.powi(-kappa) * 1.2345);
+    xs
+}
+
+/// The twin of the accurate f64 sum, against the exact reference, at
+/// condition numbers up to 2^32: within 1 ulp.
+fn dd_within_one_ulp() -> Result<(), Failed> {
+    for n in [1000usize, 100_000] {
+        for kappa in [0, 8, 16, 24, 32] {
+            let xs = conditioned(n, kappa, kappa as u64);
+            let got = fixed_order::<DdSum, f64>(&xs, &xs);
+            let ulps = ExactSum::of(&xs).ulps(got);
+            ensure(ulps <= 1.0, || format!("n={n} kappa=2^{kappa}: {ulps} ulps"))?;
+        }
+    }
+    Ok(())
+}
+
+/// Beyond 2^32: the bound |res - s| ≤ ½ulp(res) + 3u²·D·Σ|x| holds, and
+/// 1 ulp may not: 2^120 + 1 + 2^-60 - 2^120 - 1 = 2^-60, added in this
+/// order by one lane, where double-double loses the 2^-60 (κ ≈ 2^181).
+fn dd_beyond() -> Result<(), Failed> {
+    // all in lane 0's order: elements 0, 1 (vector 0), 64, 65 (vector 1), 128 (vector 2)
+    let mut xs = vec![0.0f64; 129];
+    (xs[0], xs[1], xs[64], xs[65], xs[128]) = (2f64.powi(120), 1.0, 2f64.powi(-60), -(2f64.powi(120)), -1.0);
+    let got = fixed_order::<DdSum, f64>(&xs, &xs);
+    let exact = ExactSum::of(&xs);
+    ensure(exact.to_f64() == 2f64.powi(-60), || "the exact sum".into())?;
+    let depth = dd_depth(xs.len()) as f64;
+    let abs: f64 = xs.iter().map(|x| x.abs()).sum();
+    let bound = 0.5 * reduction::check::exact::ulp(got) + 3.0 * 2f64.powi(-106) * depth * abs;
+    ensure(exact.distance(got) <= bound, || format!("outside the bound: {got:e}"))?;
+    ensure(exact.ulps(got) > 1.0, || format!("expected more than 1 ulp here, got {got:e}"))
+}
+
+/// D, the longest chain of double-double operations for `n` elements:
+/// the lane's elements, the warp tree, the tree levels (docs/determinism.md).
+fn dd_depth(n: usize) -> usize {
+    let g = Geometry::new(n, 8);
+    let mut levels = 0;
+    let mut m = g.segments;
+    while m > 1 {
+        m = m.div_ceil(32);
+        levels += 5;
+    }
+    g.rounds * 4 * 2 + 5 + levels
+}
+
+fn accurate_f64() -> Result<(), Failed> {
+    for n in [1000usize, (1 << 20) + 1, (1 << 23) + 3] {
+        for kappa in [0, 16, 32] {
+            let xs = conditioned(n, kappa, n as u64);
+            let twin = fixed_order::<DdSum, f64>(&xs, &xs);
+            let exact = ExactSum::of(&xs);
+            for block in BLOCKS {
+                for max_grid in GRIDS {
+                    let opts = Options { accurate: true, block: Some(block), max_grid, ..Default::default() };
+                    let got = reducer().reduce_op::<Sum, f64, [f64]>(&[&xs], &opts)?;
+                    let ulps = exact.ulps(got);
+                    ensure(ulps <= 1.0 && got.to_bits() == twin.to_bits(), || {
+                        format!(
+                            "n={n} kappa 2^{kappa} block {block} grid {max_grid:?}: GPU {got:e} ({ulps} ulps), twin {twin:e}"
+                        )
+                    })?;
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// A planted error: the GPU's sum of all but one element, checked against
+/// the exact sum of all, must fail (f32: not equal; f64: beyond 1 ulp).
+fn accurate_planted() -> Result<(), Failed> {
+    let xs: Vec<f32> = adversarial_f32((1 << 20) + 3, 9).remove(1).1; // the cancelling set
+    let expected = ExactSum::of(&xs.iter().map(|&x| x as f64).collect::<Vec<_>>()).rounded_f32();
+    let opts = Options { accurate: true, ..Default::default() };
+    let dropped = reducer().reduce_op::<Sum, f32, [f32]>(&[&xs[..xs.len() - 1]], &opts)?;
+    ensure(dropped.to_bits() != expected.to_bits(), || "a dropped element passed the f32 check".into())?;
+    let ys = conditioned((1 << 20) + 1, 32, 1);
+    let exact = ExactSum::of(&ys);
+    let got = reducer().reduce_op::<Sum, f64, [f64]>(&[&ys[..ys.len() - 1]], &opts)?;
+    ensure(exact.ulps(got) > 1.0, || "a dropped element passed the f64 check".into())
+}
+
+fn typed_errors() -> Result<(), Failed> {
+    let r = reducer();
+    let repro = Options { determinism: Determinism::GpuToGpu, ..Default::default() };
+    let accurate = Options { accurate: true, ..Default::default() };
+    let teaching = Options { kernel: Some(Kernel::find("reduce4")?), ..repro };
+    let errors = [
+        r.reduce_op::<Min, i32, [i32]>(&[&[1, 2][..]], &repro).err(),
+        r.reduce_op::<Sum, i32, [i32]>(&[&[1, 2][..]], &accurate).err(),
+        r.reduce_op::<Dot, f32, [f32]>(&[&[1.0][..], &[1.0][..]], &accurate).err(),
+        r.reduce_op::<Sum, f32, [f32]>(&[&[1.0][..]], &teaching).err(),
+    ];
+    for e in errors {
+        ensure(matches!(e, Some(Error::Unsupported { .. })), || format!("{e:?}"))?;
+        ensure(!e.map(|e| e.to_string()).unwrap_or_default().contains('\n'), || "not one line".into())?;
+    }
+    ensure(r.sum(&vec![2.0f32; 10])? == 20.0, || "the reducer broke".into())
+}
+
+/// The twin equals a plain serial sum on data that sums exactly.
+fn twin_exact() -> Result<(), Failed> {
+    for n in [1usize, 31, 512, 513, 100_000, (1 << 20) + 7] {
+        let xs: Vec<f32> = generate(Pattern::Large, n, 2)?;
+        let plain: f32 = xs.iter().sum();
+        ensure(fixed_order::<Sum, f32>(&xs, &xs) == plain, || format!("f32 n={n}"))?;
+        let ys: Vec<f64> = generate(Pattern::Large, n, 2)?;
+        ensure(fixed_order::<Sum, f64>(&ys, &ys) == ys.iter().sum::<f64>(), || format!("f64 n={n}"))?;
+        ensure(fixed_order::<DdSum, f64>(&ys, &ys) == ys.iter().sum::<f64>(), || format!("dd n={n}"))?;
+    }
+    Ok(())
+}
+
+/// A planted error: the twin with two segments exchanged (the same
+/// numbers, and within each segment the same order, but two partials meet
+/// other partials in the tree) gives other bits on cancelling data, so GPU
+/// == twin checks the combining order, not only the set of numbers.
+fn twin_planted_swap() -> Result<(), Failed> {
+    let n = 1 << 16;
+    let xs: Vec<f32> = datasets::<f32>(n, 1)?.remove(3).1;
+    let g = Geometry::new(n, 4);
+    let twin = fixed_order::<Sum, f32>(&xs, &xs);
+    let mut differ = 0;
+    for s in 1..8 {
+        let mut swapped = xs.clone();
+        let (first, rest) = swapped.split_at_mut(s * g.segment);
+        first[..g.segment].swap_with_slice(&mut rest[..g.segment]);
+        differ += (fixed_order::<Sum, f32>(&swapped, &swapped).to_bits() != twin.to_bits()) as u32;
+    }
+    ensure(differ > 0, || "exchanging segments never changed the bits".into())
+}
