@@ -14,7 +14,7 @@ use reduction::check::data::{Pattern, generate, splitmix64};
 use reduction::check::exact::ExactSum;
 use reduction::op::exact::DdSum;
 use reduction::op::fixed_order::{FixedOrder, Geometry, fixed_order};
-use reduction::{Determinism, Dot, Error, Kernel, Mean, Min, Norm, Options, Sum, SumSquares};
+use reduction::{DType, Determinism, Dot, Error, Kernel, Mean, Min, Norm, Options, Sum, SumSquares};
 
 const BLOCKS: [u32; 4] = [128, 256, 512, 1024];
 const GRIDS: [Option<u32>; 6] = [None, Some(1), Some(7), Some(66), Some(132), Some(264)];
@@ -223,12 +223,26 @@ fn adversarial_f32(n: usize, seed: u64) -> Vec<(&'static str, Vec<f32>)> {
     ]
 }
 
+/// The block sizes of [`BLOCKS`] the accurate kernel for `ty` can launch
+/// (its registers may not allow 1024 threads; a larger block is a typed error).
+fn accurate_blocks(ty: DType) -> Result<Vec<u32>, Failed> {
+    let entry = format!("accurate_sum_{}", ty.name());
+    let most = reducer().gpu().max_threads_per_block(&entry)?;
+    let too_big = Options { accurate: true, block: Some(2048), ..Default::default() };
+    let refused = match ty {
+        DType::F32 => reducer().reduce_op::<Sum, f32, [f32]>(&[&[1.0f32][..]], &too_big).is_err(),
+        _ => reducer().reduce_op::<Sum, f64, [f64]>(&[&[1.0f64][..]], &too_big).is_err(),
+    };
+    ensure(refused, || format!("{entry}: block 2048 accepted"))?;
+    Ok(BLOCKS.into_iter().filter(|&b| b <= most).collect())
+}
+
 /// The accurate f32 sum is the exact sum rounded once, at every block and grid.
 fn accurate_f32() -> Result<(), Failed> {
     for (k, n) in [7usize, 1000, (1 << 20) + 3, (1 << 24) + 1].into_iter().enumerate() {
         for (name, xs) in adversarial_f32(n, k as u64) {
             let expected = ExactSum::of(&xs.iter().map(|&x| x as f64).collect::<Vec<_>>()).rounded_f32();
-            for block in BLOCKS {
+            for block in accurate_blocks(DType::F32)? {
                 for max_grid in GRIDS {
                     let opts = Options { accurate: true, block: Some(block), max_grid, ..Default::default() };
                     let got = reducer().reduce_op::<Sum, f32, [f32]>(&[&xs], &opts)?;
@@ -308,7 +322,7 @@ fn accurate_f64() -> Result<(), Failed> {
             let xs = conditioned(n, kappa, n as u64);
             let twin = fixed_order::<DdSum, f64>(&xs, &xs);
             let exact = ExactSum::of(&xs);
-            for block in BLOCKS {
+            for block in accurate_blocks(DType::F64)? {
                 for max_grid in GRIDS {
                     let opts = Options { accurate: true, block: Some(block), max_grid, ..Default::default() };
                     let got = reducer().reduce_op::<Sum, f64, [f64]>(&[&xs], &opts)?;

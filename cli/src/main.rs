@@ -395,7 +395,7 @@ struct RunArgs {
     dtype: DType,
     op: Op,
     finish: Finish,
-    /// `--determinism` and `--accurate` (the rest of the options unset).
+    /// `--determinism`, `--accurate` and `--block` as given (the rest unset).
     mode: Options,
     runs: usize,
     seed: u64,
@@ -543,7 +543,7 @@ fn validate(cli: Cli) -> std::result::Result<Job, String> {
             let op = op(&o)?;
             let determinism = Determinism::from_name(&determinism)
                 .ok_or_else(|| format!("--determinism {determinism:?}: expected run_to_run or gpu_to_gpu"))?;
-            let mode = Options { determinism, accurate, finish, ..Options::default() };
+            let mode = Options { determinism, accurate, finish, block, ..Options::default() };
             let named = ["all", "default", DEFAULT_KERNEL.id].contains(&kernel.as_str());
             let explicit = Options { kernel: if named { None } else { Kernel::find(&kernel).ok() }, ..mode };
             if reduction::mode_entry(op.name(), dtype, &explicit).map_err(|e| e.to_string())?.is_some() {
@@ -742,7 +742,8 @@ fn execute(job: Job) -> Result<bool> {
             if default_mode && every_kernel(a.op, a.dtype).unwrap_or(false) {
                 with_plain_dtype!(a.dtype, |T| with_op!(a.op, |O| run_kernels::<O, T>(&r, &a), else Ok(false)), else Ok(false))
             } else {
-                let block = a.kernels.first().map(|&(_, b)| b);
+                // the modes' kernels pick their own block unless one was asked for
+                let block = if default_mode { a.kernels.first().map(|&(_, b)| b) } else { a.mode.block };
                 let row = reduce::ops_bench::measure(&r, a.op, a.dtype, a.n, block, a.runs, a.seed, a.mode)?;
                 print!("{}", reduce::ops_bench::table(std::slice::from_ref(&row)));
                 Ok(row.ok)

@@ -55,9 +55,10 @@ pub fn measure_op<R: Reduction<T>, T: Element + Sample + Number + Outcome + Defa
 where
     R::Out: Outcome,
 {
-    let block = block.unwrap_or(default_block(n));
     let inputs = R::INPUTS as usize;
-    let opts = Options { block: Some(block), ..mode };
+    // the block asked for, else the library's choice for this size and mode
+    let prepared = r.prepare::<R, T>(n, &Options { block, ..mode })?;
+    let block = prepared.kernel().1;
     let (host, checked) = checked_inputs::<R, T>(r, op, n, block, seed, mode)?;
     // copies of every input, enough to stream from DRAM
     let gpu = r.gpu();
@@ -69,7 +70,6 @@ where
             host.iter().map(|h| gpu.stream().clone_htod(h).map_err(reduction::Error::from_driver("cuMemcpyHtoD")));
         copies.push(set.collect::<Result<_>>()?);
     }
-    let prepared = r.prepare::<R, T>(n, &opts)?;
     let stats = time_runs(gpu, WARMUP, runs, |i| {
         let set = &copies[i % copies.len()];
         r.enqueue_op(&prepared, &set[0].as_view(), set.get(1).map(|b| b.as_view()).as_ref())

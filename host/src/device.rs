@@ -277,6 +277,30 @@ impl Gpu {
         Ok(n)
     }
 
+    /// The most threads a block of `entry` can have on this device (its
+    /// registers may allow fewer than 1024).
+    ///
+    /// ```no_run
+    /// let gpu = reduction::Gpu::open(0, reduction::Ptx::embedded())?;
+    /// assert!(gpu.max_threads_per_block("accurate_sum_f32")? >= 128);
+    /// # Ok::<(), reduction::Error>(())
+    /// ```
+    pub fn max_threads_per_block(&self, entry: &str) -> Result<u32> {
+        let func = self.function(entry)?;
+        let mut threads = 0i32;
+        // SAFETY: reads one attribute of a loaded function into an int.
+        unsafe {
+            sys::cuFuncGetAttribute(
+                &mut threads,
+                sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK,
+                func.cu_function(),
+            )
+        }
+        .result()
+        .map_err(driver("cuFuncGetAttribute"))?;
+        Ok(threads.max(0) as u32)
+    }
+
     /// How many device buffers [`Gpu::alloc`] has allocated so far (to check
     /// that repeated reductions reuse their scratch buffers).
     ///

@@ -597,9 +597,21 @@ impl Reducer {
                 valid: "the library's sum, dot, sum_squares, norm, mean".into(),
             });
         }
-        let block = opts.block.unwrap_or(default_block(n));
-        DEFAULT_KERNEL.check_block(block)?;
         let entry = crate::modes::entry(mode, R::NAME, T::DTYPE);
+        // the accurate kernels' registers allow fewer than 1024 threads a block
+        let most = self.gpu.max_threads_per_block(&entry)?;
+        let block = match opts.block {
+            Some(b) if b > most => {
+                return Err(Error::Unsupported {
+                    kernel: entry,
+                    what: format!("block size {b} (its registers allow at most {most} threads a block)"),
+                    valid: "powers of two from 32 up to that".into(),
+                });
+            }
+            Some(b) => b,
+            None => default_block(n).min(1 << most.max(32).ilog2()),
+        };
+        DEFAULT_KERNEL.check_block(block)?;
         let resident = self.gpu.resident_blocks(&entry, block, gpu::layout::MODES_SMEM)?;
         let resident = opts.max_grid.map_or(resident, |g| resident.min(g.max(1)));
         let (job, grid) = ModeJob::plan(mode, T::DTYPE, n, block, resident);
