@@ -316,20 +316,30 @@ pub fn round_to_f32(limbs: &[i64; LIMBS], flags: u32) -> f32 {
     f32::from_bits(sign | (((e + 127) as u32) << 23) | (mant & 0x7f_ffff))
 }
 
+/// The sum of `xs` through the superaccumulator, serially: what the
+/// accurate f32 kernel computes, for checks on the host.
+///
+/// ```
+/// assert_eq!(gpu::op::exact::superaccumulate(&[1e30, 1.0, -1e30]), 1.0);
+/// ```
+pub fn superaccumulate(xs: &[f32]) -> f32 {
+    let mut limbs = [0i64; LIMBS];
+    let mut flags = 0;
+    for &x in xs {
+        if x.is_finite() {
+            add_to_limbs(&mut limbs, x as f64);
+        }
+        flags |= flags_of(x as f64);
+    }
+    round_to_f32(&limbs, flags)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     fn exact(xs: &[f32]) -> f32 {
-        let mut limbs = [0i64; LIMBS];
-        let mut flags = 0;
-        for &x in xs {
-            if x.is_finite() {
-                add_to_limbs(&mut limbs, x as f64);
-            }
-            flags |= flags_of(x as f64);
-        }
-        round_to_f32(&limbs, flags)
+        superaccumulate(xs)
     }
 
     #[test]

@@ -214,20 +214,7 @@ pub fn ulp(y: f64) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use gpu::op::exact::{LIMBS as SUPER_LIMBS, add_to_limbs, flags_of, round_to_f32};
-
-    /// The library's superaccumulator path (what the GPU kernel computes).
-    fn superacc(xs: &[f32]) -> f32 {
-        let mut limbs = [0i64; SUPER_LIMBS];
-        let mut flags = 0;
-        for &x in xs {
-            if x.is_finite() {
-                add_to_limbs(&mut limbs, x as f64);
-            }
-            flags |= flags_of(x as f64);
-        }
-        round_to_f32(&limbs, flags)
-    }
+    use gpu::op::exact::superaccumulate as superacc;
 
     fn exact32(xs: &[f32]) -> f32 {
         ExactSum::of(&xs.iter().map(|&x| x as f64).collect::<Vec<_>>()).rounded_f32()
