@@ -495,7 +495,7 @@ pub fn split(n: usize, parts: usize) -> Vec<Range<usize>> {
 pub(crate) fn combine<R: Sharded<T>, T: Element>(gathered: &[u8]) -> Result<R::Out> {
     const { assert!(size_of::<<R::Shard as Reduction<T>>::Out>() <= COUNT_AT) };
     let (mut acc, mut offset) = (R::IDENTITY, 0u64);
-    for slot in gathered.chunks_exact(SLOT) {
+    for slot in gathered.as_chunks::<SLOT>().0 {
         let mut count = [0u8; 8];
         count.copy_from_slice(&slot[COUNT_AT..COUNT_AT + 8]);
         let n = u64::from_le_bytes(count);
