@@ -226,9 +226,10 @@ fn adversarial_f32(n: usize, seed: u64) -> Vec<(&'static str, Vec<f32>)> {
 /// The block sizes of [`BLOCKS`] the accurate kernel for `ty` can launch
 /// (its registers may not allow 1024 threads; a larger block is a typed error).
 fn accurate_blocks(ty: DType) -> Result<Vec<u32>, Failed> {
-    let entry = format!("accurate_sum_{}", ty.name());
+    let accurate = Options { accurate: true, ..Default::default() };
+    let entry = reduction::mode_entry("sum", ty, &accurate)?.ok_or("no accurate kernel for the sum")?;
     let most = reducer().gpu().max_threads_per_block(&entry)?;
-    let too_big = Options { accurate: true, block: Some(2048), ..Default::default() };
+    let too_big = Options { block: Some(2048), ..accurate };
     let refused = match ty {
         DType::F32 => reducer().reduce_op::<Sum, f32, [f32]>(&[&[1.0f32][..]], &too_big).is_err(),
         _ => reducer().reduce_op::<Sum, f64, [f64]>(&[&[1.0f64][..]], &too_big).is_err(),

@@ -348,9 +348,7 @@ impl MultiReducer {
     /// ```
     pub fn reduce_host<R: Sharded<T>, T: Element>(&self, data: &[T]) -> Result<R::Out> {
         let parts: Vec<&[T]> = self.split(data.len()).into_iter().map(|p| &data[p]).collect();
-        let shards: Vec<[&[T]; 1]> = parts.iter().map(|p| [*p]).collect();
-        let shards: Vec<&[&[T]]> = shards.iter().map(|s| &s[..]).collect();
-        self.reduce_op::<R, T, [T]>(&shards)
+        self.one_input::<R, T, [T]>(&parts)
     }
 
     /// The sum over every shard (one per GPU of this process).
