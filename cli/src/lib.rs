@@ -2,8 +2,8 @@
 //! the benchmark and its report ([`bench`]), the same kernels in CUDA C++
 //! through NVRTC ([`nvrtc`]), the chart ([`svg`]), CUDA-event timing
 //! ([`timing`]), the operations' benchmark ([`ops_bench`]) and the
-//! reduce-by-key benchmark ([`by_key_bench`]), and reductions across GPUs
-//! ([`multi_gpu`]). They use
+//! reduce-by-key benchmark ([`by_key_bench`]), rows, columns and segments
+//! ([`shapes_bench`]), and reductions across GPUs ([`multi_gpu`]). They use
 //! only the library's public API.
 
 pub mod bench;
@@ -13,5 +13,6 @@ pub mod latency;
 pub mod multi_gpu;
 pub mod nvrtc;
 pub mod ops_bench;
+pub mod shapes_bench;
 pub mod svg;
 pub mod timing;

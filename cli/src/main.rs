@@ -67,9 +67,10 @@ enum Command {
         /// Threads per block (a power of two, 32..=1024); default 128, Harris's.
         #[arg(long)]
         block: Option<u32>,
-        /// Element type: i32, u32, i64, u64, f32, f64, f16, bf16.
-        #[arg(long = "type", default_value = "i32")]
-        ty: String,
+        /// Element type: i32, u32, i64, u64, f32, f64, f16, bf16 (default
+        /// i32; f32 with --shape and --segments).
+        #[arg(long = "type")]
+        ty: Option<String>,
         /// Operation: sum, min, max (every kernel), argmin, argmax, dot,
         /// sum_squares, norm, mean (the default kernel).
         #[arg(long, default_value = "sum")]
@@ -95,6 +96,17 @@ enum Command {
         /// on GPU 0 alone.
         #[arg(long, value_name = "all|N")]
         gpus: Option<String>,
+        /// Reduce a ROWSxCOLS f32 matrix (of the first 2^28 elements)
+        /// along --axis instead: one sum per row (1) or column (0).
+        #[arg(long, value_name = "ROWSxCOLS")]
+        shape: Option<String>,
+        /// The axis of --shape: 1 (a sum per row) or 0 (per column).
+        #[arg(long, default_value_t = 1)]
+        axis: usize,
+        /// Sum CSR segments of 2^28 f32 elements instead, with lengths
+        /// drawn from `loguniform` (1 to 10^6) or `pareto` (exponent 1.5).
+        #[arg(long, value_name = "loguniform|pareto")]
+        segments: Option<String>,
     },
     /// Print a folder holding `libnccl.so`, linked to the NCCL found on this
     /// machine (PyTorch's `libnccl.so.2`), for `LD_LIBRARY_PATH`.
@@ -121,6 +133,23 @@ enum Command {
         /// Seed of the random input.
         #[arg(long, default_value_t = 1)]
         seed: u64,
+    },
+    /// Time rows, columns and segments: f32 sums of the 1 GiB matrices
+    /// 16384x16384, 1048576x256, 256x1048576, 16777216x16, 4096x65536 along
+    /// both axes and of 2^28 elements in power-law segments, each checked
+    /// against the CPU first; --sweep adds the strategy sweeps behind the
+    /// automatic choice.
+    Shapes {
+        /// Timed runs per case, after 5 warm-up runs.
+        #[arg(long, default_value_t = 50)]
+        runs: usize,
+        /// Also time every lanes-per-row strategy on rows of 16 to 65536
+        /// and column chunks on the matrices.
+        #[arg(long)]
+        sweep: bool,
+        /// Also write the rows as JSON.
+        #[arg(long, value_name = "FILE")]
+        json: Option<PathBuf>,
     },
     /// Time the library's operations on the default kernel (every input
     /// byte read counts, both vectors of a dot product), each checked
@@ -362,6 +391,7 @@ enum Job {
     Bench(Gpu, BenchArgs),
     Ops(Gpu, OpsArgs),
     Modes(Gpu, usize, Vec<DType>, usize, u64, Option<(PathBuf, File)>),
+    Shapes(Gpu, Vec<(reduce::shapes_bench::Case, reduction::Strategy)>, usize, Option<(PathBuf, File)>),
 }
 
 struct OpsArgs {
@@ -498,7 +528,58 @@ fn validate(cli: Cli) -> std::result::Result<Job, String> {
     Ok(match cli.command {
         Command::List => Job::List,
         Command::Info => Job::Info(gpu),
-        Command::Run { n, ty, op: o, runs, seed, gpus: Some(g), kernel, block, finish, determinism, accurate } => {
+        Command::Run { shape, axis, segments, ty, op: o, runs, gpus, .. } if shape.is_some() || segments.is_some() => {
+            at_least_one("--runs", runs)?;
+            if ty.as_deref().is_some_and(|t| t != "f32") || o != "sum" || gpus.is_some() {
+                return Err("--shape and --segments time f32 sums on one GPU (the library's API takes every operation and type)".into());
+            }
+            let case = match (shape, segments) {
+                (Some(s), None) => {
+                    let (rows, cols) = s
+                        .split_once('x')
+                        .and_then(|(r, c)| Some((parse_count(r).ok()?, parse_count(c).ok()?)))
+                        .ok_or_else(|| format!("--shape {s:?}: expected ROWSxCOLS, e.g. 16384x16384"))?;
+                    if rows.checked_mul(cols).is_none_or(|e| e > reduce::shapes_bench::ELEMENTS) {
+                        return Err(format!("--shape {s}: at most 2^28 elements"));
+                    }
+                    let m = reduction::Matrix::new(rows, cols);
+                    reduction::Shape::axis(m, axis).map_err(|e| e.to_string())?;
+                    reduce::shapes_bench::Case::Axis(m, axis)
+                }
+                (None, Some(kind)) => {
+                    let pareto = match kind.as_str() {
+                        "loguniform" => false,
+                        "pareto" => true,
+                        other => return Err(format!("--segments {other:?}: expected loguniform or pareto")),
+                    };
+                    let lengths = reduce::shapes_bench::power_law(reduce::shapes_bench::ELEMENTS, pareto, 5)
+                        .map_err(|e| e.to_string())?;
+                    reduce::shapes_bench::Case::Segments(kind, lengths)
+                }
+                _ => return Err("--shape and --segments: one or the other".into()),
+            };
+            Job::Shapes(gpu, vec![(case, reduction::Strategy::Auto)], runs, None)
+        }
+        Command::Shapes { runs, sweep, json } => {
+            at_least_one("--runs", runs)?;
+            use reduce::shapes_bench::{matrices, segment_cases, sweep_cases};
+            use reduction::Strategy;
+            let mut cases: Vec<_> = matrices().into_iter().map(|c| (c, Strategy::Auto)).collect();
+            cases.extend(segment_cases().map_err(|e| e.to_string())?.into_iter().map(|c| (c, Strategy::Auto)));
+            if sweep {
+                for c in sweep_cases() {
+                    cases.extend([1, 2, 4, 8, 16, 32].map(|l| (c.clone(), Strategy::Lanes(l))));
+                }
+                for c in matrices().into_iter().filter(|c| matches!(c, reduce::shapes_bench::Case::Axis(_, 0))) {
+                    cases.extend([1, 4, 16, 64, 256, 1024].map(|k| (c.clone(), Strategy::Chunks(k))));
+                }
+            }
+            Job::Shapes(gpu, cases, runs, output(json, "--json")?)
+        }
+        Command::Run {
+            n, ty, op: o, runs, seed, gpus: Some(g), kernel, block, finish, determinism, accurate, ..
+        } => {
+            let ty = ty.unwrap_or_else(|| "i32".into());
             at_least_one("--n", n)?;
             at_least_one("--runs", runs)?;
             let (dtype, op) = (dtype(&ty)?, op(&o)?);
@@ -523,7 +604,8 @@ fn validate(cli: Cli) -> std::result::Result<Job, String> {
             Job::Multi(reduce::multi_gpu::MultiRun { gpus, op, dtype, n, runs, seed })
         }
         Command::Nccl => Job::Nccl,
-        Command::Run { kernel, n, block, ty, op: o, finish, determinism, accurate, runs, seed, gpus: None } => {
+        Command::Run { kernel, n, block, ty, op: o, finish, determinism, accurate, runs, seed, gpus: None, .. } => {
+            let ty = ty.unwrap_or_else(|| "i32".into());
             at_least_one("--n", n)?;
             at_least_one("--runs", runs)?;
             let dtype = dtype(&ty)?;
@@ -826,6 +908,25 @@ fn execute(job: Job) -> Result<bool> {
                 write_output(out, serde_json::to_string_pretty(&plain).map_err(|e| Error::Invalid(e.to_string()))?)?;
             }
             Ok(rows.iter().all(|(row, _)| row.ok))
+        }
+        Job::Shapes(gpu, cases, runs, json) => {
+            let r = gpu.open()?;
+            println!(
+                "{}, f32 sums, medians of {runs} event-timed launches, checked against the CPU",
+                r.gpu().info().name
+            );
+            let (host, device) = reduce::shapes_bench::input(&r)?;
+            println!("{}", reduce::shapes_bench::header());
+            let mut rows = Vec::new();
+            for (case, strategy) in &cases {
+                let row = reduce::shapes_bench::measure(&r, case, *strategy, &host, &device, runs)?;
+                println!("{}", reduce::shapes_bench::line(&row));
+                rows.push(row);
+            }
+            if let Some(out) = json {
+                write_output(out, serde_json::to_string_pretty(&rows).map_err(|e| Error::Invalid(e.to_string()))?)?;
+            }
+            Ok(rows.iter().all(|row| row.ok))
         }
         Job::Explain(n, dtype, block, raw) => {
             let ncu = reduce::explain::find_ncu()?;

@@ -6,7 +6,7 @@
 //!   loads: device primitives ([`prim`]), the warp/block building blocks, one
 //!   file per optimisation step in `kernels/`, and the table of
 //!   `extern "gpu-kernel"` entries in `entries.rs`;
-//! * for the host, where only [`names`], [`half`], [`op`] and [`layout`]
+//! * for the host, where only [`names`], [`half`], [`op`], [`layout`] and [`shape`]
 //!   exist, so the host library names the same operations, element types,
 //!   block sizes and launch sizes as the kernels (and runs the operations'
 //!   `map`/`combine`/`finish` as its serial reference).
@@ -36,6 +36,7 @@ pub mod names;
 pub mod half;
 pub mod layout;
 pub mod op;
+pub mod shape;
 
 #[cfg(target_arch = "nvptx64")]
 pub mod prim;

@@ -266,6 +266,12 @@ pub enum Error {
         num_keys: usize,
     },
 
+    /// A matrix shape, axis, CSR offsets, strategy or output that cannot
+    /// describe the input of a shaped reduction ([`Shape`](crate::Shape)):
+    /// the message names what is wrong.
+    #[error("{0}")]
+    Shape(String),
+
     /// Bad command-line or configuration input.
     #[error("{0}")]
     Invalid(String),

@@ -59,7 +59,7 @@ impl Out {
     /// The first `len` elements of `T` of `buffer`, viewed as `len × size_of::<T>() / bytes`
     /// values of `bytes` bytes (a single-pass kernel's accumulators in a
     /// buffer of elements).
-    fn bytes_of<T>(buffer: &mut CudaSlice<T>, gpu: &Gpu, bytes: usize) -> Out {
+    pub(crate) fn bytes_of<T>(buffer: &mut CudaSlice<T>, gpu: &Gpu, bytes: usize) -> Out {
         let len = buffer.len() * size_of::<T>() / bytes;
         let (addr, _guard) = buffer.device_ptr_mut(gpu.stream());
         Out { addr, len, done: 0 }
@@ -286,6 +286,88 @@ impl Gpu {
         // one output), and uses SINGLE_PASS_SMEM bytes of shared memory,
         // which the launch provides. Launches that share the ticket are
         // ordered by the stream.
+        unsafe { args.launch(cfg) }.map_err(|source| launch_error(entry, &cfg, source))?;
+        Ok(())
+    }
+
+    /// Launch a shaped kernel (`segments_*` or `columns_*`, as `plan`
+    /// says) on `a` (and `b` for a two-input operation) with `shape`, its
+    /// scratch in `partials` and `tickets` (zero; the kernel leaves them
+    /// zero) and one result per row, column or segment in `out`.
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn launch_shaped<T: DeviceRepr>(
+        &self,
+        plan: &crate::shape::ShapePlan,
+        inputs: u32,
+        a: &CudaView<'_, T>,
+        b: Option<&CudaView<'_, T>>,
+        shape: crate::shape::Shape<'_>,
+        partials: Out,
+        tickets: &mut CudaViewMut<'_, u32>,
+        out: Out,
+    ) -> Result<()> {
+        use crate::shape::Shape;
+        let entry = plan.entry.as_str();
+        shape.check(a.len())?;
+        let b_ptr = match (inputs, b) {
+            (1, None) => None,
+            (2, Some(b)) if b.len() == a.len() => Some(b.device_ptr(self.stream())),
+            _ => return Err(Error::Invalid(format!("{entry}: takes {inputs} input(s) of one length"))),
+        };
+        let b_addr = b_ptr.as_ref().map_or(0, |(addr, _guard)| *addr);
+        if partials.len < plan.partials || tickets.len() < plan.tickets || out.len < shape.results() || plan.grid == 0 {
+            return Err(Error::Invalid(format!(
+                "{entry}: bad launch: grid {}, {} of {} partial slots, {} of {} tickets, {} of {} results",
+                plan.grid,
+                partials.len,
+                plan.partials,
+                tickets.len(),
+                plan.tickets,
+                out.len,
+                shape.results()
+            )));
+        }
+        let func = self.function(entry)?;
+        let mut args = self.stream().launch_builder(&func);
+        let (null, split) = (0u64, plan.split);
+        let (n, count, cols, pitch, offsets);
+        match shape {
+            Shape::Rows(m) => {
+                (n, count, cols, pitch) = (m.elements_spanned()? as u64, m.rows as u64, m.cols as u64, m.pitch as u64);
+                args.arg(a).arg(&b_addr).arg(&n).arg(&null).arg(&count).arg(&cols).arg(&pitch).arg(&split);
+            }
+            Shape::Segments(o) => {
+                (n, count, cols, pitch) = (o.end, o.count as u64, 0, 0);
+                offsets = o.device.device_ptr(self.stream());
+                args.arg(a).arg(&b_addr).arg(&n).arg(&offsets.0).arg(&count).arg(&cols).arg(&pitch).arg(&split);
+            }
+            Shape::Columns(m) => {
+                (n, cols, pitch) = (m.rows as u64, m.cols as u64, m.pitch as u64);
+                args.arg(a).arg(&b_addr).arg(&n).arg(&cols).arg(&pitch).arg(&split);
+            }
+        }
+        args.arg(&partials.addr).arg(tickets).arg(&out.addr);
+        let cfg = LaunchConfig {
+            grid_dim: (plan.grid, 1, 1),
+            block_dim: (crate::shape::BLOCK, 1, 1),
+            shared_mem_bytes: plan.smem,
+        };
+        // SAFETY: `segments_{op}_{type}` entries have the signature (const T*,
+        // const T*, u64 n, const u64* offsets, u64 count, u64 cols, u64
+        // pitch, u32 lanes, Acc*, u32*, Out*) and `columns_{op}_{type}`
+        // (const T*, const T*, u64 rows, u64 cols, u64 pitch, u32 chunks,
+        // Acc*, u32*, Out*) for this T and the operation of the entry's
+        // name (`gpu/src/entries.rs`; `plan` named it from R and T, and
+        // sized `partials` with R's accumulator). Every element the kernel
+        // reads lies in the shape, which `shape.check` put within `a` (and
+        // `b`, of the same length, checked); the offsets were checked
+        // non-decreasing when the `Offsets` were made and ending within `a`
+        // above, and `Offsets` holds count + 1 of them on this GPU. It writes
+        // partials[..plan.partials], tickets[..plan.tickets] (zero, left
+        // zero) and out[..results], each checked above (`Out`s are memory
+        // their makers hold for the launch), and uses `plan.smem` bytes of
+        // shared memory, which the launch provides. Launches sharing the
+        // scratch are ordered by the stream.
         unsafe { args.launch(cfg) }.map_err(|source| launch_error(entry, &cfg, source))?;
         Ok(())
     }

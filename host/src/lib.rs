@@ -55,6 +55,8 @@ mod ptx;
 mod reduce_by_key;
 mod reducer;
 mod registry;
+pub mod shape;
+mod shaped;
 
 pub use by_key::{BY_KEY_BLOCK, ByKeyKernel, ByKeyValue};
 /// The cudarc this library is built with (driver API, dynamic loading):
@@ -76,3 +78,4 @@ pub use reducer::{Element, Finish, Input, Options, Prepared, Reducer, Source};
 pub use registry::{
     BlockParam, DEFAULT_BLOCK, DEFAULT_KERNEL, KERNELS, Kernel, PerThread, Scheme, default_block, shared_mem_bytes,
 };
+pub use shape::{Matrix, Offsets, Shape, Strategy};

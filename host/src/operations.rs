@@ -200,7 +200,7 @@ impl Reducer {
 
     /// Run `f` on `inputs` as device views (host inputs staged in this
     /// type's scratch buffers), with the scratch locked.
-    fn with_inputs<T: Element, D: Input<T> + ?Sized, V>(
+    pub(crate) fn with_inputs<T: Element, D: Input<T> + ?Sized, V>(
         &self,
         inputs: &[&D],
         f: impl FnOnce(&mut Work<T>, CudaView<'_, T>, Option<CudaView<'_, T>>) -> Result<V>,

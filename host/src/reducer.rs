@@ -327,6 +327,8 @@ impl<O, T> Prepared<O, T> {
 pub struct Reducer {
     gpu: Gpu,
     scratch: Mutex<HashMap<TypeId, Box<dyn Any + Send>>>,
+    /// The shaped reductions' buffers (`shaped.rs`), made on first use.
+    pub(crate) shapes: Mutex<Option<crate::shaped::ShapeScratch>>,
 }
 
 impl std::fmt::Debug for Reducer {
@@ -374,7 +376,7 @@ impl Reducer {
     }
 
     pub(crate) fn from_gpu(gpu: Gpu) -> Self {
-        Reducer { gpu, scratch: Mutex::new(HashMap::new()) }
+        Reducer { gpu, scratch: Mutex::new(HashMap::new()), shapes: Mutex::new(None) }
     }
 
     /// The device, its stream and its kernels.

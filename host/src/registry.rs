@@ -419,6 +419,7 @@ mod tests {
         let mut registry: BTreeSet<String> = KERNELS.iter().flat_map(|k| k.all_entries(Op::ALL, DType::ALL)).collect();
         registry.extend(crate::by_key::entries()); // reduction by key lists its own
         registry.extend(crate::modes::entries()); // so do the reproducible and accurate sums
+        registry.extend(crate::shape::entries()); // and rows, columns, segments
         let ptx = Ptx::embedded();
         let in_ptx: BTreeSet<String> = ptx.entries().map(str::to_string).collect();
         let missing: Vec<_> = registry.difference(&in_ptx).collect();

@@ -16,6 +16,9 @@
 //! whose bits do not depend on the GPU: a fixed order of additions, and an
 //! exactly rounded sum (`docs/determinism.md`).
 //!
+//! `segments` (step 14) and `columns` (step 15) give one result per row,
+//! CSR segment or column (`docs/shapes.md`).
+//!
 //! `by_key` and `by_key_hash` solve a different problem, one sum per key
 //! for many keys (seed 003's warp-aggregated atomics; `docs/by_key.md`).
 //!
@@ -29,6 +32,7 @@
 pub mod accurate;
 pub mod by_key;
 pub mod by_key_hash;
+pub mod columns;
 pub mod reduce1_interleaved_divergent;
 pub mod reduce2_interleaved_bank_conflicts;
 pub mod reduce3_sequential;
@@ -39,5 +43,6 @@ pub mod reduce7_multiple_elements;
 pub mod reduce8_warp_tile;
 pub mod reduce9_warp_shuffle;
 pub mod reproducible;
+pub mod segments;
 pub mod single_pass;
 pub mod vectorized;

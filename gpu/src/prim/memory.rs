@@ -33,6 +33,16 @@ pub unsafe fn store<T>(p: *mut T, i: u32, v: T) {
     unsafe { *p.add(i as usize) = v }
 }
 
+/// [`store`] with a 64-bit index.
+///
+/// # Safety
+/// As for [`store`].
+#[inline(always)]
+pub unsafe fn store_u64<T>(p: *mut T, i: u64, v: T) {
+    // SAFETY: the caller keeps `p.add(i)` in bounds, aligned and unraced.
+    unsafe { *p.add(i as usize) = v }
+}
+
 /// CUDA `*(volatile T*)p = v`; PTX `st.volatile.global`: a store that is
 /// performed, once, where a reader outside the kernel (the host, polling
 /// mapped memory) can see it.
@@ -76,6 +86,12 @@ pub trait Lanes<T>: Copy {
     /// the reproducible kernel).
     fn fold_in_order<A>(self, other: Self, first: u64, acc: A, f: impl Fn(A, T, T, u64) -> A) -> A;
 
+    /// Lane `k` (`k` below the lane count).
+    fn at(self, k: usize) -> T;
+
+    /// Every lane `x`.
+    fn splat(x: T) -> Self;
+
     /// Fold the lanes pairwise with `f`: `f(f(a, b), f(c, d))`.
     #[inline(always)]
     fn fold(self, f: impl Fn(T, T) -> T) -> T {
@@ -84,6 +100,16 @@ pub trait Lanes<T>: Copy {
 }
 
 impl<T: Copy> Lanes<T> for [T; 8] {
+    #[inline(always)]
+    fn at(self, k: usize) -> T {
+        self[k]
+    }
+
+    #[inline(always)]
+    fn splat(x: T) -> Self {
+        [x; 8]
+    }
+
     #[inline(always)]
     fn fold_in_order<A>(self, o: Self, first: u64, mut acc: A, f: impl Fn(A, T, T, u64) -> A) -> A {
         for k in 0..8 {
@@ -103,6 +129,16 @@ impl<T: Copy> Lanes<T> for [T; 8] {
 
 impl<T: Copy> Lanes<T> for [T; 4] {
     #[inline(always)]
+    fn at(self, k: usize) -> T {
+        self[k]
+    }
+
+    #[inline(always)]
+    fn splat(x: T) -> Self {
+        [x; 4]
+    }
+
+    #[inline(always)]
     fn fold_in_order<A>(self, o: Self, first: u64, mut acc: A, f: impl Fn(A, T, T, u64) -> A) -> A {
         for k in 0..4 {
             acc = f(acc, self[k], o[k], first + k as u64);
@@ -118,6 +154,16 @@ impl<T: Copy> Lanes<T> for [T; 4] {
 }
 
 impl<T: Copy> Lanes<T> for [T; 2] {
+    #[inline(always)]
+    fn at(self, k: usize) -> T {
+        self[k]
+    }
+
+    #[inline(always)]
+    fn splat(x: T) -> Self {
+        [x; 2]
+    }
+
     #[inline(always)]
     fn fold_in_order<A>(self, o: Self, first: u64, mut acc: A, f: impl Fn(A, T, T, u64) -> A) -> A {
         for k in 0..2 {

@@ -1,0 +1,211 @@
+//! Timing rows, columns and segments (`Reducer::reduce_shaped`): the 1 GiB
+//! f32 matrices of issue 13 along both axes, power-law segments of 2^28
+//! elements, and sweeps of the strategies (lanes per row, column chunks)
+//! behind the automatic choice. Each case is checked against the CPU once
+//! (the data are odd multiples of 1/8, whose sums are exact, so the check
+//! is bit for bit), with the output poisoned first; then the launch alone
+//! is timed between CUDA events, the median of `runs`. GB/s count the
+//! matrix's (or segments') bytes read. The vendor side is
+//! `cli/baselines/shapes_vendor.py`, run in the same sitting.
+
+use reduction::check::data::{Pattern, generate};
+use reduction::cudarc::driver::CudaSlice;
+use reduction::{Error, Matrix, Reducer, Result, Shape, Strategy, Sum};
+use serde::{Deserialize, Serialize};
+
+use crate::bench::WARMUP;
+use crate::timing::time_runs;
+
+/// Elements of the input every case reads from: 1 GiB of f32.
+pub const ELEMENTS: usize = 1 << 28;
+
+/// What one case reduces.
+#[derive(Clone, Debug)]
+pub enum Case {
+    /// A matrix along axis 1 (rows) or 0 (columns).
+    Axis(Matrix, usize),
+    /// CSR segments of these lengths, back to back from element 0.
+    Segments(String, Vec<u64>),
+}
+
+impl Case {
+    /// `16384x16384 axis 1`, `segments loguniform`.
+    pub fn name(&self) -> String {
+        match self {
+            Case::Axis(m, axis) => format!("{}x{} axis {axis}", m.rows, m.cols),
+            Case::Segments(name, l) => format!("segments {name} ({} segments)", l.len()),
+        }
+    }
+
+    fn elements(&self) -> usize {
+        match self {
+            Case::Axis(m, _) => m.rows * m.cols,
+            Case::Segments(_, l) => l.iter().sum::<u64>() as usize,
+        }
+    }
+}
+
+/// One case's check and timing.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct ShapeRow {
+    /// [`Case::name`].
+    pub case: String,
+    /// `auto`, `lanes 4`, `chunks 16`: the strategy asked for.
+    pub strategy: String,
+    /// Results (rows, columns or segments).
+    pub results: usize,
+    /// Median time between the CUDA events around the launch, µs.
+    pub median_us: f64,
+    /// Input bytes read per second at the median, GB/s.
+    pub gbps: f64,
+    /// Whether every result equals the CPU's.
+    pub ok: bool,
+}
+
+/// The matrices of issue 13 (1 GiB of f32 each), both axes.
+pub fn matrices() -> Vec<Case> {
+    let shapes = [(16384, 16384), (1 << 20, 256), (256, 1 << 20), (1 << 24, 16), (4096, 65536)];
+    shapes.iter().flat_map(|&(r, c)| [1, 0].map(|axis| Case::Axis(Matrix::new(r, c), axis))).collect()
+}
+
+/// Segment lengths summing to at most `total`: `⌊10^(6u)⌋` for uniform `u`
+/// (log-uniform from 1 to 10^6: a power law, density ∝ 1/length) or, with
+/// `pareto`, `⌊u^-2⌋` capped at 10^6 (Pareto with exponent 1.5: mostly
+/// short segments, a heavy tail).
+pub fn power_law(total: usize, pareto: bool, seed: u64) -> Result<Vec<u64>> {
+    let u: Vec<u64> = generate(Pattern::Random, 1 << 20, seed)?;
+    let mut lengths = Vec::new();
+    let mut sum = 0u64;
+    for r in u {
+        let x = ((r >> 11) as f64 + 0.5) / (1u64 << 53) as f64;
+        let l = if pareto { x.powf(-2.0).min(1e6) as u64 } else { 10f64.powf(6.0 * x) as u64 };
+        if sum + l > total as u64 {
+            break;
+        }
+        sum += l;
+        lengths.push(l);
+    }
+    Ok(lengths)
+}
+
+/// The segment cases: log-uniform and Pareto lengths over 2^28 elements.
+pub fn segment_cases() -> Result<Vec<Case>> {
+    Ok(vec![
+        Case::Segments("loguniform".into(), power_law(ELEMENTS, false, 5)?),
+        Case::Segments("pareto1.5".into(), power_law(ELEMENTS, true, 6)?),
+    ])
+}
+
+/// Rows of 16 to 65536 elements (1 GiB each) for the lanes sweep.
+pub fn sweep_cases() -> Vec<Case> {
+    [16usize, 64, 256, 1024, 4096, 65536].iter().map(|&c| Case::Axis(Matrix::new(ELEMENTS / c, c), 1)).collect()
+}
+
+/// The input every case reads, on the host and the GPU: `ELEMENTS` odd
+/// multiples of 1/8 (exact sums).
+pub fn input(r: &Reducer) -> Result<(Vec<f32>, CudaSlice<f32>)> {
+    let host: Vec<f32> = generate(Pattern::Large, ELEMENTS, 1)?;
+    let device = r.gpu().stream().clone_htod(&host).map_err(Error::from_driver("cuMemcpyHtoD"))?;
+    Ok((host, device))
+}
+
+/// The CPU's sums of `case` over `host` (exact: f64 sums of exact data).
+fn reference(case: &Case, host: &[f32]) -> Vec<f32> {
+    match case {
+        Case::Axis(m, 1) => {
+            (0..m.rows).map(|r| host[r * m.pitch..][..m.cols].iter().map(|&x| x as f64).sum::<f64>() as f32).collect()
+        }
+        Case::Axis(m, _) => {
+            let mut sums = vec![0f64; m.cols];
+            for r in 0..m.rows {
+                for (s, &x) in sums.iter_mut().zip(&host[r * m.pitch..][..m.cols]) {
+                    *s += x as f64;
+                }
+            }
+            sums.into_iter().map(|s| s as f32).collect()
+        }
+        Case::Segments(_, lengths) => {
+            let mut at = 0usize;
+            lengths
+                .iter()
+                .map(|&l| {
+                    let s = host[at..at + l as usize].iter().map(|&x| x as f64).sum::<f64>();
+                    at += l as usize;
+                    s as f32
+                })
+                .collect()
+        }
+    }
+}
+
+/// Check `case` with `strategy` against the CPU, then time `runs` launches.
+pub fn measure(
+    r: &Reducer,
+    case: &Case,
+    strategy: Strategy,
+    host: &[f32],
+    device: &CudaSlice<f32>,
+    runs: usize,
+) -> Result<ShapeRow> {
+    let offsets;
+    let shape = match case {
+        Case::Axis(m, axis) => Shape::axis(*m, *axis)?,
+        Case::Segments(_, lengths) => {
+            let o: Vec<u64> = std::iter::once(0)
+                .chain(lengths.iter().scan(0, |s, &l| {
+                    Some({
+                        *s += l;
+                        *s
+                    })
+                }))
+                .collect();
+            offsets = r.offsets(&o)?;
+            Shape::Segments(&offsets)
+        }
+    };
+    let stream = r.gpu().stream();
+    let results = shape.results();
+    let mut out = stream.alloc_zeros::<f32>(results.max(1)).map_err(Error::from_driver("cuMemAlloc"))?;
+    // poison: NaN in every slot, so a result never written cannot pass
+    let poison = vec![f32::NAN; results.max(1)];
+    stream.memcpy_htod(&poison, &mut out).map_err(Error::from_driver("cuMemcpyHtoD"))?;
+    let view = device.as_view();
+    r.reduce_shaped_into::<Sum, f32>(&[&view], shape, strategy, &mut out.as_view_mut())?;
+    let got = stream.clone_dtoh(&out).map_err(Error::from_driver("cuMemcpyDtoH"))?;
+    let want = reference(case, host);
+    let ok = want.iter().zip(&got).all(|(w, g)| w.to_bits() == g.to_bits());
+    let stats = time_runs(r.gpu(), WARMUP, runs, |_| {
+        r.reduce_shaped_into::<Sum, f32>(&[&view], shape, strategy, &mut out.as_view_mut())
+    })?;
+    let bytes = case.elements() * 4;
+    Ok(ShapeRow {
+        case: case.name(),
+        strategy: match strategy {
+            Strategy::Auto => "auto".into(),
+            Strategy::Lanes(l) => format!("lanes {l}"),
+            Strategy::Chunks(c) => format!("chunks {c}"),
+        },
+        results,
+        median_us: stats.median_ms * 1e3,
+        gbps: stats.bandwidth(bytes) / 1e9,
+        ok,
+    })
+}
+
+/// One line of the table.
+pub fn line(row: &ShapeRow) -> String {
+    format!(
+        "{:<36} {:<10} {:>9} {:>10.1} {:>8.0}  {}",
+        row.case,
+        row.strategy,
+        row.results,
+        row.median_us,
+        row.gbps,
+        if row.ok { "OK" } else { "MISMATCH" }
+    )
+}
+
+/// The table's header.
+pub fn header() -> String {
+    format!("{:<36} {:<10} {:>9} {:>10} {:>8}  check", "case", "strategy", "results", "median µs", "GB/s")
+}

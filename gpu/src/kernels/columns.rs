@@ -1,0 +1,205 @@
+//! Step 15 (ours): one result per column of a row-major matrix (torch's
+//! `sum(dim=0)`, batch statistics).
+//!
+//! A thread reducing a column alone would read one element per row, 4
+//! bytes out of every 32-byte sector. Instead (`gpu::shape::Columns`):
+//!
+//! 1. **Column tiles.** Neighbouring threads take neighbouring column
+//!    *units* (a 16-byte vector of columns when every row starts 16-byte
+//!    aligned, else one column): 8 vectors or 32 elements across, so a warp
+//!    reads whole 128-byte lines of several rows at once, and the block's
+//!    other threads take the rows in between (`row_lanes` rows at a time).
+//!    Each thread keeps one accumulator per column it holds and folds its
+//!    rows in order, four loads in flight.
+//! 2. **Across the block**: the accumulators meet in shared memory and one
+//!    thread per column combines them in row-lane order.
+//! 3. **Row chunks.** A tall matrix has few column tiles, too few blocks to
+//!    fill the GPU: `chunks` blocks then share each tile's rows, write a
+//!    partial per column, and the last of them (`atomicInc` on the tile's
+//!    ticket, which wraps back to 0) combines the chunks in order, with the
+//!    whole block, as in step 2.
+//!
+//! The combining order depends on the shape and `chunks` alone, so results
+//! are the same from run to run (`run_to_run`).
+//!
+//! Launch: block `SHAPE_BLOCK`, grid `col_tiles × chunks`,
+//! `shape::columns_smem(width, size_of::<Acc>())` bytes of shared memory,
+//! `partials` with `chunks × cols` accumulators when `chunks > 1`,
+//! `tickets[0..col_tiles]` zero.
+
+use crate::op::{Element, Reduction};
+use crate::prim::*;
+use crate::shape::{Columns, SHAPE_BLOCK, vector_columns};
+
+/// Rows each thread loads before combining them.
+const UNROLL: u64 = 4;
+
+/// One result per column of the `rows × cols` matrix at `a` (row `r` at
+/// `a + r·pitch`), and `b` for two inputs, into `out[0..cols]`.
+///
+/// # Safety
+/// Every row's `cols` elements of `a` (and `b`) valid, aligned and not
+/// written during the kernel; `partials` with `chunks × cols` accumulators
+/// when `chunks > 1`, `tickets[0..col_tiles]` zero and not used by a
+/// concurrent launch; `out[0..cols]` writable; the launch as the module's
+/// *Launch* line says (the host plans it with the same `Columns`).
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+pub unsafe fn columns<T: Element + Vector, R: Reduction<T>>(
+    a: *const T,
+    b: *const T,
+    rows: u64,
+    cols: u64,
+    pitch: u64,
+    chunks: u32,
+    partials: *mut R::Acc,
+    tickets: *mut u32,
+    out: *mut R::Out,
+) {
+    if vector_columns(a as u64, b as u64, R::INPUTS, pitch, cols, size_of::<T>()) {
+        columns_with::<T, R, true>(a, b, rows, cols, pitch, chunks, partials, tickets, out)
+    } else {
+        columns_with::<T, R, false>(a, b, rows, cols, pitch, chunks, partials, tickets, out)
+    }
+}
+
+/// [`columns`] with 16-byte column units (`VECTOR`) or single columns.
+/// (Index loops over the `width` accumulators: `width` is a constant here,
+/// and LLVM keeps them in registers only when it can unroll them; iterator
+/// chains left them in local memory.)
+#[inline(always)]
+#[allow(clippy::too_many_arguments, clippy::needless_range_loop)]
+unsafe fn columns_with<T: Element + Vector, R: Reduction<T>, const VECTOR: bool>(
+    a: *const T,
+    b: *const T,
+    rows: u64,
+    cols: u64,
+    pitch: u64,
+    chunks: u32,
+    partials: *mut R::Acc,
+    tickets: *mut u32,
+    out: *mut R::Out,
+) {
+    let geo = Columns::new(cols, T::LANES, VECTOR);
+    let width = if VECTOR { T::LANES as usize } else { 1 };
+    let two = R::INPUTS == 2;
+    let col_tiles = geo.col_tiles.max(1);
+    let (tile, chunk) = (block_idx_x() as u64 % col_tiles, block_idx_x() as u64 / col_tiles);
+    let tid = thread_idx_x();
+    let (unit_lane, row_lane) = (tid % geo.unit_lanes, tid / geo.unit_lanes);
+    let unit = tile * geo.unit_lanes as u64 + unit_lane as u64;
+    let col0 = unit * width as u64;
+    let live = col0 < cols; // a whole unit: `vector_columns` wants cols % LANES == 0
+    let step = geo.row_lanes as u64;
+
+    // 1. this thread's rows of its chunk, in order
+    let mut acc = [R::IDENTITY; 8];
+    let per_chunk = Columns::chunk_rows(rows, chunks);
+    let (r0, r1) = (chunk * per_chunk, ((chunk + 1) * per_chunk).min(rows));
+    let load = |r: u64| {
+        let (ra, rb) = (a.wrapping_add((r * pitch) as usize), b.wrapping_add((r * pitch) as usize));
+        if VECTOR {
+            let x = T::load16(ra, unit);
+            (x, if two { T::load16(rb, unit) } else { x })
+        } else {
+            // one column: only the first lane is folded
+            let x = load_u64(ra, col0);
+            (T::Lanes::splat(x), T::Lanes::splat(if two { load_u64(rb, col0) } else { x }))
+        }
+    };
+    let fold = |acc: &mut [R::Acc; 8], (x, y): (T::Lanes, T::Lanes), r: u64| {
+        for k in 0..width {
+            acc[k] = R::combine(acc[k], R::map(x.at(k), y.at(k), r));
+        }
+    };
+    if live {
+        let mut r = r0 + row_lane as u64;
+        while r + (UNROLL - 1) * step < r1 {
+            let (w, x, y, z) = (load(r), load(r + step), load(r + 2 * step), load(r + 3 * step));
+            fold(&mut acc, w, r);
+            fold(&mut acc, x, r + step);
+            fold(&mut acc, y, r + 2 * step);
+            fold(&mut acc, z, r + 3 * step);
+            r += UNROLL * step;
+        }
+        while r < r1 {
+            fold(&mut acc, load(r), r);
+            r += step;
+        }
+    }
+
+    // 2. across the block's row lanes
+    let tile_cols = geo.tile_cols();
+    let mut shared = dyn_shared::<R::Acc>();
+    let mut is_last = shared.at_byte::<u32>(SHAPE_BLOCK as usize * width * size_of::<R::Acc>());
+    let combined = across_rows::<T, R>(&mut shared, &acc, width, geo, tid);
+    let col = tile * tile_cols + tid as u64;
+    if (tid as u64) < tile_cols && col < cols {
+        if chunks == 1 {
+            store_u64(out, col, R::finish(combined, rows));
+        } else {
+            store_u64(partials, chunk * cols + col, combined);
+        }
+    }
+    if chunks == 1 {
+        return;
+    }
+
+    // 3. the last chunk of the tile combines the chunks' partials in order
+    threadfence(); // this block's partials are visible GPU-wide before the ticket is taken
+    sync_threads();
+    if tid == 0 {
+        is_last[0] = (atomic_inc(tickets.add(tile as usize), chunks - 1) == chunks - 1) as u32;
+    }
+    sync_threads();
+    if is_last[0] == 0 {
+        return;
+    }
+    threadfence();
+    let mut acc = [R::IDENTITY; 8];
+    if live {
+        let mut k = row_lane as u64;
+        while k < chunks as u64 {
+            for j in 0..width {
+                acc[j] = R::combine(acc[j], load_relaxed(partials.add((k * cols + col0) as usize + j), 0));
+            }
+            k += step;
+        }
+    }
+    let combined = across_rows::<T, R>(&mut shared, &acc, width, geo, tid);
+    if (tid as u64) < tile_cols && col < cols {
+        store_u64(out, col, R::finish(combined, rows));
+    }
+}
+
+/// Combine the `width` accumulators of every thread across the row lanes,
+/// in row-lane order, through shared memory: thread `c < tile_cols` gets
+/// column `c` of the tile. Begins with a barrier (earlier readers of
+/// `shared` are done), so the caller may call it twice.
+///
+/// # Safety
+/// Every thread of the block must call it; shared memory as the *Launch*
+/// line says.
+#[inline(always)]
+unsafe fn across_rows<T, R: Reduction<T>>(
+    shared: &mut DynShared<R::Acc>,
+    acc: &[R::Acc; 8],
+    width: usize,
+    geo: Columns,
+    tid: u32,
+) -> R::Acc {
+    let tile_cols = geo.tile_cols() as u32;
+    let (unit_lane, row_lane) = (tid % geo.unit_lanes, tid / geo.unit_lanes);
+    sync_threads(); // earlier readers of `shared` are done
+    for k in 0..width {
+        shared[row_lane * tile_cols + unit_lane * width as u32 + k as u32] = acc[k];
+    }
+    sync_threads();
+    let mut v = R::IDENTITY;
+    if tid < tile_cols {
+        for r in 0..geo.row_lanes {
+            v = R::combine(v, shared[r * tile_cols + tid]);
+        }
+    }
+    v
+}

@@ -1,0 +1,242 @@
+//! Step 14 (ours): one result per row of a matrix, or per segment
+//! `offsets[s]..offsets[s+1]` (CUB's `DeviceSegmentedReduce`, torch's
+//! `sum(dim=1)`).
+//!
+//! The usual designs give each row a thread, a warp or a block, and each
+//! fits one range of row lengths: a block per row of 16 elements idles, a
+//! warp per row of 2^20 leaves the GPU empty when there are few rows, and
+//! segments of mixed lengths leave the longest one's owner working alone at
+//! the end. Here the work is cut by *bytes*, not by rows (`gpu::shape`):
+//!
+//! 1. **Warp tiles.** Warp `t` owns elements `t·E..(t+1)·E` (16 KiB) of the
+//!    input, whatever the segments. It finds the segments that overlap its
+//!    tile with a 32-way search (32 probes a round, one per lane, and a
+//!    ballot), or by arithmetic for rows.
+//! 2. **Teams.** The warp splits into teams of `lanes` threads (1 to 32;
+//!    about four 16-byte vectors a thread, from the tile's average segment
+//!    length, or as the caller fixes it) that take one segment each, read
+//!    it as `single_pass` reads its input (16-byte loads, four in flight, the
+//!    unaligned head and tail one by one), and reduce it with shuffles.
+//! 3. **Segments across tiles.** A segment inside one tile is written at
+//!    once. A longer one leaves one partial per tile (two slots per tile:
+//!    the piece that runs past its end, and the one that started before
+//!    it); the warp that finishes the last of its pieces (`atomicInc` on the
+//!    segment's ticket, as `single_pass` picks its last block) combines them
+//!    in tile order with the whole warp. The ticket wraps back to 0.
+//!
+//! The result for a segment is the same for every launch: the tiles, the
+//! teams and the order of every combination depend on the input's length
+//! and the offsets alone (`run_to_run`; the GPU does not enter).
+//!
+//! An empty segment gets `finish(IDENTITY, 0)`: 0 for sums, NaN for a
+//! mean, and for arg-min/max an index of `u64::MAX`, the "no element"
+//! marker.
+//!
+//! Launch: block `SHAPE_BLOCK`, one warp per tile (`shape::tiles`),
+//! `pieces` with two accumulators per tile, `tickets[0..count]` zero, no
+//! shared memory.
+
+use crate::op::{Element, Reduction};
+use crate::prim::*;
+use crate::shape::{SHAPE_WARPS, Segments, piece_slot, team_lanes, tile_elements, tile_span, tiles};
+use crate::warp_reduce::warp_reduce;
+
+/// Vectors each thread loads before combining them.
+const UNROLL: u64 = 4;
+
+/// Fold elements `begin..end` of `a` (and `b`) as thread `lane` of
+/// `lanes`, each element `i` mapped with its index `i - base`: the loop of
+/// `single_pass`, over a range instead of the whole input.
+///
+/// # Safety
+/// `a[begin..end]` (and `b[begin..end]` when `R::INPUTS == 2`) must be
+/// valid, aligned for `T` and not written during the kernel.
+#[inline(always)]
+pub unsafe fn strided_fold<T: Element + Vector, R: Reduction<T>>(
+    a: *const T,
+    b: *const T,
+    begin: u64,
+    end: u64,
+    base: u64,
+    lane: u64,
+    lanes: u64,
+) -> R::Acc {
+    let two = R::INPUTS == 2;
+    let element = |i: u64| {
+        let x = load_u64(a, i);
+        let y = if two { load_u64(b, i) } else { x };
+        R::map(x, y, i - base)
+    };
+    let width = T::LANES as u64;
+    let (start_a, start_b) = (a.wrapping_add(begin as usize) as u64, b.wrapping_add(begin as usize) as u64);
+    let past_boundary = (start_a % 16) / size_of::<T>() as u64;
+    let len = end - begin;
+    let head = if two && start_a % 16 != start_b % 16 {
+        len
+    } else if past_boundary == 0 {
+        0
+    } else {
+        (width - past_boundary).min(len)
+    };
+    let mut v = R::IDENTITY;
+    let mut i = begin + lane;
+    while i < begin + head {
+        v = R::combine(v, element(i));
+        i += lanes;
+    }
+
+    let body = begin + head;
+    let (body_a, body_b) = (a.wrapping_add(body as usize), b.wrapping_add(body as usize));
+    let nvec = (len - head) / width;
+    let load = |j: u64| {
+        let x = T::load16(body_a, j);
+        (x, if two { T::load16(body_b, j) } else { x })
+    };
+    let fold = |(x, y): (T::Lanes, T::Lanes), j: u64| x.map_fold(y, body + j * width - base, R::map, R::combine);
+    let mut j = lane;
+    while j + (UNROLL - 1) * lanes < nvec {
+        let (w, x, y, z) = (load(j), load(j + lanes), load(j + 2 * lanes), load(j + 3 * lanes));
+        v = R::combine(
+            v,
+            R::combine(
+                R::combine(fold(w, j), fold(x, j + lanes)),
+                R::combine(fold(y, j + 2 * lanes), fold(z, j + 3 * lanes)),
+            ),
+        );
+        j += UNROLL * lanes;
+    }
+    while j < nvec {
+        v = R::combine(v, fold(load(j), j));
+        j += lanes;
+    }
+
+    let mut i = body + nvec * width + lane;
+    while i < end {
+        v = R::combine(v, element(i));
+        i += lanes;
+    }
+    v
+}
+
+/// The first `s` in `lo..=hi` with `pred(s)`, for a `pred` that is false
+/// then true and true at `hi`: each round the 32 lanes probe 32 evenly
+/// spaced points and a ballot says where the answer lies. Every lane gets
+/// the answer.
+///
+/// # Safety
+/// All 32 lanes must call it together with the same `lo`, `hi`.
+#[inline(always)]
+pub unsafe fn warp_search(mut lo: u64, mut hi: u64, pred: impl Fn(u64) -> bool) -> u64 {
+    while lo < hi {
+        let step = (hi - lo).div_ceil(32);
+        let probe = lo + lane_id() as u64 * step;
+        let yes = ballot_sync(FULL_MASK, probe >= hi || pred(probe));
+        let k = yes.trailing_zeros() as u64; // 32 when no probe holds
+        if k == 0 {
+            return lo;
+        }
+        let above = lo + (k - 1) * step; // pred fails here
+        if k < 32 {
+            hi = hi.min(lo + k * step);
+        }
+        lo = above + 1;
+    }
+    lo
+}
+
+/// Reduce `v` over the teams of `lanes` threads (a power of two): the
+/// result is in each team's first lane.
+///
+/// # Safety
+/// All 32 lanes must call it together.
+#[inline(always)]
+unsafe fn team_reduce<A: Shuffle>(mut v: A, lanes: u32, combine: impl Fn(A, A) -> A) -> A {
+    let mut offset = lanes / 2;
+    while offset > 0 {
+        v = combine(v, shfl_down_sync(FULL_MASK, v, offset));
+        offset /= 2;
+    }
+    v
+}
+
+/// One result per segment of `a[0..n]` (and `b`) into `out[0..segs.count]`.
+///
+/// # Safety
+/// `a[0..n]` (and `b[0..n]` for two inputs) valid and aligned; every
+/// segment within `0..n` and the offsets non-decreasing (the host checks
+/// them); `pieces` with `2 · tiles(n)` accumulators, `tickets[0..count]`
+/// zero and not used by a concurrent launch; `out[0..count]` writable; the
+/// launch as the module's *Launch* line says; `lanes` 0 (choose per tile)
+/// or a power of two up to 32.
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+pub unsafe fn segments<T: Element + Vector, R: Reduction<T>>(
+    a: *const T,
+    b: *const T,
+    n: u64,
+    segs: Segments,
+    lanes: u32,
+    pieces: *mut R::Acc,
+    tickets: *mut u32,
+    out: *mut R::Out,
+) where
+    R::Acc: Shuffle,
+{
+    let size = size_of::<T>();
+    let tile = (block_idx_x() * SHAPE_WARPS + warp_id()) as u64;
+    let count_tiles = tiles(n, size);
+    if tile >= count_tiles {
+        return; // the whole warp: no barrier follows
+    }
+    let w0 = tile * tile_elements(size);
+    let w1 = w0 + tile_elements(size);
+    let lo = warp_search(0, segs.count, |s| segs.reaches(s, w0));
+    let hi =
+        if tile + 1 == count_tiles { segs.count } else { warp_search(lo, segs.count, |s| segs.starts_from(s, w1)) };
+    let g = if lanes == 0 { team_lanes(w1.min(n) - w0, hi - lo, size) } else { lanes }.clamp(1, 32);
+    let (team, lane) = ((lane_id() / g) as u64, (lane_id() % g) as u64);
+
+    let mut first = lo;
+    while first < hi {
+        let s = first + team;
+        let active = s < hi;
+        let (b0, e0) = if active { segs.bounds(s) } else { (0, 0) };
+        let (p0, p1) = (b0.max(w0), e0.min(w1));
+        let v = if active && p0 < p1 { strided_fold::<T, R>(a, b, p0, p1, b0, lane, g as u64) } else { R::IDENTITY };
+        let v = team_reduce(v, g, R::combine);
+        let leader = active && lane == 0;
+        let whole = b0 >= w0 && e0 <= w1; // empty segments too
+        if leader && whole {
+            store_u64(out, s, R::finish(v, e0 - b0));
+        }
+        let mut last = false;
+        if leader && !whole {
+            store_u64(pieces, piece_slot(tile, e0 > w1), v);
+            threadfence(); // the piece is visible GPU-wide before the ticket is taken
+            let (t0, t1) = tile_span(b0, e0, size);
+            let k = (t1 - t0) as u32;
+            last = atomic_inc(tickets.add(s as usize), k) == k;
+        }
+        // the warp combines the pieces of each segment whose last piece this round wrote
+        let mut done = ballot_sync(FULL_MASK, last);
+        while done != 0 {
+            let src = done.trailing_zeros();
+            let (sb, se, ss) =
+                (shfl_sync(FULL_MASK, b0, src), shfl_sync(FULL_MASK, e0, src), shfl_sync(FULL_MASK, s, src));
+            threadfence();
+            let (t0, t1) = tile_span(sb, se, size);
+            let mut acc = R::IDENTITY;
+            let mut t = t0 + lane_id() as u64;
+            while t <= t1 {
+                acc = R::combine(acc, load_relaxed(pieces.add(piece_slot(t, t < t1) as usize), 0));
+                t += 32;
+            }
+            let acc = warp_reduce(acc, R::combine);
+            if lane_id() == 0 {
+                store_u64(out, ss, R::finish(acc, se - sb));
+            }
+            done &= done - 1;
+        }
+        first += (32 / g) as u64;
+    }
+}

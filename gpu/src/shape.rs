@@ -1,0 +1,314 @@
+//! Rows, columns and segments: the geometry that the kernels
+//! `kernels/segments.rs` and `kernels/columns.rs` and the host's planner
+//! share (this module, like `layout`, also builds for the host, where its
+//! tests run).
+//!
+//! **Segments** (one result per row of a matrix, or per CSR segment
+//! `offsets[s]..offsets[s+1]`): the input is cut into *warp tiles* of
+//! [`TILE_BYTES`], whatever the segments are. A warp reduces every segment
+//! that overlaps its tile, in *teams* of `lanes` threads (1 to 32) that
+//! each take one segment at a time; a segment that lies in one tile is
+//! written at once, one that crosses tiles leaves a partial per tile, and
+//! the last warp to finish one of its tiles combines them in tile order.
+//! Every warp reads the same number of bytes, however long the segments: a
+//! row of 16 elements and a row of 2^28 cost the same per byte.
+//!
+//! **Columns** (one result per column): a block covers `unit_lanes` column
+//! units (16-byte vectors, or single elements when rows are not
+//! 16-byte-aligned) × `row_lanes` rows, so each warp reads whole 128-byte
+//! lines; `chunks` blocks share each column tile's rows, and the last of
+//! them combines their partials in chunk order.
+
+/// Bytes of input per warp tile.
+pub const TILE_BYTES: u64 = 16 * 1024;
+
+/// Threads per block of both kernels.
+pub const SHAPE_BLOCK: u32 = 256;
+
+/// Warps per block.
+pub const SHAPE_WARPS: u32 = SHAPE_BLOCK / 32;
+
+/// Elements of `size` bytes per warp tile.
+///
+/// ```
+/// assert_eq!(gpu::shape::tile_elements(4), 4096);
+/// ```
+pub const fn tile_elements(size: usize) -> u64 {
+    TILE_BYTES / size as u64
+}
+
+/// Warp tiles over `n` elements of `size` bytes: at least one, so that
+/// empty segments are written too.
+///
+/// ```
+/// assert_eq!(gpu::shape::tiles(0, 4), 1);
+/// assert_eq!(gpu::shape::tiles(4097, 4), 2);
+/// ```
+pub const fn tiles(n: u64, size: usize) -> u64 {
+    let t = n.div_ceil(tile_elements(size));
+    if t == 0 { 1 } else { t }
+}
+
+/// The tile that holds element `i`.
+pub const fn tile_of(i: u64, size: usize) -> u64 {
+    i / tile_elements(size)
+}
+
+/// Lanes per team when a tile holds `segments` segments (or pieces) over
+/// `elements` elements of `size` bytes: about eight 16-byte vectors a
+/// lane, a power of two from 1 to 32. The kernels choose it per tile
+/// unless the caller fixes it. (Measured on an H200, rows of 16 to 4096
+/// f32, every team size: `docs/shapes.md`.)
+///
+/// ```
+/// use gpu::shape::team_lanes;
+/// assert_eq!(team_lanes(4096, 256, 4), 1); // rows of 16 f32: a lane a row
+/// assert_eq!(team_lanes(4096, 64, 4), 2); // rows of 64 f32
+/// assert_eq!(team_lanes(4096, 16, 4), 8); // rows of 256 f32
+/// assert_eq!(team_lanes(4096, 1, 4), 32); // inside one long row: the warp
+/// assert_eq!(team_lanes(0, 0, 4), 32);
+/// ```
+pub const fn team_lanes(elements: u64, segments: u64, size: usize) -> u32 {
+    if segments == 0 {
+        return 32;
+    }
+    let vectors = elements / segments * size as u64 / 16;
+    let lanes = vectors / 8;
+    if lanes >= 32 {
+        32
+    } else if lanes <= 1 {
+        1
+    } else {
+        1 << (63 - lanes.leading_zeros()) // the power of two at or below
+    }
+}
+
+/// Where segment `s` lies: `offsets[s]..offsets[s+1]` when `offsets` is not
+/// null, else row `s` of a matrix, `s·pitch..s·pitch + cols`.
+#[derive(Clone, Copy, Debug)]
+pub struct Segments {
+    /// CSR offsets (`count + 1` of them), or null for rows.
+    pub offsets: *const u64,
+    /// How many segments.
+    pub count: u64,
+    /// Row length (rows only).
+    pub cols: u64,
+    /// Elements from one row's start to the next (rows only).
+    pub pitch: u64,
+}
+
+impl Segments {
+    /// Segment `s` (`s < count`) as `(begin, end)`.
+    ///
+    /// # Safety
+    /// For CSR segments `offsets` must hold `count + 1` values.
+    #[inline(always)]
+    pub unsafe fn bounds(&self, s: u64) -> (u64, u64) {
+        if self.offsets.is_null() {
+            (s * self.pitch, s * self.pitch + self.cols)
+        } else {
+            // SAFETY: s + 1 ≤ count, within the caller's offsets.
+            unsafe { (*self.offsets.add(s as usize), *self.offsets.add(s as usize + 1)) }
+        }
+    }
+
+    /// Whether segment `s` is at or past the start `w0` of a tile: it
+    /// ends after `w0`, or it is empty and starts at or after it. True
+    /// for `s == count`. Monotone in `s`, so the first segment a tile
+    /// sees is found by a search.
+    ///
+    /// # Safety
+    /// As for [`Segments::bounds`].
+    #[inline(always)]
+    pub unsafe fn reaches(&self, s: u64, w0: u64) -> bool {
+        if s >= self.count {
+            return true;
+        }
+        // SAFETY: s < count.
+        let (b, e) = unsafe { self.bounds(s) };
+        e > w0 || b >= w0
+    }
+
+    /// Whether segment `s` starts at or after `w1` (the end of a tile):
+    /// true for `s == count`.
+    ///
+    /// # Safety
+    /// As for [`Segments::bounds`].
+    #[inline(always)]
+    pub unsafe fn starts_from(&self, s: u64, w1: u64) -> bool {
+        // SAFETY: s < count.
+        s >= self.count || unsafe { self.bounds(s).0 } >= w1
+    }
+}
+
+/// The tile of a non-empty segment `begin..end`'s first and last element:
+/// the segment is written at once when they are equal, else through a
+/// partial per tile.
+pub const fn tile_span(begin: u64, end: u64, size: usize) -> (u64, u64) {
+    (tile_of(begin, size), tile_of(end - 1, size))
+}
+
+/// Where the partial of a segment piece goes: each tile has two slots, the
+/// piece of the segment that runs past its end (`2t + 1`) and the piece of
+/// the segment that started before it and ends in it (`2t`).
+pub const fn piece_slot(tile: u64, runs_past: bool) -> u64 {
+    2 * tile + runs_past as u64
+}
+
+/// How a column reduction is laid out (see the module docs).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Columns {
+    /// Columns per thread: a 16-byte vector's lanes, or 1.
+    pub width: u32,
+    /// Threads across a column tile (a power of two).
+    pub unit_lanes: u32,
+    /// Threads down the rows: `SHAPE_BLOCK / unit_lanes`.
+    pub row_lanes: u32,
+    /// Column tiles: `ceil(cols / (width · unit_lanes))`.
+    pub col_tiles: u64,
+}
+
+impl Columns {
+    /// The layout for `cols` columns of elements with `lanes` elements per
+    /// 16-byte vector; `vector` when every row starts 16-byte-aligned and
+    /// `cols` is a multiple of `lanes`.
+    ///
+    /// ```
+    /// use gpu::shape::Columns;
+    /// let c = Columns::new(16, 4, true); // 16 f32 columns: 4 vectors
+    /// assert_eq!((c.width, c.unit_lanes, c.row_lanes, c.col_tiles), (4, 4, 64, 1));
+    /// let c = Columns::new(1000, 4, false); // one element a thread, 32 across
+    /// assert_eq!((c.width, c.unit_lanes, c.row_lanes, c.col_tiles), (1, 32, 8, 32));
+    /// ```
+    pub const fn new(cols: u64, lanes: u32, vector: bool) -> Columns {
+        let width = if vector { lanes } else { 1 };
+        let units = cols.div_ceil(width as u64);
+        // 8 vectors or 32 elements across: 128 bytes of f32 per row
+        let most: u32 = if vector { 8 } else { 32 };
+        let unit_lanes = if units >= most as u64 { most } else { units.next_power_of_two() as u32 };
+        let unit_lanes = if unit_lanes == 0 || unit_lanes > SHAPE_BLOCK { 1 } else { unit_lanes };
+        Columns { width, unit_lanes, row_lanes: SHAPE_BLOCK / unit_lanes, col_tiles: units.div_ceil(unit_lanes as u64) }
+    }
+
+    /// Columns per column tile.
+    pub const fn tile_cols(&self) -> u64 {
+        (self.width * self.unit_lanes) as u64
+    }
+
+    /// Rows per chunk the automatic choice aims at: fewer chunks leave tall
+    /// matrices too few blocks, more add partials and a longer combining
+    /// step (measured on an H200 at 1 GiB: `docs/shapes.md`).
+    pub const ROWS_PER_CHUNK: u64 = 16384;
+
+    /// The automatic number of row chunks for `rows` rows.
+    ///
+    /// ```
+    /// use gpu::shape::Columns;
+    /// assert_eq!(Columns::auto_chunks(16384), 1);
+    /// assert_eq!(Columns::auto_chunks(1 << 24), 1024);
+    /// ```
+    pub const fn auto_chunks(rows: u64) -> u32 {
+        let c = rows / Self::ROWS_PER_CHUNK;
+        if c < 1 {
+            1
+        } else if c > 1 << 16 {
+            1 << 16
+        } else {
+            c as u32
+        }
+    }
+
+    /// Rows per chunk when `rows` are shared by `chunks` blocks.
+    pub const fn chunk_rows(rows: u64, chunks: u32) -> u64 {
+        let c = rows.div_ceil(if chunks == 0 { 1 } else { chunks as u64 });
+        if c == 0 { 1 } else { c }
+    }
+}
+
+/// Whether a column reduction reads 16-byte units: the inputs at `a` (and
+/// `b`, for two) are 16-byte aligned, and so is every row (`pitch` elements
+/// of `size` bytes apart), and `cols` is a whole number of vectors.
+///
+/// ```
+/// assert!(gpu::shape::vector_columns(256, 0, 1, 16, 16, 4));
+/// assert!(!gpu::shape::vector_columns(256, 0, 1, 17, 16, 4));
+/// ```
+pub const fn vector_columns(a: u64, b: u64, inputs: u32, pitch: u64, cols: u64, size: usize) -> bool {
+    let lanes = 16 / size as u64;
+    a.is_multiple_of(16)
+        && (inputs == 1 || b.is_multiple_of(16))
+        && (pitch * size as u64).is_multiple_of(16)
+        && cols.is_multiple_of(lanes)
+}
+
+/// Shared memory a column block needs: one accumulator of `acc_bytes` per
+/// thread and column it holds, then the "last block" flag.
+pub const fn columns_smem(width: u32, acc_bytes: usize) -> u32 {
+    SHAPE_BLOCK * width * acc_bytes as u32 + 16
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The first `s` in `0..=count` with `pred(s)`, by a plain scan.
+    fn first(count: u64, pred: impl Fn(u64) -> bool) -> u64 {
+        (0..=count).find(|&s| pred(s)).unwrap()
+    }
+
+    /// Every non-empty segment is seen by exactly the tiles its elements
+    /// lie in, every empty one by exactly one tile, and the pieces' slots
+    /// never collide.
+    #[test]
+    fn tiles_see_every_segment_once_or_piecewise() {
+        let size = 4;
+        let te = tile_elements(size);
+        let offsets: Vec<u64> = vec![0, 0, 3, 3, te - 1, te + 5, 3 * te, 3 * te, 3 * te + 1, 3 * te + 1];
+        let n = 3 * te + 1;
+        let segs = Segments { offsets: offsets.as_ptr(), count: offsets.len() as u64 - 1, cols: 0, pitch: 0 };
+        let mut seen = vec![Vec::new(); segs.count as usize];
+        let mut slots = std::collections::HashSet::new();
+        for t in 0..tiles(n, size) {
+            let (w0, w1) = (t * te, (t + 1) * te);
+            let last = t + 1 == tiles(n, size);
+            let lo = first(segs.count, |s| unsafe { segs.reaches(s, w0) });
+            let hi = if last { segs.count } else { first(segs.count, |s| unsafe { segs.starts_from(s, w1) }) };
+            for s in lo..hi {
+                seen[s as usize].push(t);
+                let (b, e) = unsafe { segs.bounds(s) };
+                if b < e && tile_span(b, e, size).0 != tile_span(b, e, size).1 {
+                    assert!(slots.insert(piece_slot(t, e > w1)), "slot of tile {t} taken twice");
+                }
+            }
+        }
+        for s in 0..segs.count {
+            let (b, e) = unsafe { segs.bounds(s) };
+            let want: Vec<u64> = if b == e {
+                vec![tile_of(b, size).min(tiles(n, size) - 1)]
+            } else {
+                let (t0, t1) = tile_span(b, e, size);
+                (t0..=t1).collect()
+            };
+            assert_eq!(seen[s as usize], want, "segment {s} = {b}..{e}");
+        }
+    }
+
+    #[test]
+    fn rows_are_segments() {
+        let segs = Segments { offsets: core::ptr::null(), count: 3, cols: 5, pitch: 8 };
+        assert_eq!(unsafe { segs.bounds(2) }, (16, 21));
+        assert!(!unsafe { segs.reaches(0, 5) } && unsafe { segs.reaches(1, 5) });
+        assert!(unsafe { segs.starts_from(3, 0) });
+    }
+
+    #[test]
+    fn column_layouts_cover_the_block() {
+        for cols in [1u64, 3, 4, 16, 100, 256, 1 << 20] {
+            for (lanes, vector) in [(4, true), (2, true), (8, true), (4, false)] {
+                let c = Columns::new(cols, lanes, vector);
+                assert_eq!(c.unit_lanes * c.row_lanes, SHAPE_BLOCK);
+                assert!(c.col_tiles * c.tile_cols() >= cols && (c.col_tiles - 1) * c.tile_cols() < cols);
+            }
+        }
+    }
+}

@@ -1,0 +1,353 @@
+//! Rows, columns and segments: what a shaped reduction reduces
+//! ([`Shape`]), checked before any GPU work, and how it is launched
+//! ([`plan`], pure arithmetic). [`Reducer::reduce_shaped`](crate::Reducer::reduce_shaped)
+//! runs it; `docs/shapes.md` says how the kernels work and what they cost.
+
+use crate::error::{Error, Result};
+use gpu::names::{DType, Op};
+use gpu::shape::{Columns, SHAPE_BLOCK, SHAPE_WARPS, columns_smem, tiles};
+/// The kernels' geometry (`gpu::shape`), for planners and tests.
+pub use gpu::shape::{TILE_BYTES, tile_elements};
+
+/// A row-major matrix of `rows × cols` elements, row `i` starting at
+/// element `i · pitch` of the input (`pitch ≥ cols`; the elements between
+/// a row's end and the next row are not read).
+///
+/// ```
+/// use reduction::Matrix;
+/// let m = Matrix::new(3, 4).pitch(6);
+/// assert_eq!(m.elements_spanned().unwrap(), 2 * 6 + 4);
+/// assert!(m.check(15).is_err() && m.check(16).is_ok());
+/// assert!(Matrix::new(2, 5).pitch(4).check(100).is_err()); // pitch < cols
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Matrix {
+    /// Rows.
+    pub rows: usize,
+    /// Elements per row.
+    pub cols: usize,
+    /// Elements from one row's start to the next.
+    pub pitch: usize,
+}
+
+impl Matrix {
+    /// `rows × cols`, rows back to back (`pitch = cols`).
+    pub fn new(rows: usize, cols: usize) -> Matrix {
+        Matrix { rows, cols, pitch: cols }
+    }
+
+    /// The same matrix with rows `pitch` elements apart.
+    pub fn pitch(self, pitch: usize) -> Matrix {
+        Matrix { pitch, ..self }
+    }
+
+    /// Elements from the first row's start to the last row's end.
+    pub fn elements_spanned(&self) -> Result<usize> {
+        let overflow = || Error::Shape(format!("{self}: rows × pitch overflows"));
+        if self.rows == 0 {
+            return Ok(0);
+        }
+        (self.rows - 1).checked_mul(self.pitch).and_then(|e| e.checked_add(self.cols)).ok_or_else(overflow)
+    }
+
+    /// That the matrix is well formed and lies within `len` elements.
+    pub fn check(&self, len: usize) -> Result<()> {
+        if self.pitch < self.cols {
+            return Err(Error::Shape(format!("{self}: the pitch {} is smaller than cols {}", self.pitch, self.cols)));
+        }
+        self.rows.checked_mul(self.cols).ok_or_else(|| Error::Shape(format!("{self}: rows × cols overflows")))?;
+        let need = self.elements_spanned()?;
+        if need > len {
+            return Err(Error::Shape(format!("{self} spans {need} elements, but the input holds {len}")));
+        }
+        Ok(())
+    }
+}
+
+impl std::fmt::Display for Matrix {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "matrix {}x{}", self.rows, self.cols)?;
+        if self.pitch != self.cols {
+            write!(f, " (pitch {})", self.pitch)?;
+        }
+        Ok(())
+    }
+}
+
+/// CSR offsets, checked once and kept on the GPU: segment `i` is
+/// `offsets[i]..offsets[i+1]` of the input (CUB's `DeviceSegmentedReduce`).
+/// Made by [`Reducer::offsets`](crate::Reducer::offsets) (from host memory)
+/// or [`Reducer::offsets_on_device`](crate::Reducer::offsets_on_device);
+/// reusable for any number of reductions.
+pub struct Offsets {
+    pub(crate) device: cudarc::driver::CudaSlice<u64>,
+    pub(crate) count: usize,
+    pub(crate) end: u64,
+}
+
+impl Offsets {
+    /// How many segments.
+    pub fn count(&self) -> usize {
+        self.count
+    }
+
+    /// The last offset: the input must hold at least this many elements.
+    pub fn end(&self) -> u64 {
+        self.end
+    }
+}
+
+impl std::fmt::Debug for Offsets {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Offsets {{ count: {}, end: {} }}", self.count, self.end)
+    }
+}
+
+/// That `offsets` can be CSR offsets: at least one, never decreasing.
+///
+/// ```
+/// use reduction::shape::check_offsets;
+/// assert!(check_offsets(&[0, 3, 3, 10]).is_ok());
+/// assert_eq!(check_offsets(&[0, 5, 4]).unwrap_err().to_string(), "offsets[2] = 4 is smaller than offsets[1] = 5 (offsets must not decrease)");
+/// assert!(check_offsets(&[]).is_err());
+/// ```
+pub fn check_offsets(offsets: &[u64]) -> Result<()> {
+    if offsets.is_empty() {
+        return Err(Error::Shape("no offsets: n segments need n + 1 of them".into()));
+    }
+    if let Some(i) = offsets.windows(2).position(|w| w[1] < w[0]) {
+        return Err(Error::Shape(format!(
+            "offsets[{}] = {} is smaller than offsets[{i}] = {} (offsets must not decrease)",
+            i + 1,
+            offsets[i + 1],
+            offsets[i]
+        )));
+    }
+    Ok(())
+}
+
+/// What a shaped reduction gives one result for.
+#[derive(Clone, Copy, Debug)]
+pub enum Shape<'a> {
+    /// Each row of the matrix (axis 1: `torch.sum(dim=1)`).
+    Rows(Matrix),
+    /// Each column of the matrix (axis 0: `torch.sum(dim=0)`).
+    Columns(Matrix),
+    /// Each CSR segment.
+    Segments(&'a Offsets),
+}
+
+impl Shape<'_> {
+    /// Axis 1 (rows) or 0 (columns) of `matrix`; any other axis is an error.
+    ///
+    /// ```
+    /// use reduction::{Matrix, Shape};
+    /// assert!(matches!(Shape::axis(Matrix::new(2, 3), 0), Ok(Shape::Columns(_))));
+    /// assert_eq!(Shape::axis(Matrix::new(2, 3), 2).unwrap_err().to_string(), "axis 2: a matrix has axes 0 (one result per column) and 1 (one per row)");
+    /// ```
+    pub fn axis(matrix: Matrix, axis: usize) -> Result<Shape<'static>> {
+        match axis {
+            0 => Ok(Shape::Columns(matrix)),
+            1 => Ok(Shape::Rows(matrix)),
+            _ => Err(Error::Shape(format!(
+                "axis {axis}: a matrix has axes 0 (one result per column) and 1 (one per row)"
+            ))),
+        }
+    }
+
+    /// How many results.
+    pub fn results(&self) -> usize {
+        match self {
+            Shape::Rows(m) => m.rows,
+            Shape::Columns(m) => m.cols,
+            Shape::Segments(o) => o.count,
+        }
+    }
+
+    /// That the shape lies within an input of `len` elements.
+    pub fn check(&self, len: usize) -> Result<()> {
+        match self {
+            Shape::Rows(m) | Shape::Columns(m) => m.check(len),
+            Shape::Segments(o) if o.end > len as u64 => {
+                Err(Error::Shape(format!("the offsets end at {}, past the input's {len} elements", o.end)))
+            }
+            Shape::Segments(_) => Ok(()),
+        }
+    }
+}
+
+/// How the kernels split the work; [`Strategy::Auto`] chooses by shape
+/// (`docs/shapes.md` has the measurements behind the choice).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Strategy {
+    /// Rows and segments: teams sized per warp tile from the average
+    /// segment length; columns: enough row chunks to fill the GPU.
+    #[default]
+    Auto,
+    /// Rows and segments: teams of this many lanes (1, 2, 4, 8, 16 or 32;
+    /// 32 is a warp per row).
+    Lanes(u32),
+    /// Columns: the rows split into this many chunks per column tile (1: a
+    /// block per column tile, no combining step).
+    Chunks(u32),
+}
+
+/// A shaped reduction, planned: the entry, its launch and its buffers.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ShapePlan {
+    /// `segments_{op}_{type}` or `columns_{op}_{type}`.
+    pub entry: String,
+    /// Blocks of [`SHAPE_BLOCK`] threads.
+    pub grid: u32,
+    /// Dynamic shared memory, bytes.
+    pub smem: u32,
+    /// Lanes per team (0: per tile) for segments, chunks for columns.
+    pub split: u32,
+    /// Accumulators of scratch (pieces or chunk partials).
+    pub partials: usize,
+    /// Zeroed tickets.
+    pub tickets: usize,
+}
+
+/// Plan operation `op` on `ty` (accumulators of `acc_bytes`) over `n`
+/// elements shaped as `shape`. `vector`: a column reduction's rows are
+/// 16-byte aligned (`gpu::shape::vector_columns`).
+///
+/// ```
+/// use reduction::shape::{Matrix, Shape, Strategy, plan};
+/// use reduction::{DType, Op};
+/// let p = plan(Op::Sum, DType::F32, 4, 1 << 20, Shape::Rows(Matrix::new(1024, 1024)), Strategy::Auto, false).unwrap();
+/// assert_eq!((p.entry.as_str(), p.grid, p.partials), ("segments_sum_f32", 32, 512));
+/// let p = plan(Op::Sum, DType::F32, 4, 1 << 20, Shape::Columns(Matrix::new(1 << 16, 16)), Strategy::Chunks(8), true).unwrap();
+/// assert_eq!((p.entry.as_str(), p.grid, p.split, p.tickets), ("columns_sum_f32", 8, 8, 1));
+/// assert!(plan(Op::Dot, DType::I32, 4, 10, Shape::Rows(Matrix::new(2, 5)), Strategy::Auto, false).is_err());
+/// ```
+#[allow(clippy::too_many_arguments)]
+pub fn plan(
+    op: Op,
+    ty: DType,
+    acc_bytes: usize,
+    n: usize,
+    shape: Shape<'_>,
+    strategy: Strategy,
+    vector: bool,
+) -> Result<ShapePlan> {
+    if !op.types().contains(&ty) {
+        let valid: Vec<&str> = op.types().iter().map(|t| t.name()).collect();
+        return Err(Error::Unsupported {
+            kernel: op.name().into(),
+            what: format!("the type {}", ty.name()),
+            valid: valid.join(", "),
+        });
+    }
+    shape.check(n)?;
+    let (size, lanes) = (ty.size(), 16 / ty.size() as u32);
+    let too_big = |what: &str| Error::Shape(format!("{what}: more blocks than one launch can have"));
+    match shape {
+        Shape::Rows(_) | Shape::Segments(_) => {
+            let split = match strategy {
+                Strategy::Auto => 0,
+                Strategy::Lanes(l) if l.is_power_of_two() && l <= 32 => l,
+                other => {
+                    return Err(Error::Shape(format!(
+                        "{other:?}: rows and segments take Auto or Lanes(1, 2, 4, 8, 16, 32)"
+                    )));
+                }
+            };
+            let warp_tiles = tiles(n as u64, size);
+            let grid = u32::try_from(warp_tiles.div_ceil(SHAPE_WARPS as u64)).map_err(|_| too_big("segments"))?;
+            Ok(ShapePlan {
+                entry: format!("segments_{}_{}", op.name(), ty.name()), // as `entries` names them
+                grid,
+                smem: 0,
+                split,
+                partials: 2 * warp_tiles as usize,
+                tickets: shape.results(),
+            })
+        }
+        Shape::Columns(m) => {
+            let geo = Columns::new(m.cols as u64, lanes, vector);
+            let chunks = match strategy {
+                Strategy::Auto => Columns::auto_chunks(m.rows as u64),
+                Strategy::Chunks(c) if c >= 1 => c,
+                other => return Err(Error::Shape(format!("{other:?}: columns take Auto or Chunks(1 or more)"))),
+            };
+            let grid = u32::try_from(geo.col_tiles * chunks as u64)
+                .ok()
+                .filter(|&g| g < 1 << 31)
+                .ok_or_else(|| too_big("columns"))?;
+            Ok(ShapePlan {
+                entry: format!("columns_{}_{}", op.name(), ty.name()),
+                grid,
+                smem: columns_smem(geo.width, acc_bytes),
+                split: chunks,
+                partials: if chunks > 1 { chunks as usize * m.cols } else { 0 },
+                tickets: geo.col_tiles as usize,
+            })
+        }
+    }
+}
+
+/// Every shaped entry in the PTX: `segments_` and `columns_` for each
+/// operation and type (the registry's test checks them both ways).
+///
+/// ```
+/// assert!(reduction::shape::entries().contains(&"columns_argmax_bf16".to_string()));
+/// ```
+pub fn entries() -> Vec<String> {
+    let pairs = Op::ALL.iter().flat_map(|&op| op.types().iter().map(move |&t| (op, t)));
+    pairs.flat_map(|(op, t)| ["segments", "columns"].map(|k| format!("{k}_{}_{}", op.name(), t.name()))).collect()
+}
+
+/// The block size of every shaped launch.
+pub const BLOCK: u32 = SHAPE_BLOCK;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bad_shapes_are_one_line_errors() {
+        let cases = [
+            Matrix::new(usize::MAX, 2).check(usize::MAX),
+            Matrix::new(3, 4).pitch(3).check(100),
+            Matrix::new(3, 4).check(11),
+            Matrix::new(1 << 40, 1 << 40).check(usize::MAX),
+            Shape::axis(Matrix::new(1, 1), 7).map(|_| ()),
+            check_offsets(&[0, 2, 1]),
+        ];
+        for e in cases {
+            let e = e.unwrap_err();
+            assert!(matches!(e, Error::Shape(_)) && !e.to_string().contains('\n'), "{e}");
+        }
+    }
+
+    #[test]
+    fn empty_matrices_fit_anything() {
+        assert!(Matrix::new(0, 5).check(0).is_ok());
+        assert!(Matrix::new(5, 0).check(0).is_ok());
+    }
+
+    #[test]
+    fn strategies_are_checked() {
+        let m = Shape::Rows(Matrix::new(4, 4));
+        for bad in [Strategy::Lanes(3), Strategy::Lanes(64), Strategy::Chunks(2)] {
+            assert!(plan(Op::Sum, DType::F32, 4, 16, m, bad, false).is_err(), "{bad:?}");
+        }
+        let c = Shape::Columns(Matrix::new(4, 4));
+        assert!(plan(Op::Sum, DType::F32, 4, 16, c, Strategy::Chunks(0), false).is_err());
+        assert!(plan(Op::Sum, DType::F32, 4, 16, c, Strategy::Lanes(4), false).is_err());
+    }
+
+    #[test]
+    fn column_chunks_aim_at_16384_rows() {
+        let tall =
+            plan(Op::Sum, DType::F32, 4, 1 << 28, Shape::Columns(Matrix::new(1 << 24, 16)), Strategy::Auto, true)
+                .unwrap();
+        assert_eq!(tall.split, 1024);
+        let wide =
+            plan(Op::Sum, DType::F32, 4, 1 << 28, Shape::Columns(Matrix::new(256, 1 << 20)), Strategy::Auto, true)
+                .unwrap();
+        assert_eq!((wide.split, wide.partials), (1, 0));
+    }
+}

@@ -1,0 +1,264 @@
+//! One result per row, column or CSR segment, on [`Reducer`]: every
+//! operation of the library ([`Op`]) on every type it takes, into a new
+//! host vector or a device buffer of the caller's.
+
+use cudarc::driver::{CudaSlice, CudaView, CudaViewMut, DevicePtr};
+
+use crate::error::{Error, Result, driver};
+use crate::launch::{Out, grow};
+use crate::operations::{Output, check_inputs};
+use crate::reducer::{Element, Input, Options, Reducer};
+use crate::shape::{Matrix, Offsets, Shape, ShapePlan, Strategy, check_offsets, plan};
+use gpu::names::Op;
+use gpu::op::{Bits, Reduction, Sum};
+use gpu::shape::vector_columns;
+
+/// The device buffers of shaped reductions, kept between calls.
+pub(crate) struct ShapeScratch {
+    /// Pieces of segments across tiles, or column chunks' partials (8-byte words).
+    partials: CudaSlice<u64>,
+    /// Tickets, zero between launches (every launch leaves them zero).
+    tickets: CudaSlice<u32>,
+    /// Results on their way to the host (8-byte words).
+    results: CudaSlice<u64>,
+}
+
+impl Reducer {
+    /// Check CSR `offsets` (at least one; never decreasing) and copy them
+    /// to the GPU, for any number of [`Reducer::reduce_shaped`] calls.
+    ///
+    /// ```no_run
+    /// use reduction::{Reducer, Shape, Strategy, Sum};
+    /// let r = Reducer::new()?;
+    /// let segments = r.offsets(&[0, 2, 2, 5])?; // [0, 2), [2, 2) empty, [2, 5)
+    /// let sums = r.reduce_shaped::<Sum, i32, _>(&[&vec![1, 2, 3, 4, 5]], Shape::Segments(&segments), Strategy::Auto)?;
+    /// assert_eq!(sums, [3, 0, 12]);
+    /// assert!(r.offsets(&[0, 3, 2]).is_err());
+    /// # Ok::<(), reduction::Error>(())
+    /// ```
+    pub fn offsets(&self, offsets: &[u64]) -> Result<Offsets> {
+        check_offsets(offsets)?;
+        let mut device = self.gpu().alloc::<u64>(offsets.len(), "segment offsets")?;
+        self.gpu().stream().memcpy_htod(offsets, &mut device).map_err(driver("cuMemcpyHtoD"))?;
+        Ok(Offsets { device, count: offsets.len() - 1, end: offsets[offsets.len() - 1] })
+    }
+
+    /// [`Reducer::offsets`] for offsets already on the GPU: they are copied
+    /// to the host once to be checked (a kernel trusting unchecked offsets
+    /// could read outside the input).
+    pub fn offsets_on_device(&self, offsets: &CudaView<'_, u64>) -> Result<Offsets> {
+        let host = self.gpu().stream().clone_dtoh(offsets).map_err(driver("cuMemcpyDtoH"))?;
+        self.offsets(&host)
+    }
+
+    /// Operation `R` on each row, column or segment of `inputs` (one, or
+    /// two of the same length and shape for a dot product), results on the
+    /// host. An empty row or segment gives `finish(IDENTITY, 0)`: 0 for a
+    /// sum, NaN for a mean, and for arg-min/max the index `u64::MAX` (no
+    /// element). Indices of arg-min/max count from the row's, column's or
+    /// segment's first element. Checked before any GPU work: the shape
+    /// against the input, the inputs, the strategy, the operation and type.
+    ///
+    /// ```no_run
+    /// use reduction::{ArgMax, Matrix, Reducer, Shape, Strategy, Sum};
+    /// let r = Reducer::new()?;
+    /// let x: Vec<f32> = (0..12).map(|i| i as f32).collect();
+    /// let m = Matrix::new(3, 4);
+    /// assert_eq!(r.reduce_shaped::<Sum, f32, _>(&[&x], Shape::Rows(m), Strategy::Auto)?, [6.0, 22.0, 38.0]);
+    /// assert_eq!(r.reduce_shaped::<Sum, f32, _>(&[&x], Shape::Columns(m), Strategy::Auto)?, [12.0, 15.0, 18.0, 21.0]);
+    /// let best = r.reduce_shaped::<ArgMax, f32, _>(&[&x], Shape::Rows(m), Strategy::Auto)?;
+    /// assert_eq!(best[2].index, 3);
+    /// # Ok::<(), reduction::Error>(())
+    /// ```
+    pub fn reduce_shaped<R: Reduction<T>, T: Element, D: Input<T> + ?Sized>(
+        &self,
+        inputs: &[&D],
+        shape: Shape<'_>,
+        strategy: Strategy,
+    ) -> Result<Vec<R::Out>> {
+        let n = check_inputs::<R, T, D>(inputs, &Options::default())?;
+        let op = check_shaped::<R, T>(n, shape, strategy)?;
+        let count = shape.results();
+        if count == 0 {
+            return Ok(Vec::new());
+        }
+        let bytes = count * size_of::<R::Out>();
+        let words = self.with_inputs::<T, D, _>(inputs, |_, a, b| {
+            self.with_shape_scratch(|s| {
+                grow(self.gpu(), &mut s.results, bytes.div_ceil(8), "the results")?;
+                {
+                    let mut view = s.results.as_view_mut();
+                    let (out, _guard) = Out::of(&mut view, self.gpu());
+                    let out = Out { len: count, ..out };
+                    self.launch_shape::<R, T>(
+                        op,
+                        &a,
+                        b.as_ref(),
+                        shape,
+                        strategy,
+                        &mut s.partials,
+                        &mut s.tickets,
+                        out,
+                    )?;
+                }
+                self.gpu().stream().clone_dtoh(&s.results.slice(..bytes.div_ceil(8))).map_err(driver("cuMemcpyDtoH"))
+            })
+        })?;
+        Ok(from_words(&words, count))
+    }
+
+    /// [`Reducer::reduce_shaped`] on device inputs into `out` (at least one
+    /// slot per result), queued on the reducer's stream without waiting.
+    /// For outputs that are not cudarc `DeviceRepr` types (an [`Arg`](crate::Arg)),
+    /// view a byte buffer as them: `unsafe { bytes.transmute_mut::<Arg<f32>>(n) }`.
+    ///
+    /// ```no_run
+    /// use reduction::{Matrix, Reducer, Shape, Strategy, Sum};
+    /// let r = Reducer::new()?;
+    /// let s = r.gpu().stream();
+    /// let x = s.clone_htod(&vec![1.0f32; 1 << 20]).unwrap();
+    /// let mut sums = s.alloc_zeros::<f32>(1024).unwrap();
+    /// r.reduce_shaped_into::<Sum, f32>(&[&x.as_view()], Shape::Rows(Matrix::new(1024, 1024)), Strategy::Auto, &mut sums.as_view_mut())?;
+    /// assert_eq!(s.clone_dtoh(&sums).unwrap()[0], 1024.0);
+    /// # Ok::<(), reduction::Error>(())
+    /// ```
+    pub fn reduce_shaped_into<R: Reduction<T>, T: Element>(
+        &self,
+        inputs: &[&CudaView<'_, T>],
+        shape: Shape<'_>,
+        strategy: Strategy,
+        out: &mut CudaViewMut<'_, R::Out>,
+    ) -> Result<()> {
+        let n = check_inputs::<R, T, CudaView<'_, T>>(inputs, &Options::default())?;
+        let op = check_shaped::<R, T>(n, shape, strategy)?;
+        if out.len() < shape.results() {
+            return Err(Error::Shape(format!(
+                "the output holds {} results, fewer than the {} the shape has",
+                out.len(),
+                shape.results()
+            )));
+        }
+        if shape.results() == 0 {
+            return Ok(());
+        }
+        let (out, _guard) = Out::of(out, self.gpu());
+        self.with_shape_scratch(|s| {
+            self.launch_shape::<R, T>(
+                op,
+                inputs[0],
+                inputs.get(1).copied(),
+                shape,
+                strategy,
+                &mut s.partials,
+                &mut s.tickets,
+                out,
+            )
+        })
+    }
+
+    /// The sum of each row (`axis` 1) or column (`axis` 0) of `data` seen
+    /// as `matrix`: `torch.sum(x, dim=axis)`.
+    ///
+    /// ```no_run
+    /// use reduction::{Matrix, Reducer};
+    /// let r = Reducer::new()?;
+    /// assert_eq!(r.sum_axis(&vec![1u32, 2, 3, 4, 5, 6], Matrix::new(2, 3), 1)?, [6, 15]);
+    /// # Ok::<(), reduction::Error>(())
+    /// ```
+    pub fn sum_axis<T: Element, D: Input<T> + ?Sized>(
+        &self,
+        data: &D,
+        matrix: Matrix,
+        axis: usize,
+    ) -> Result<Vec<Output<Sum, T>>>
+    where
+        Sum: Reduction<T>,
+    {
+        self.reduce_shaped::<Sum, T, D>(&[data], Shape::axis(matrix, axis)?, Strategy::Auto)
+    }
+
+    /// The sum of each segment of `data`.
+    pub fn sum_segments<T: Element, D: Input<T> + ?Sized>(
+        &self,
+        data: &D,
+        offsets: &Offsets,
+    ) -> Result<Vec<Output<Sum, T>>>
+    where
+        Sum: Reduction<T>,
+    {
+        self.reduce_shaped::<Sum, T, D>(&[data], Shape::Segments(offsets), Strategy::Auto)
+    }
+
+    /// Plan and queue the shaped kernel on checked inputs.
+    #[allow(clippy::too_many_arguments)]
+    fn launch_shape<R: Reduction<T>, T: Element>(
+        &self,
+        op: Op,
+        a: &CudaView<'_, T>,
+        b: Option<&CudaView<'_, T>>,
+        shape: Shape<'_>,
+        strategy: Strategy,
+        partials: &mut CudaSlice<u64>,
+        tickets: &mut CudaSlice<u32>,
+        out: Out,
+    ) -> Result<()> {
+        let gpu = self.gpu();
+        let (a_addr, b_addr) = (a.device_ptr(gpu.stream()).0, b.map_or(0, |b| b.device_ptr(gpu.stream()).0));
+        let vector = match shape {
+            Shape::Columns(m) => {
+                vector_columns(a_addr, b_addr, R::INPUTS, m.pitch as u64, m.cols as u64, size_of::<T>())
+            }
+            _ => false,
+        };
+        let acc = size_of::<R::Acc>();
+        let plan: ShapePlan = plan(op, T::DTYPE, acc, a.len(), shape, strategy, vector)?;
+        grow(gpu, partials, (plan.partials * acc).div_ceil(8), "partial results")?;
+        if tickets.len() < plan.tickets {
+            grow(gpu, tickets, plan.tickets, "tickets")?;
+            gpu.stream().memset_zeros(tickets).map_err(driver("cuMemsetD8"))?;
+        }
+        let partials = Out::bytes_of(partials, gpu, acc);
+        gpu.launch_shaped(&plan, R::INPUTS, a, b, shape, partials, &mut tickets.as_view_mut(), out)
+    }
+
+    /// Run `f` with the shaped reductions' buffers, locked.
+    fn with_shape_scratch<V>(&self, f: impl FnOnce(&mut ShapeScratch) -> Result<V>) -> Result<V> {
+        let mut guard = self.shapes.lock().unwrap_or_else(|p| p.into_inner());
+        let s = match &mut *guard {
+            Some(s) => s,
+            empty => {
+                let gpu = self.gpu();
+                let mut tickets = gpu.alloc::<u32>(1, "tickets")?;
+                gpu.stream().memset_zeros(&mut tickets).map_err(driver("cuMemsetD8"))?;
+                let (partials, results) = (gpu.alloc(1, "partial results")?, gpu.alloc(1, "the results")?);
+                empty.insert(ShapeScratch { partials, tickets, results })
+            }
+        };
+        f(s)
+    }
+}
+
+/// The library operation `R` is, checked against `T`, the shape and the
+/// strategy (all before any GPU work).
+fn check_shaped<R: Reduction<T>, T: Element>(n: usize, shape: Shape<'_>, strategy: Strategy) -> Result<Op> {
+    let op = Op::from_name(R::NAME).ok_or_else(|| Error::Unsupported {
+        kernel: "reduce_shaped".into(),
+        what: format!("the operation {} (the shaped kernels are built for the library's operations)", R::NAME),
+        valid: Op::ALL.iter().map(|o| o.name()).collect::<Vec<_>>().join(", "),
+    })?;
+    plan(op, T::DTYPE, size_of::<R::Acc>(), n, shape, strategy, false)?;
+    Ok(op)
+}
+
+/// `count` values of `V` from the first bytes of `words`.
+fn from_words<V: Bits>(words: &[u64], count: usize) -> Vec<V> {
+    let bytes: Vec<u8> = words.iter().flat_map(|w| w.to_ne_bytes()).collect();
+    (0..count)
+        .map(|i| {
+            // SAFETY: `i · size_of::<V>()` plus its size is within `bytes`
+            // (the caller copied `count` values' worth); every bit pattern is
+            // a `V` (`Bits`), and the read is unaligned.
+            unsafe { bytes.as_ptr().add(i * size_of::<V>()).cast::<V>().read_unaligned() }
+        })
+        .collect()
+}

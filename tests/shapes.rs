@@ -1,0 +1,382 @@
+//! Rows, columns and segments (`Reducer::reduce_shaped`) on the GPU against
+//! the CPU: every operation × type on shapes 1×n, n×1, row lengths 1, 31,
+//! 32, 33, 1000, 2^16+3, a pitch other than cols, empty rows and segments,
+//! segment lengths over six orders of magnitude in one call, 2^24 rows of
+//! 16 and rows of 2^20; every strategy; arg-min/max ties and NaN per row;
+//! the same bits from run to run; results into a device buffer; the typed
+//! errors; and a planted error the check must reject.
+
+mod common;
+
+use common::{ensure, gpu_trial, gpu_trial_alone, reducer};
+use libtest_mimic::{Failed, Trial};
+use reduction::check::data::{Pattern, Sample, generate};
+use reduction::check::ops::{Number, Outcome, arg_reference, epsilon, finish_reference, sum_reference};
+use reduction::{
+    Arg, ArgMax, DType, Element, Error, Matrix, Op, Reduction, Shape, Strategy, Sum, shape::tile_elements,
+    with_operation,
+};
+
+trait TestElement: Element + Sample + Number + Outcome + Default {}
+impl<T: Element + Sample + Number + Outcome + Default> TestElement for T {}
+
+/// A shape to test, with the offsets of a segmented one.
+#[derive(Clone, Debug)]
+enum Case {
+    Axis(Matrix, usize),
+    Segments(Vec<u64>),
+}
+
+/// Matrices (each along both axes) and segments that every operation runs on.
+fn cases() -> Vec<Case> {
+    let mut v = Vec::new();
+    for m in [
+        Matrix::new(1, 1000),
+        Matrix::new(1000, 1),
+        Matrix::new(7, 31),
+        Matrix::new(5, 32),
+        Matrix::new(3, 33).pitch(40),
+        Matrix::new(64, 1000),
+        Matrix::new(2, (1 << 16) + 3),
+        Matrix::new(300, 17).pitch(19),
+        Matrix::new(4096, 16),
+        Matrix::new(9, 4100).pitch(4104),
+        Matrix::new(0, 5),
+        Matrix::new(5, 0),
+    ] {
+        v.push(Case::Axis(m, 1));
+        v.push(Case::Axis(m, 0));
+    }
+    let lengths = [0u64, 1, 0, 31, 32, 33, 1000, 0, 5000, 4095, 4097, 3, 0, 12_000, 1];
+    v.push(Case::Segments(offsets_of(&lengths, 0)));
+    v.push(Case::Segments(offsets_of(&lengths, 5))); // starting past the input's first element
+    v.push(Case::Segments(vec![0]));
+    v.push(Case::Segments(vec![7, 7, 7]));
+    v
+}
+
+/// CSR offsets for `lengths`, starting at `first`.
+fn offsets_of(lengths: &[u64], first: u64) -> Vec<u64> {
+    std::iter::once(first)
+        .chain(lengths.iter().scan(first, |o, &l| {
+            Some({
+                *o += l;
+                *o
+            })
+        }))
+        .collect()
+}
+
+/// The elements of each result's row, column or segment, as (begin, step, length).
+fn groups(case: &Case) -> Vec<(usize, usize, usize)> {
+    match case {
+        Case::Axis(m, 1) => (0..m.rows).map(|r| (r * m.pitch, 1, m.cols)).collect(),
+        Case::Axis(m, _) => (0..m.cols).map(|c| (c, m.pitch, m.rows)).collect(),
+        Case::Segments(o) => o.windows(2).map(|w| (w[0] as usize, 1, (w[1] - w[0]) as usize)).collect(),
+    }
+}
+
+/// Elements an input of `case` needs.
+fn input_len(case: &Case) -> usize {
+    match case {
+        Case::Axis(m, _) => m.elements_spanned().unwrap(),
+        Case::Segments(o) => *o.last().unwrap() as usize,
+    }
+}
+
+/// Run `R` on `case` with `strategy` (host inputs, host results).
+fn run_case<R: Reduction<T>, T: TestElement>(
+    case: &Case,
+    a: &[T],
+    b: &[T],
+    strategy: Strategy,
+) -> reduction::Result<Vec<R::Out>> {
+    let inputs: Vec<&[T]> = if R::INPUTS == 2 { vec![a, b] } else { vec![a] };
+    match case {
+        Case::Axis(m, axis) => reducer().reduce_shaped::<R, T, [T]>(&inputs, Shape::axis(*m, *axis)?, strategy),
+        Case::Segments(o) => {
+            let offsets = reducer().offsets(o)?;
+            reducer().reduce_shaped::<R, T, [T]>(&inputs, Shape::Segments(&offsets), strategy)
+        }
+    }
+}
+
+/// `Err` unless `got[i]` is operation `op`'s result on group `i` of
+/// `case`: indices, picked values and integer sums exactly; float sums of
+/// the `Large` pattern exactly (they are exact in any order); other float
+/// results within `(chain + 2)·ε·Σ|term|`, where `chain` bounds the
+/// additions on one path of the kernels (a lane's share of one tile, the
+/// team and piece trees, the pieces a lane combines).
+fn check<R: Reduction<T>, T: TestElement>(op: Op, case: &Case, a: &[T], b: &[T], got: &[R::Out]) -> Result<(), Failed>
+where
+    R::Out: Outcome,
+{
+    let groups = groups(case);
+    ensure(got.len() == groups.len(), || format!("{case:?}: {} results for {} groups", got.len(), groups.len()))?;
+    for (i, (&(begin, step, len), &g)) in groups.iter().zip(got).enumerate() {
+        let x: Vec<T> = (0..len).map(|k| a[begin + k * step]).collect();
+        let y: Vec<T> = (0..len).map(|k| b[begin + k * step]).collect();
+        let what = || format!("{} {} {case:?} group {i} (len {len}): GPU {g:?}", op.name(), T::NAME);
+        match op {
+            Op::ArgMin | Op::ArgMax => match arg_reference(op, &x) {
+                Some(k) => {
+                    let nan = g.num().is_nan() && x[k].num().is_nan();
+                    ensure(g.index() == Some(k as u64) && (g.bits() == x[k].bits() || nan), || {
+                        format!("{}, CPU {:?} at {k}", what(), x[k])
+                    })?
+                }
+                None => ensure(g.index() == Some(u64::MAX), || format!("{}, CPU: the empty marker", what()))?,
+            },
+            Op::Min | Op::Max => {
+                let pick = if op == Op::Min { Op::ArgMin } else { Op::ArgMax };
+                let want = arg_reference(pick, &x).map_or(R::finish(R::IDENTITY, 0).num(), |k| x[k].num());
+                let same = g.num() == want && g.num().is_sign_negative() == want.is_sign_negative();
+                ensure(same || (g.num().is_nan() && want.is_nan()), || format!("{}, CPU {want}", what()))?
+            }
+            Op::Sum if T::exact_sum(&x).is_some() => {
+                ensure(T::exact_sum(&x) == Some(g.bits()), || format!("{}, CPU {:?}", what(), T::exact_sum(&x)))?
+            }
+            _ => {
+                let (s, abs) = sum_reference(op, &x, &y);
+                let chain = len.min(tile_elements(size_of::<T>()) as usize) + len / 1024 + 300;
+                let tol = if op == Op::Sum { 0.0 } else { (chain + 2) as f64 * epsilon::<T>() * abs };
+                let (want, tol) = finish_reference(op, s, tol, len, epsilon::<T>());
+                let ok = (g.num() - want).abs() <= tol || (g.num().is_nan() && want.is_nan());
+                ensure(ok, || format!("{}, CPU {want} ± {tol:.3e}", what()))?
+            }
+        }
+    }
+    Ok(())
+}
+
+fn main() {
+    let mut trials: Vec<Trial> = Vec::new();
+    for &op in Op::ALL {
+        for &t in op.types() {
+            trials.push(gpu_trial(format!("ops::{}_{}", op.name(), t.name()), move || {
+                with_operation!(op, t, |R, T| every_case::<R, T>(op), else Err("not an operation of the type".into()))
+            }));
+        }
+    }
+    for t in [DType::I32, DType::F32, DType::F64, DType::BF16] {
+        for op in [Op::ArgMin, Op::ArgMax] {
+            trials.push(gpu_trial(
+                format!("arg::ties_and_nan_per_row_{}_{}", op.name(), t.name()),
+                move || with_operation!(op, t, |R, T| ties_and_nan::<R, T>(op), else Err("unsupported".into())),
+            ));
+        }
+    }
+    trials.extend([
+        gpu_trial("strategies::every_split_gives_the_same_results", every_strategy),
+        gpu_trial("segments::lengths_over_six_orders_of_magnitude", six_orders),
+        gpu_trial("run_to_run::same_bits_20_runs", run_to_run),
+        gpu_trial("device::results_into_a_device_buffer", into_device),
+        gpu_trial("errors::typed_before_any_launch", typed_errors),
+        gpu_trial("planted::a_dropped_element_fails_the_check", planted),
+        gpu_trial_alone("big::rows_of_2^20", rows_of_2_20),
+        gpu_trial_alone("big::2^24_rows_of_16", rows_of_16),
+    ]);
+    common::run(trials)
+}
+
+fn every_case<R: Reduction<T>, T: TestElement>(op: Op) -> Result<(), Failed>
+where
+    R::Out: Outcome,
+{
+    for (k, case) in cases().into_iter().enumerate() {
+        let n = input_len(&case);
+        let a: Vec<T> = generate(Pattern::Large, n, 31 + k as u64)?;
+        let b: Vec<T> = generate(Pattern::Large, n, 77 + k as u64)?;
+        let got = run_case::<R, T>(&case, &a, &b, Strategy::Auto)?;
+        check::<R, T>(op, &case, &a, &b, &got)?;
+    }
+    Ok(())
+}
+
+/// Arg-min/max with ties and NaN at the first, middle and last element of
+/// rows of 1, 33 and 5000 (across tiles), and along columns.
+fn ties_and_nan<R: Reduction<T>, T: TestElement>(op: Op) -> Result<(), Failed>
+where
+    R::Out: Outcome,
+{
+    for cols in [1usize, 33, 5000] {
+        let m = Matrix::new(6, cols);
+        let mut a: Vec<T> = generate(Pattern::Ones, m.rows * cols, 1)?;
+        let special: Vec<T> = generate(Pattern::Large, 8, 5)?;
+        for r in 0..m.rows {
+            let at = [0, cols / 2, cols - 1][r % 3];
+            a[r * cols + at] = special[r];
+            if r >= 3 && T::DTYPE.is_float() {
+                a[r * cols + (at + 1) % cols] = nan_of::<T>();
+            }
+        }
+        for case in [Case::Axis(m, 1), Case::Axis(m, 0)] {
+            let got = run_case::<R, T>(&case, &a, &a, Strategy::Auto)?;
+            check::<R, T>(op, &case, &a, &a, &got)?;
+        }
+    }
+    Ok(())
+}
+
+/// The type's NaN (floats only).
+fn nan_of<T: TestElement>() -> T {
+    let v: Vec<T> = (0..64).map(|r| T::sample(Pattern::Random, r)).collect();
+    let nan = v.iter().copied().find(|x| x.num().is_nan());
+    nan.unwrap_or_else(|| {
+        // Random never draws NaN: make one from a float's bits
+        let bits: Vec<u8> = match size_of::<T>() {
+            2 => 0x7e00u16.to_ne_bytes().to_vec(),
+            4 => f32::NAN.to_bits().to_ne_bytes().to_vec(),
+            _ => f64::NAN.to_bits().to_ne_bytes().to_vec(),
+        };
+        // SAFETY: a float type of that size; every bit pattern is a value.
+        unsafe { bits.as_ptr().cast::<T>().read_unaligned() }
+    })
+}
+
+fn every_strategy() -> Result<(), Failed> {
+    let cases = [Case::Axis(Matrix::new(100, 1000), 1), Case::Segments(offsets_of(&[5, 0, 9000, 1, 300, 17], 3))];
+    for case in &cases {
+        let a: Vec<f32> = generate(Pattern::Large, input_len(case), 3)?;
+        for lanes in [1, 2, 4, 8, 16, 32] {
+            check::<Sum, f32>(Op::Sum, case, &a, &a, &run_case::<Sum, f32>(case, &a, &a, Strategy::Lanes(lanes))?)?;
+            let got = run_case::<ArgMax, f32>(case, &a, &a, Strategy::Lanes(lanes))?;
+            check::<ArgMax, f32>(Op::ArgMax, case, &a, &a, &got)?;
+        }
+    }
+    for m in [Matrix::new(1000, 100), Matrix::new(5000, 16), Matrix::new(333, 7).pitch(9)] {
+        let case = Case::Axis(m, 0);
+        let a: Vec<f64> = generate(Pattern::Large, input_len(&case), 4)?;
+        for chunks in [1, 2, 3, 64, 1000] {
+            let got = run_case::<Sum, f64>(&case, &a, &a, Strategy::Chunks(chunks))?;
+            check::<Sum, f64>(Op::Sum, &case, &a, &a, &got)?;
+        }
+    }
+    Ok(())
+}
+
+/// Power-law segment lengths from 1 to 10^6 (and empty ones) in one call.
+fn six_orders() -> Result<(), Failed> {
+    let lengths = power_law(2000, 7);
+    ensure(lengths.iter().any(|&l| l >= 500_000) && lengths.contains(&1), || "not six orders".into())?;
+    let case = Case::Segments(offsets_of(&lengths, 0));
+    let a: Vec<f32> = generate(Pattern::Large, input_len(&case), 8)?;
+    check::<Sum, f32>(Op::Sum, &case, &a, &a, &run_case::<Sum, f32>(&case, &a, &a, Strategy::Auto)?)?;
+    check::<ArgMax, f32>(Op::ArgMax, &case, &a, &a, &run_case::<ArgMax, f32>(&case, &a, &a, Strategy::Auto)?)?;
+    let d: Vec<f64> = generate(Pattern::Random, input_len(&case), 9)?;
+    let got = run_case::<reduction::Mean, f64>(&case, &d, &d, Strategy::Auto)?;
+    check::<reduction::Mean, f64>(Op::Mean, &case, &d, &d, &got)
+}
+
+/// `count` segment lengths `⌊10^(6u)⌋` for uniform `u` (log-uniform from 1
+/// to 10^6), every tenth empty, and one of 10^6 for sure.
+fn power_law(count: usize, seed: u64) -> Vec<u64> {
+    let u: Vec<u64> = generate(Pattern::Random, count, seed).unwrap_or_default();
+    let mut v: Vec<u64> = u
+        .iter()
+        .enumerate()
+        .map(|(i, &r)| if i % 10 == 9 { 0 } else { 10f64.powf(6.0 * (r >> 11) as f64 / (1u64 << 53) as f64) as u64 })
+        .collect();
+    v[count / 2] = 1_000_000;
+    v[count / 3] = 1;
+    v
+}
+
+fn run_to_run() -> Result<(), Failed> {
+    let m = Matrix::new(37, 100_003);
+    let a: Vec<f32> = generate(Pattern::Random, m.rows * m.cols, 12)?;
+    for axis in [0, 1] {
+        let first = reducer().reduce_shaped::<Sum, f32, _>(&[&a], Shape::axis(m, axis)?, Strategy::Auto)?;
+        for _ in 0..20 {
+            let again = reducer().reduce_shaped::<Sum, f32, _>(&[&a], Shape::axis(m, axis)?, Strategy::Auto)?;
+            ensure(again.iter().zip(&first).all(|(x, y)| x.to_bits() == y.to_bits()), || {
+                format!("axis {axis} changed")
+            })?;
+        }
+    }
+    Ok(())
+}
+
+fn into_device() -> Result<(), Failed> {
+    let r = reducer();
+    let s = r.gpu().stream();
+    let m = Matrix::new(50, 999);
+    let host: Vec<f32> = generate(Pattern::Large, m.rows * m.cols, 13)?;
+    let x = s.clone_htod(&host).map_err(|e| e.to_string())?;
+    let mut bytes = s.alloc_zeros::<u8>(m.rows * 16).map_err(|e| e.to_string())?;
+    {
+        // SAFETY: 50 results of 16 bytes fit the 800 bytes; every bit pattern is an Arg.
+        let mut out = unsafe { bytes.transmute_mut::<Arg<f32>>(m.rows) }.ok_or("transmute")?;
+        r.reduce_shaped_into::<ArgMax, f32>(&[&x.as_view()], Shape::Rows(m), Strategy::Auto, &mut out)?;
+    }
+    let back = s.clone_dtoh(&bytes).map_err(|e| e.to_string())?;
+    let got: Vec<Arg<f32>> =
+        back.chunks_exact(16).map(|c| unsafe { c.as_ptr().cast::<Arg<f32>>().read_unaligned() }).collect();
+    check::<ArgMax, f32>(Op::ArgMax, &Case::Axis(m, 1), &host, &host, &got)?;
+    let mut short = s.alloc_zeros::<f32>(m.rows - 1).map_err(|e| e.to_string())?;
+    let e = r.reduce_shaped_into::<Sum, f32>(&[&x.as_view()], Shape::Rows(m), Strategy::Auto, &mut short.as_view_mut());
+    ensure(matches!(e, Err(Error::Shape(_))), || format!("a short output: {e:?}"))
+}
+
+fn typed_errors() -> Result<(), Failed> {
+    let r = reducer();
+    let x = vec![1.0f32; 100];
+    let before = r.gpu().allocations();
+    let shaped = |shape: Shape<'_>, strategy| r.reduce_shaped::<Sum, f32, _>(&[&x], shape, strategy).map(|_| ());
+    let cases: Vec<(&str, reduction::Result<()>)> = vec![
+        ("pitch < cols", shaped(Shape::Rows(Matrix::new(2, 10).pitch(9)), Strategy::Auto)),
+        ("past the input", shaped(Shape::Columns(Matrix::new(11, 10)), Strategy::Auto)),
+        ("rows × cols overflows", shaped(Shape::Rows(Matrix::new(usize::MAX / 2, 4)), Strategy::Auto)),
+        ("axis 2", Shape::axis(Matrix::new(1, 1), 2).map(|_| ())),
+        ("lanes 3", shaped(Shape::Rows(Matrix::new(10, 10)), Strategy::Lanes(3))),
+        ("chunks on rows", shaped(Shape::Rows(Matrix::new(10, 10)), Strategy::Chunks(2))),
+        (
+            "dot of one input",
+            r.reduce_shaped::<reduction::Dot, f32, _>(&[&x], Shape::Rows(Matrix::new(1, 1)), Strategy::Auto)
+                .map(|_| ()),
+        ),
+    ];
+    for (what, e) in cases {
+        let e = e.err().ok_or_else(|| format!("{what}: no error"))?;
+        ensure(!e.to_string().contains('\n'), || format!("{what}: {e}"))?;
+    }
+    ensure(r.offsets(&[0, 5, 4]).is_err() && r.offsets(&[]).is_err(), || "bad offsets accepted".into())?;
+    let past = r.offsets(&[0, 50, 101])?;
+    let e = r.reduce_shaped::<Sum, f32, _>(&[&x], Shape::Segments(&past), Strategy::Auto);
+    ensure(matches!(e, Err(Error::Shape(_))), || format!("offsets past n: {e:?}"))?;
+    // offsets allocate; nothing else did
+    ensure(r.gpu().allocations() <= before + 3, || "errors allocated".into())
+}
+
+/// The check rejects a result computed without one element.
+fn planted() -> Result<(), Failed> {
+    let m = Matrix::new(64, 1000);
+    let a: Vec<f32> = generate(Pattern::Large, m.rows * m.cols, 21)?;
+    let got = reducer().reduce_shaped::<Sum, f32, _>(&[&a], Shape::Rows(m), Strategy::Auto)?;
+    let case = Case::Axis(m, 1);
+    check::<Sum, f32>(Op::Sum, &case, &a, &a, &got)?;
+    let mut dropped = a.clone();
+    dropped[17 * 1000 + 999] = 0.0;
+    ensure(check::<Sum, f32>(Op::Sum, &case, &dropped, &dropped, &got).is_err(), || {
+        "the check passed a sum missing one element".into()
+    })
+}
+
+fn rows_of_2_20() -> Result<(), Failed> {
+    let m = Matrix::new(5, 1 << 20).pitch((1 << 20) + 1);
+    let a: Vec<f32> = generate(Pattern::Large, m.elements_spanned()?, 22)?;
+    for case in [Case::Axis(m, 1), Case::Axis(m, 0)] {
+        check::<Sum, f32>(Op::Sum, &case, &a, &a, &run_case::<Sum, f32>(&case, &a, &a, Strategy::Auto)?)?;
+        check::<ArgMax, f32>(Op::ArgMax, &case, &a, &a, &run_case::<ArgMax, f32>(&case, &a, &a, Strategy::Auto)?)?;
+    }
+    Ok(())
+}
+
+fn rows_of_16() -> Result<(), Failed> {
+    let m = Matrix::new(1 << 24, 16);
+    let a: Vec<f32> = generate(Pattern::Large, m.rows * m.cols, 23)?;
+    for case in [Case::Axis(m, 1), Case::Axis(m, 0)] {
+        check::<Sum, f32>(Op::Sum, &case, &a, &a, &run_case::<Sum, f32>(&case, &a, &a, Strategy::Auto)?)?;
+    }
+    Ok(())
+}
