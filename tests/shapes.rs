@@ -311,7 +311,7 @@ fn into_device() -> Result<(), Failed> {
     }
     let back = s.clone_dtoh(&bytes).map_err(|e| e.to_string())?;
     let got: Vec<Arg<f32>> =
-        back.chunks_exact(16).map(|c| unsafe { c.as_ptr().cast::<Arg<f32>>().read_unaligned() }).collect();
+        back.as_chunks::<16>().0.iter().map(|c| unsafe { c.as_ptr().cast::<Arg<f32>>().read_unaligned() }).collect();
     check::<ArgMax, f32>(Op::ArgMax, &Case::Axis(m, 1), &host, &host, &got)?;
     let mut short = s.alloc_zeros::<f32>(m.rows - 1).map_err(|e| e.to_string())?;
     let e = r.reduce_shaped_into::<Sum, f32>(&[&x.as_view()], Shape::Rows(m), Strategy::Auto, &mut short.as_view_mut());
