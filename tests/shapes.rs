@@ -13,7 +13,8 @@ use libtest_mimic::{Failed, Trial};
 use reduction::check::data::{Pattern, Sample, generate};
 use reduction::check::ops::{Number, Outcome, arg_reference, epsilon, finish_reference, sum_reference};
 use reduction::{
-    Arg, ArgMax, DType, Element, Error, Matrix, Op, Reduction, Shape, Strategy, Sum, shape::tile_elements,
+    Arg, ArgMax, DType, Element, Error, Matrix, Op, Reduction, Shape, Strategy, Sum,
+    shape::{offsets_of, tile_elements},
     with_operation,
 };
 
@@ -53,18 +54,6 @@ fn cases() -> Vec<Case> {
     v.push(Case::Segments(vec![0]));
     v.push(Case::Segments(vec![7, 7, 7]));
     v
-}
-
-/// CSR offsets for `lengths`, starting at `first`.
-fn offsets_of(lengths: &[u64], first: u64) -> Vec<u64> {
-    std::iter::once(first)
-        .chain(lengths.iter().scan(first, |o, &l| {
-            Some({
-                *o += l;
-                *o
-            })
-        }))
-        .collect()
 }
 
 /// The elements of each result's row, column or segment, as (begin, step, length).

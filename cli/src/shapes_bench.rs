@@ -151,15 +151,7 @@ pub fn measure(
     let shape = match case {
         Case::Axis(m, axis) => Shape::axis(*m, *axis)?,
         Case::Segments(_, lengths) => {
-            let o: Vec<u64> = std::iter::once(0)
-                .chain(lengths.iter().scan(0, |s, &l| {
-                    Some({
-                        *s += l;
-                        *s
-                    })
-                }))
-                .collect();
-            offsets = r.offsets(&o)?;
+            offsets = r.offsets(&reduction::shape::offsets_of(lengths, 0))?;
             Shape::Segments(&offsets)
         }
     };

@@ -48,6 +48,9 @@ pub mod warp_reduce;
 pub mod block_reduce;
 
 #[cfg(target_arch = "nvptx64")]
+pub mod strided_fold;
+
+#[cfg(target_arch = "nvptx64")]
 pub mod kernels;
 
 #[cfg(target_arch = "nvptx64")]

@@ -17,8 +17,20 @@ use crate::prim::{FULL_MASK, Shuffle, WARP_SIZE, shfl_down_sync};
 /// All 32 lanes of the warp must call it together (it shuffles with the
 /// full mask).
 #[inline(always)]
-pub unsafe fn warp_reduce<A: Shuffle>(mut v: A, combine: impl Fn(A, A) -> A) -> A {
-    let mut offset = WARP_SIZE / 2;
+pub unsafe fn warp_reduce<A: Shuffle>(v: A, combine: impl Fn(A, A) -> A) -> A {
+    team_reduce(v, WARP_SIZE, combine)
+}
+
+/// Reduce `v` over each team of `lanes` consecutive lanes (a power of two
+/// up to 32; 32 is [`warp_reduce`]): the same tree starting at offset
+/// `lanes / 2`, the result in each team's first lane. Lanes of other teams
+/// are read only by lanes whose result is not used.
+///
+/// # Safety
+/// All 32 lanes of the warp must call it together, with the same `lanes`.
+#[inline(always)]
+pub unsafe fn team_reduce<A: Shuffle>(mut v: A, lanes: u32, combine: impl Fn(A, A) -> A) -> A {
+    let mut offset = lanes / 2;
     while offset > 0 {
         v = combine(v, shfl_down_sync(FULL_MASK, v, offset));
         offset /= 2;

@@ -349,7 +349,7 @@ impl Gpu {
         args.arg(&partials.addr).arg(tickets).arg(&out.addr);
         let cfg = LaunchConfig {
             grid_dim: (plan.grid, 1, 1),
-            block_dim: (crate::shape::BLOCK, 1, 1),
+            block_dim: (crate::shape::SHAPE_BLOCK, 1, 1),
             shared_mem_bytes: plan.smem,
         };
         // SAFETY: `segments_{op}_{type}` entries have the signature (const T*,

@@ -5,9 +5,9 @@
 
 use crate::error::{Error, Result};
 use gpu::names::{DType, Op};
-use gpu::shape::{Columns, SHAPE_BLOCK, SHAPE_WARPS, columns_smem, tiles};
+use gpu::shape::{Columns, SHAPE_WARPS, columns_smem, tiles};
 /// The kernels' geometry (`gpu::shape`), for planners and tests.
-pub use gpu::shape::{TILE_BYTES, tile_elements};
+pub use gpu::shape::{SHAPE_BLOCK, TILE_BYTES, tile_elements};
 
 /// A row-major matrix of `rows × cols` elements, row `i` starting at
 /// element `i · pitch` of the input (`pitch ≥ cols`; the elements between
@@ -124,6 +124,21 @@ pub fn check_offsets(offsets: &[u64]) -> Result<()> {
         )));
     }
     Ok(())
+}
+
+/// CSR offsets for segments of `lengths` laid back to back from element
+/// `first`.
+///
+/// ```
+/// assert_eq!(reduction::shape::offsets_of(&[2, 0, 3], 5), [5, 7, 7, 10]);
+/// ```
+pub fn offsets_of(lengths: &[u64], first: u64) -> Vec<u64> {
+    std::iter::once(first)
+        .chain(lengths.iter().scan(first, |end, &l| {
+            *end += l;
+            Some(*end)
+        }))
+        .collect()
 }
 
 /// What a shaped reduction gives one result for.
@@ -298,9 +313,6 @@ pub fn entries() -> Vec<String> {
     let pairs = Op::ALL.iter().flat_map(|&op| op.types().iter().map(move |&t| (op, t)));
     pairs.flat_map(|(op, t)| ["segments", "columns"].map(|k| format!("{k}_{}_{}", op.name(), t.name()))).collect()
 }
-
-/// The block size of every shaped launch.
-pub const BLOCK: u32 = SHAPE_BLOCK;
 
 #[cfg(test)]
 mod tests {

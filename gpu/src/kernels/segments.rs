@@ -39,84 +39,8 @@
 use crate::op::{Element, Reduction};
 use crate::prim::*;
 use crate::shape::{SHAPE_WARPS, Segments, piece_slot, team_lanes, tile_elements, tile_span, tiles};
-use crate::warp_reduce::warp_reduce;
-
-/// Vectors each thread loads before combining them.
-const UNROLL: u64 = 4;
-
-/// Fold elements `begin..end` of `a` (and `b`) as thread `lane` of
-/// `lanes`, each element `i` mapped with its index `i - base`: the loop of
-/// `single_pass`, over a range instead of the whole input.
-///
-/// # Safety
-/// `a[begin..end]` (and `b[begin..end]` when `R::INPUTS == 2`) must be
-/// valid, aligned for `T` and not written during the kernel.
-#[inline(always)]
-pub unsafe fn strided_fold<T: Element + Vector, R: Reduction<T>>(
-    a: *const T,
-    b: *const T,
-    begin: u64,
-    end: u64,
-    base: u64,
-    lane: u64,
-    lanes: u64,
-) -> R::Acc {
-    let two = R::INPUTS == 2;
-    let element = |i: u64| {
-        let x = load_u64(a, i);
-        let y = if two { load_u64(b, i) } else { x };
-        R::map(x, y, i - base)
-    };
-    let width = T::LANES as u64;
-    let (start_a, start_b) = (a.wrapping_add(begin as usize) as u64, b.wrapping_add(begin as usize) as u64);
-    let past_boundary = (start_a % 16) / size_of::<T>() as u64;
-    let len = end - begin;
-    let head = if two && start_a % 16 != start_b % 16 {
-        len
-    } else if past_boundary == 0 {
-        0
-    } else {
-        (width - past_boundary).min(len)
-    };
-    let mut v = R::IDENTITY;
-    let mut i = begin + lane;
-    while i < begin + head {
-        v = R::combine(v, element(i));
-        i += lanes;
-    }
-
-    let body = begin + head;
-    let (body_a, body_b) = (a.wrapping_add(body as usize), b.wrapping_add(body as usize));
-    let nvec = (len - head) / width;
-    let load = |j: u64| {
-        let x = T::load16(body_a, j);
-        (x, if two { T::load16(body_b, j) } else { x })
-    };
-    let fold = |(x, y): (T::Lanes, T::Lanes), j: u64| x.map_fold(y, body + j * width - base, R::map, R::combine);
-    let mut j = lane;
-    while j + (UNROLL - 1) * lanes < nvec {
-        let (w, x, y, z) = (load(j), load(j + lanes), load(j + 2 * lanes), load(j + 3 * lanes));
-        v = R::combine(
-            v,
-            R::combine(
-                R::combine(fold(w, j), fold(x, j + lanes)),
-                R::combine(fold(y, j + 2 * lanes), fold(z, j + 3 * lanes)),
-            ),
-        );
-        j += UNROLL * lanes;
-    }
-    while j < nvec {
-        v = R::combine(v, fold(load(j), j));
-        j += lanes;
-    }
-
-    let mut i = body + nvec * width + lane;
-    while i < end {
-        v = R::combine(v, element(i));
-        i += lanes;
-    }
-    v
-}
+use crate::strided_fold::strided_fold;
+use crate::warp_reduce::{team_reduce, warp_reduce};
 
 /// The first `s` in `lo..=hi` with `pred(s)`, for a `pred` that is false
 /// then true and true at `hi`: each round the 32 lanes probe 32 evenly
@@ -142,21 +66,6 @@ pub unsafe fn warp_search(mut lo: u64, mut hi: u64, pred: impl Fn(u64) -> bool) 
         lo = above + 1;
     }
     lo
-}
-
-/// Reduce `v` over the teams of `lanes` threads (a power of two): the
-/// result is in each team's first lane.
-///
-/// # Safety
-/// All 32 lanes must call it together.
-#[inline(always)]
-unsafe fn team_reduce<A: Shuffle>(mut v: A, lanes: u32, combine: impl Fn(A, A) -> A) -> A {
-    let mut offset = lanes / 2;
-    while offset > 0 {
-        v = combine(v, shfl_down_sync(FULL_MASK, v, offset));
-        offset /= 2;
-    }
-    v
 }
 
 /// One result per segment of `a[0..n]` (and `b`) into `out[0..segs.count]`.

@@ -52,9 +52,7 @@ use crate::block_reduce::block_reduce;
 use crate::layout::SINGLE_PASS_FLAG_OFFSET;
 use crate::op::{Element, Reduction};
 use crate::prim::*;
-
-/// Vectors each thread loads before combining them.
-const UNROLL: u64 = 4;
+use crate::strided_fold::strided_fold;
 
 /// The single-pass reduction of `a[0..n]` (and `b[0..n]`) with `R` into `out[0]`.
 ///
@@ -82,64 +80,10 @@ pub unsafe fn single_pass<T: Element + Vector, R: Reduction<T>, const BLOCK: u32
     let tid = thread_idx_x();
     let gtid = (block_idx_x() * BLOCK + tid) as u64;
     let threads = (grid_dim_x() * BLOCK) as u64;
-    let lanes = T::LANES as u64;
-    let two = R::INPUTS == 2;
 
-    // element i, one by one; y == x for one input
-    let element = |i: u64| {
-        let x = load_u64(a, i);
-        let y = if two { load_u64(b, i) } else { x };
-        R::map(x, y, i)
-    };
-
-    // the head: elements before the first 16-byte boundary (all of them if
-    // `a` and `b` sit differently against it)
-    let past_boundary = (a as u64 % 16) / size_of::<T>() as u64;
-    let head = if two && a as u64 % 16 != b as u64 % 16 {
-        n
-    } else if past_boundary == 0 {
-        0
-    } else {
-        (lanes - past_boundary).min(n)
-    };
-    let mut v = R::IDENTITY;
-    let mut i = gtid;
-    while i < head {
-        v = R::combine(v, element(i));
-        i += threads;
-    }
-
-    // the body: whole 16-byte vectors, four loads (per input) in flight per thread
-    let (body_a, body_b) = (a.wrapping_add(head as usize), b.wrapping_add(head as usize));
-    let nvec = (n - head) / lanes;
-    let load = |j: u64| {
-        let x = T::load16(body_a, j);
-        (x, if two { T::load16(body_b, j) } else { x })
-    };
-    let fold = |(x, y): (T::Lanes, T::Lanes), j: u64| x.map_fold(y, head + j * lanes, R::map, R::combine);
-    let mut i = gtid;
-    while i + (UNROLL - 1) * threads < nvec {
-        let (w, x, y, z) = (load(i), load(i + threads), load(i + 2 * threads), load(i + 3 * threads));
-        v = R::combine(
-            v,
-            R::combine(
-                R::combine(fold(w, i), fold(x, i + threads)),
-                R::combine(fold(y, i + 2 * threads), fold(z, i + 3 * threads)),
-            ),
-        );
-        i += UNROLL * threads;
-    }
-    while i < nvec {
-        v = R::combine(v, fold(load(i), i));
-        i += threads;
-    }
-
-    // the tail: elements after the last whole vector
-    let mut i = head + nvec * lanes + gtid;
-    while i < n {
-        v = R::combine(v, element(i));
-        i += threads;
-    }
+    // the whole input, grid-stride: 16-byte loads, four in flight per thread
+    // (`strided_fold.rs`, the loop the segments kernel shares)
+    let v = strided_fold::<T, R>(a, b, 0, n, 0, gtid, threads);
 
     // one partial per block
     let v = block_reduce::<R::Acc, BLOCK>(v, R::IDENTITY, R::combine, &mut warp_sums);

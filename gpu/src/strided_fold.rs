@@ -1,0 +1,87 @@
+//! Folding a range of the input with a group of threads: the loop of the
+//! default kernel (`kernels/single_pass.rs`: the whole input, every thread
+//! of the grid) and of the segments kernel (`kernels/segments.rs`: one
+//! segment's piece, the lanes of a team). 16-byte loads, four in flight per
+//! thread; the elements before the first 16-byte boundary and after the
+//! last whole vector one by one, so any view of a buffer works.
+
+use crate::op::{Element, Reduction};
+use crate::prim::*;
+
+/// Vectors each thread loads before combining them.
+const UNROLL: u64 = 4;
+
+/// Fold elements `begin..end` of `a` (and `b`, read only when
+/// `R::INPUTS == 2`) as thread `lane` of `lanes`, each element `i` mapped
+/// with its index `i - base`. If `a` and `b` sit differently against a
+/// 16-byte boundary, every element is read one by one.
+///
+/// # Safety
+/// `a[begin..end]` (and `b[begin..end]` when `R::INPUTS == 2`) must be
+/// valid, aligned for `T` and not written during the kernel.
+#[inline(always)]
+pub unsafe fn strided_fold<T: Element + Vector, R: Reduction<T>>(
+    a: *const T,
+    b: *const T,
+    begin: u64,
+    end: u64,
+    base: u64,
+    lane: u64,
+    lanes: u64,
+) -> R::Acc {
+    let two = R::INPUTS == 2;
+    let element = |i: u64| {
+        let x = load_u64(a, i);
+        let y = if two { load_u64(b, i) } else { x };
+        R::map(x, y, i - base)
+    };
+    let width = T::LANES as u64;
+    let (start_a, start_b) = (a.wrapping_add(begin as usize) as u64, b.wrapping_add(begin as usize) as u64);
+    let past_boundary = (start_a % 16) / size_of::<T>() as u64;
+    let len = end - begin;
+    let head = if two && start_a % 16 != start_b % 16 {
+        len
+    } else if past_boundary == 0 {
+        0
+    } else {
+        (width - past_boundary).min(len)
+    };
+    let mut v = R::IDENTITY;
+    let mut i = begin + lane;
+    while i < begin + head {
+        v = R::combine(v, element(i));
+        i += lanes;
+    }
+
+    let body = begin + head;
+    let (body_a, body_b) = (a.wrapping_add(body as usize), b.wrapping_add(body as usize));
+    let nvec = (len - head) / width;
+    let load = |j: u64| {
+        let x = T::load16(body_a, j);
+        (x, if two { T::load16(body_b, j) } else { x })
+    };
+    let fold = |(x, y): (T::Lanes, T::Lanes), j: u64| x.map_fold(y, body + j * width - base, R::map, R::combine);
+    let mut j = lane;
+    while j + (UNROLL - 1) * lanes < nvec {
+        let (w, x, y, z) = (load(j), load(j + lanes), load(j + 2 * lanes), load(j + 3 * lanes));
+        v = R::combine(
+            v,
+            R::combine(
+                R::combine(fold(w, j), fold(x, j + lanes)),
+                R::combine(fold(y, j + 2 * lanes), fold(z, j + 3 * lanes)),
+            ),
+        );
+        j += UNROLL * lanes;
+    }
+    while j < nvec {
+        v = R::combine(v, fold(load(j), j));
+        j += lanes;
+    }
+
+    let mut i = body + nvec * width + lane;
+    while i < end {
+        v = R::combine(v, element(i));
+        i += lanes;
+    }
+    v
+}
