@@ -25,6 +25,7 @@ fn main() {
         cpu_trial("cpu::twin_depends_on_order_planted_swap", twin_planted_swap),
         cpu_trial("cpu::double_double_within_one_ulp_below_2^32", dd_within_one_ulp),
         cpu_trial("cpu::double_double_beyond_2^32_within_the_bound", dd_beyond),
+        cpu_trial("cpu::double_double_bound_below_2^16_u^2", dd_coefficient_below_2_16),
     ];
     trials.extend([
         gpu_trial("gpu_to_gpu::sum_f32", || reproducible_all::<Sum, f32>(true)),
@@ -287,9 +288,10 @@ fn dd_within_one_ulp() -> Result<(), Failed> {
     Ok(())
 }
 
-/// Beyond 2^32: the bound |res - s| ≤ ½ulp(res) + 3u²·D·Σ|x| holds, and
+/// Beyond 2^32: the bound |res - s| ≤ ½ulp(res) + C·u²·Σ|x| holds, and
 /// 1 ulp may not: 2^120 + 1 + 2^-60 - 2^120 - 1 = 2^-60, added in this
-/// order by one lane, where double-double loses the 2^-60 (κ ≈ 2^181).
+/// order by one lane, where the lane's error sum `lo` loses the 2^-60
+/// (κ ≈ 2^181).
 fn dd_beyond() -> Result<(), Failed> {
     // all in lane 0's order: elements 0, 1 (vector 0), 64, 65 (vector 1), 128 (vector 2)
     let mut xs = vec![0.0f64; 129];
@@ -297,24 +299,38 @@ fn dd_beyond() -> Result<(), Failed> {
     let got = fixed_order::<DdSum, f64>(&xs, &xs);
     let exact = ExactSum::of(&xs);
     ensure(exact.to_f64() == 2f64.powi(-60), || "the exact sum".into())?;
-    let depth = dd_depth(xs.len()) as f64;
     let abs: f64 = xs.iter().map(|x| x.abs()).sum();
-    let bound = 0.5 * reduction::check::exact::ulp(got) + 3.0 * 2f64.powi(-106) * depth * abs;
+    let bound = 0.5 * reduction::check::exact::ulp(got) + dd_coefficient(xs.len()) * 2f64.powi(-106) * abs;
     ensure(exact.distance(got) <= bound, || format!("outside the bound: {got:e}"))?;
     ensure(exact.ulps(got) > 1.0, || format!("expected more than 1 ulp here, got {got:e}"))
 }
 
-/// D, the longest chain of double-double operations for `n` elements:
-/// the lane's elements, the warp tree, the tree levels (docs/determinism.md).
-fn dd_depth(n: usize) -> usize {
+/// C in the bound |res - s| ≤ ½ulp(res) + C·u²·Σ|x| for `n` elements
+/// (docs/determinism.md): a lane's `m` elements by `Sum2`, (m-1)²
+/// (γ_{m-1}·γ_{m-2}, rounded up), and 3 for each double-double addition on
+/// the way to the root: 5 in the warp tree, 5 per tree level.
+fn dd_coefficient(n: usize) -> f64 {
     let g = Geometry::new(n, 8);
-    let mut levels = 0;
+    let mut adds = 5;
     let mut m = g.segments;
     while m > 1 {
         m = m.div_ceil(32);
-        levels += 5;
+        adds += 5;
     }
-    g.rounds * 4 * 2 + 5 + levels
+    let lane = (g.rounds * 4 * 2) as f64;
+    (lane - 1.0).powi(2) * (1.0 + 2f64.powi(-40)) + 3.0001 * adds as f64
+}
+
+/// The coefficient stays below 2^16 for every n below 2^40, so the accurate
+/// f64 sum is within 1 ulp for κ up to 2^36 (docs/determinism.md).
+fn dd_coefficient_below_2_16() -> Result<(), Failed> {
+    for shift in 0..40 {
+        for n in [1usize << shift, (1usize << shift) + 1, (3usize << shift) / 2] {
+            let c = dd_coefficient(n);
+            ensure(c < 65536.0, || format!("n = {n}: C = {c}"))?;
+        }
+    }
+    Ok(())
 }
 
 fn accurate_f64() -> Result<(), Failed> {

@@ -21,7 +21,10 @@
 //!    residue is split into three digits and added with 64-bit shared
 //!    atomics (`red.shared.add.u64`). Integer addition: exact, in any order.
 //!    At the end each thread adds `s` and `c` there too, summed across the
-//!    warp first (one atomic per limb per warp, not per thread).
+//!    warp first, one limb at a time and only the limbs some lane touches
+//!    (one atomic per such limb per warp, not per thread). Written this way
+//!    the kernel needs 64 registers, so it runs 1024 threads a block (the
+//!    default block for large `n`), all resident.
 //! 3. **One block combines.** Each block writes its limbs and flags; the
 //!    last block (the ticket of `single_pass`) adds them up (integer sums,
 //!    so in any order) and rounds the exact total once to `f32`
@@ -163,14 +166,18 @@ pub unsafe fn accurate_f32(
         2 => d[2],
         _ => 0,
     };
-    let mine: [i64; LIMBS] = core::array::from_fn(|j| at(ks, ds, j) + at(kc, dc, j));
-    let warp_sums = mine.map(|d| warp_reduce(d, |x, y| x + y));
-    if lane_id() == 0 {
-        for (j, d) in warp_sums.into_iter().enumerate() {
-            if d != 0 {
-                i64::atomic_add_shared(limbs.ptr(j as u32), d);
+    // one limb at a time, and only the limbs some lane of the warp touches
+    // (the warp is whole here: every thread of the block gets this far)
+    for j in 0..LIMBS {
+        let d = at(ks, ds, j) + at(kc, dc, j);
+        if ballot_sync(u32::MAX, d != 0) != 0 {
+            let sum = warp_reduce(d, |x, y| x + y);
+            if lane_id() == 0 && sum != 0 {
+                i64::atomic_add_shared(limbs.ptr(j as u32), sum);
             }
         }
+    }
+    if lane_id() == 0 {
         atomic_or_shared(flags.ptr(0), f);
     }
     sync_threads();

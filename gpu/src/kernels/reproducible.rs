@@ -129,20 +129,37 @@ pub unsafe fn reproducible<T: Element + Vector, R: FixedOrder<T>>(
             if o < outputs && i < m { load_relaxed(partials, (src + i) as u32) } else { R::IDENTITY }
         };
         let mut o = warp;
-        while o < outputs {
-            let (w, x, y, z) = (group(o), group(o + warps), group(o + 2 * warps), group(o + 3 * warps));
-            let (w, x) = (warp_reduce(w, R::combine), warp_reduce(x, R::combine));
-            let (y, z) = (warp_reduce(y, R::combine), warp_reduce(z, R::combine));
-            if lane == 0 {
-                let put = |k: usize, v: R::Acc| {
-                    if o + k * warps < outputs {
-                        store(partials, (dst + o + k * warps) as u32, v);
-                    }
-                };
-                (put(0, w), put(1, x), put(2, y), put(3, z));
-                threadfence();
+        if size_of::<R::Acc>() <= 8 {
+            while o < outputs {
+                let (w, x, y, z) = (group(o), group(o + warps), group(o + 2 * warps), group(o + 3 * warps));
+                let (w, x) = (warp_reduce(w, R::combine), warp_reduce(x, R::combine));
+                let (y, z) = (warp_reduce(y, R::combine), warp_reduce(z, R::combine));
+                if lane == 0 {
+                    let put = |k: usize, v: R::Acc| {
+                        if o + k * warps < outputs {
+                            store(partials, (dst + o + k * warps) as u32, v);
+                        }
+                    };
+                    (put(0, w), put(1, x), put(2, y), put(3, z));
+                    threadfence();
+                }
+                o += 4 * warps;
             }
-            o += 4 * warps;
+        } else {
+            // wider accumulators (the double-double sum): two groups in
+            // flight, which keeps the kernel within 64 registers a thread
+            while o < outputs {
+                let (w, x) = (group(o), group(o + warps));
+                let (w, x) = (warp_reduce(w, R::combine), warp_reduce(x, R::combine));
+                if lane == 0 {
+                    store(partials, (dst + o) as u32, w);
+                    if o + warps < outputs {
+                        store(partials, (dst + o + warps) as u32, x);
+                    }
+                    threadfence();
+                }
+                o += 2 * warps;
+            }
         }
         sync_threads(); // this level's outputs are written (and visible to the block) before they are read
         (src, m) = (dst, outputs);

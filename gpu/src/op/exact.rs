@@ -6,8 +6,8 @@
 //!   Dekker), the error-free transformations every accurate summation is
 //!   built from.
 //! * [`DoubleDouble`] and [`DdSum`]: an `f64` sum carried in two `f64`s
-//!   (`hi + lo`, `|lo| ≤ ½ulp(hi)`), renormalized after every step; the
-//!   accurate `f64` sum (`docs/determinism.md` derives its bound).
+//!   (`hi + lo`); the accurate `f64` sum (`Sum2` per lane, double-double
+//!   between lanes; `docs/determinism.md` derives its bound).
 //! * The superaccumulator of the accurate `f32` sum: any `f64` that is a
 //!   multiple of 2^-149 (every `f32`, and every sum and rounding error of
 //!   `f32`s) is split into three signed 32-bit [`digits`] of a fixed-point
@@ -87,6 +87,40 @@ impl DoubleDouble {
         DoubleDouble { hi, lo }
     }
 
+    /// `self + x` without renormalizing (one step of Ogita, Rump and
+    /// Oishi's `Sum2`): `(hi, e) = TwoSum(hi, x); lo = lo + e`. 7
+    /// additions, and only one of them (`hi + x`) on the chain to the next
+    /// element's `hi`: the rounding errors are kept exactly and added up in
+    /// plain `f64` beside it, so `lo` may grow past ½ulp(`hi`) (see
+    /// [`DoubleDouble::normalized`]).
+    ///
+    /// ```
+    /// use gpu::op::exact::DoubleDouble;
+    /// let x = DoubleDouble::from(1e16).add_f64_lazy(1.0).add_f64_lazy(1.0);
+    /// assert_eq!((x.hi, x.lo), (1e16, 2.0)); // both 1.0s kept in lo
+    /// ```
+    #[inline(always)]
+    pub fn add_f64_lazy(self, x: f64) -> Self {
+        let (hi, e) = two_sum(self.hi, x);
+        DoubleDouble { hi, lo: self.lo + e }
+    }
+
+    /// The same value with `hi = fl(hi + lo)` and `|lo| ≤ ½ulp(hi)`:
+    /// `TwoSum(hi, lo)`, exact (6 additions); a normalized pair comes back
+    /// unchanged.
+    ///
+    /// ```
+    /// use gpu::op::exact::DoubleDouble;
+    /// let x = DoubleDouble { hi: 1.0, lo: 3.0 }.normalized();
+    /// assert_eq!((x.hi, x.lo), (4.0, 0.0));
+    /// assert_eq!(x.normalized(), x);
+    /// ```
+    #[inline(always)]
+    pub fn normalized(self) -> Self {
+        let (hi, lo) = two_sum(self.hi, self.lo);
+        DoubleDouble { hi, lo }
+    }
+
     /// `self + other` (`AccurateDWPlusDW`, relative error at most 3u²): the
     /// two leading parts and the two trailing parts are added error-free,
     /// then renormalized twice. 20 additions.
@@ -100,16 +134,18 @@ impl DoubleDouble {
     }
 }
 
-/// The accurate `f64` sum: double-double accumulation, each element added
-/// with [`DoubleDouble::add_f64`], partial sums combined with
-/// [`DoubleDouble::add_dd`], the result rounded to `f64` (`hi + lo`). Only the
-/// fixed-order kernel (`kernels/reproducible.rs`) runs it, so it is also
-/// `gpu_to_gpu` reproducible.
+/// The accurate `f64` sum: each lane adds its elements with
+/// [`DoubleDouble::add_f64_lazy`] (`Sum2`: `hi` a plain running sum, `lo`
+/// the plain sum of its exact rounding errors), partial sums are combined
+/// with [`DoubleDouble::add_dd`] after [`DoubleDouble::normalized`], and
+/// the result is rounded to `f64` (`hi + lo`). Only the fixed-order kernel
+/// (`kernels/reproducible.rs`) runs it, so it is also `gpu_to_gpu`
+/// reproducible; `docs/determinism.md` derives its bound.
 ///
 /// ```
-/// use gpu::op::{Reduction, exact::DdSum};
+/// use gpu::op::{Reduction, exact::DdSum, fixed_order::FixedOrder};
 /// let xs = [1e100, 1.0, -1e100];
-/// let acc = xs.iter().fold(<DdSum as Reduction<f64>>::IDENTITY, |a, &x| <DdSum as Reduction<f64>>::combine(a, <DdSum as Reduction<f64>>::map(x, x, 0)));
+/// let acc = xs.iter().fold(<DdSum as Reduction<f64>>::IDENTITY, |a, &x| <DdSum as FixedOrder<f64>>::accumulate(a, x, x, 0));
 /// assert_eq!(<DdSum as Reduction<f64>>::finish(acc, 3), 1.0);
 /// ```
 #[derive(Clone, Copy, Debug, Default)]
@@ -126,7 +162,7 @@ impl Reduction<f64> for DdSum {
     }
     #[inline(always)]
     fn combine(a: DoubleDouble, b: DoubleDouble) -> DoubleDouble {
-        a.add_dd(b)
+        a.normalized().add_dd(b.normalized())
     }
     #[inline(always)]
     fn finish(acc: DoubleDouble, _: u64) -> f64 {

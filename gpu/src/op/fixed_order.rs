@@ -94,7 +94,7 @@ pub const fn tree_len(segments: usize) -> usize {
 /// An operation the fixed-order kernel runs: how a lane adds one element
 /// to its accumulator. The default, `combine(acc, map(x, y, i))`, is what
 /// the default kernel does per element; the double-double sum overrides it
-/// with the cheaper `DoubleDouble + f64`.
+/// with the cheaper `Sum2` step (`DoubleDouble::add_f64_lazy`).
 pub trait FixedOrder<T>: Reduction<T> {
     /// `acc` with element `i` (`x`, and `y` for two inputs) added.
     #[inline(always)]
@@ -119,7 +119,7 @@ fixed_order! {
 impl FixedOrder<f64> for super::exact::DdSum {
     #[inline(always)]
     fn accumulate(acc: Self::Acc, x: f64, _: f64, _: u64) -> Self::Acc {
-        acc.add_f64(x)
+        acc.add_f64_lazy(x)
     }
 }
 
