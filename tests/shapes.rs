@@ -14,7 +14,7 @@ use reduction::check::data::{Pattern, Sample, generate};
 use reduction::check::ops::{Number, Outcome, arg_reference, epsilon, finish_reference, sum_reference};
 use reduction::{
     Arg, ArgMax, DType, Element, Error, Matrix, Op, Reduction, Shape, Strategy, Sum,
-    shape::{offsets_of, tile_elements},
+    shape::{MAX_TILE_BYTES, offsets_of},
     with_operation,
 };
 
@@ -127,7 +127,7 @@ where
             }
             _ => {
                 let (s, abs) = sum_reference(op, &x, &y);
-                let chain = len.min(tile_elements(size_of::<T>()) as usize) + len / 1024 + 300;
+                let chain = len.min(MAX_TILE_BYTES as usize / size_of::<T>()) + len / 1024 + 300;
                 let tol = if op == Op::Sum { 0.0 } else { (chain + 2) as f64 * epsilon::<T>() * abs };
                 let (want, tol) = finish_reference(op, s, tol, len, epsilon::<T>());
                 let ok = (g.num() - want).abs() <= tol || (g.num().is_nan() && want.is_nan());
@@ -227,17 +227,19 @@ fn every_strategy() -> Result<(), Failed> {
     let cases = [Case::Axis(Matrix::new(100, 1000), 1), Case::Segments(offsets_of(&[5, 0, 9000, 1, 300, 17], 3))];
     for case in &cases {
         let a: Vec<f32> = generate(Pattern::Large, input_len(case), 3)?;
-        for lanes in [1, 2, 4, 8, 16, 32] {
-            check::<Sum, f32>(Op::Sum, case, &a, &a, &run_case::<Sum, f32>(case, &a, &a, Strategy::Lanes(lanes))?)?;
-            let got = run_case::<ArgMax, f32>(case, &a, &a, Strategy::Lanes(lanes))?;
+        let teams = [1, 2, 4, 8, 16, 32].map(|lanes| Strategy::Segments { tile_bytes: 0, lanes });
+        let tiles = [16, 32, 128, 256].map(|k| Strategy::Segments { tile_bytes: k << 10, lanes: 0 });
+        for strategy in teams.into_iter().chain(tiles).chain([Strategy::Segments { tile_bytes: 1 << 15, lanes: 2 }]) {
+            check::<Sum, f32>(Op::Sum, case, &a, &a, &run_case::<Sum, f32>(case, &a, &a, strategy)?)?;
+            let got = run_case::<ArgMax, f32>(case, &a, &a, strategy)?;
             check::<ArgMax, f32>(Op::ArgMax, case, &a, &a, &got)?;
         }
     }
     for m in [Matrix::new(1000, 100), Matrix::new(5000, 16), Matrix::new(333, 7).pitch(9)] {
         let case = Case::Axis(m, 0);
         let a: Vec<f64> = generate(Pattern::Large, input_len(&case), 4)?;
-        for chunks in [1, 2, 3, 64, 1000] {
-            let got = run_case::<Sum, f64>(&case, &a, &a, Strategy::Chunks(chunks))?;
+        for (wide, chunks) in [(1, 1), (1, 2), (1, 3), (1, 64), (1, 1000), (2, 1), (2, 3), (4, 1), (4, 64), (0, 5)] {
+            let got = run_case::<Sum, f64>(&case, &a, &a, Strategy::Columns { wide, chunks })?;
             check::<Sum, f64>(Op::Sum, &case, &a, &a, &got)?;
         }
     }
@@ -317,8 +319,13 @@ fn typed_errors() -> Result<(), Failed> {
         ("past the input", shaped(Shape::Columns(Matrix::new(11, 10)), Strategy::Auto)),
         ("rows × cols overflows", shaped(Shape::Rows(Matrix::new(usize::MAX / 2, 4)), Strategy::Auto)),
         ("axis 2", Shape::axis(Matrix::new(1, 1), 2).map(|_| ())),
-        ("lanes 3", shaped(Shape::Rows(Matrix::new(10, 10)), Strategy::Lanes(3))),
-        ("chunks on rows", shaped(Shape::Rows(Matrix::new(10, 10)), Strategy::Chunks(2))),
+        ("lanes 3", shaped(Shape::Rows(Matrix::new(10, 10)), Strategy::Segments { tile_bytes: 0, lanes: 3 })),
+        (
+            "tile of 1000 bytes",
+            shaped(Shape::Rows(Matrix::new(10, 10)), Strategy::Segments { tile_bytes: 1000, lanes: 0 }),
+        ),
+        ("chunks on rows", shaped(Shape::Rows(Matrix::new(10, 10)), Strategy::Columns { wide: 0, chunks: 2 })),
+        ("wide 3", shaped(Shape::Columns(Matrix::new(10, 10)), Strategy::Columns { wide: 3, chunks: 0 })),
         (
             "dot of one input",
             r.reduce_shaped::<reduction::Dot, f32, _>(&[&x], Shape::Rows(Matrix::new(1, 1)), Strategy::Auto)

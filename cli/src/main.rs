@@ -562,16 +562,27 @@ fn validate(cli: Cli) -> std::result::Result<Job, String> {
         }
         Command::Shapes { runs, sweep, json } => {
             at_least_one("--runs", runs)?;
-            use reduce::shapes_bench::{matrices, segment_cases, sweep_cases};
+            use reduce::shapes_bench::{Case, matrices, segment_cases, sweep_cases};
             use reduction::Strategy;
             let mut cases: Vec<_> = matrices().into_iter().map(|c| (c, Strategy::Auto)).collect();
             cases.extend(segment_cases().map_err(|e| e.to_string())?.into_iter().map(|c| (c, Strategy::Auto)));
             if sweep {
                 for c in sweep_cases() {
-                    cases.extend([1, 2, 4, 8, 16, 32].map(|l| (c.clone(), Strategy::Lanes(l))));
+                    let teams = [1, 2, 4, 8, 16, 32].map(|lanes| Strategy::Segments { tile_bytes: 0, lanes });
+                    cases.extend(teams.map(|s| (c.clone(), s)));
                 }
-                for c in matrices().into_iter().filter(|c| matches!(c, reduce::shapes_bench::Case::Axis(_, 0))) {
-                    cases.extend([1, 4, 16, 64, 256, 1024].map(|k| (c.clone(), Strategy::Chunks(k))));
+                let rows_or_segments = |c: &Case| !matches!(c, Case::Axis(_, 0));
+                for c in matrices().into_iter().chain(segment_cases().map_err(|e| e.to_string())?) {
+                    if rows_or_segments(&c) {
+                        let tiles =
+                            [16, 32, 64, 128, 256].map(|k| Strategy::Segments { tile_bytes: k << 10, lanes: 0 });
+                        cases.extend(tiles.map(|s| (c.clone(), s)));
+                    } else {
+                        for wide in [1, 2, 4] {
+                            let chunks = [1, 4, 16, 64, 256, 1024].map(|chunks| Strategy::Columns { wide, chunks });
+                            cases.extend(chunks.map(|s| (c.clone(), s)));
+                        }
+                    }
                 }
             }
             Job::Shapes(gpu, cases, runs, output(json, "--json")?)

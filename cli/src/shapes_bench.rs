@@ -172,11 +172,7 @@ pub fn measure(
     let bytes = case.elements() * 4;
     Ok(ShapeRow {
         case: case.name(),
-        strategy: match strategy {
-            Strategy::Auto => "auto".into(),
-            Strategy::Lanes(l) => format!("lanes {l}"),
-            Strategy::Chunks(c) => format!("chunks {c}"),
-        },
+        strategy: label(strategy),
         results,
         median_us: stats.median_ms * 1e3,
         gbps: stats.bandwidth(bytes) / 1e9,
@@ -184,10 +180,29 @@ pub fn measure(
     })
 }
 
+/// How a strategy is printed: `auto`, `tile 64K lanes 8`, `wide 2 chunks 4`
+/// (`*` for a choice left automatic).
+///
+/// ```
+/// use reduction::Strategy;
+/// assert_eq!(reduce::shapes_bench::label(Strategy::Segments { tile_bytes: 1 << 16, lanes: 0 }), "tile 64K lanes *");
+/// assert_eq!(reduce::shapes_bench::label(Strategy::Columns { wide: 0, chunks: 4 }), "wide * chunks 4");
+/// ```
+pub fn label(strategy: Strategy) -> String {
+    let auto = |v: u32, unit: &str| if v == 0 { "*".to_string() } else { format!("{v}{unit}") };
+    match strategy {
+        Strategy::Auto => "auto".into(),
+        Strategy::Segments { tile_bytes, lanes } => {
+            format!("tile {} lanes {}", auto(tile_bytes >> 10, "K"), auto(lanes, ""))
+        }
+        Strategy::Columns { wide, chunks } => format!("wide {} chunks {}", auto(wide, ""), auto(chunks, "")),
+    }
+}
+
 /// One line of the table.
 pub fn line(row: &ShapeRow) -> String {
     format!(
-        "{:<36} {:<10} {:>9} {:>10.1} {:>8.0}  {}",
+        "{:<36} {:<18} {:>9} {:>10.1} {:>8.0}  {}",
         row.case,
         row.strategy,
         row.results,

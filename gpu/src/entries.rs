@@ -88,11 +88,11 @@ with_operations!(single_pass_for_operations!());
 // ---- Rows, columns and segments (`kernels/segments.rs`, `kernels/columns.rs`) ----
 //
 // `segments_{op}_{type}` `(a, b, n: u64, offsets: *const u64, count: u64,
-// cols: u64, pitch: u64, lanes: u32, pieces: *mut Acc, tickets: *mut u32,
-// out: *mut Out)`: one result per CSR segment (`offsets` not null) or row;
-// `columns_{op}_{type}` `(a, b, rows: u64, cols: u64, pitch: u64, chunks:
-// u32, partials: *mut Acc, tickets: *mut u32, out: *mut Out)`: one per
-// column. Every operation and type of `with_operations!`, block `SHAPE_BLOCK`.
+// cols: u64, pitch: u64, tile: u64, lanes: u32, pieces: *mut Acc, tickets:
+// *mut u32, out: *mut Out)`: one result per CSR segment (`offsets` not null)
+// or row; `columns_{op}_{type}` `(a, b, rows: u64, cols: u64, pitch: u64,
+// wide: u32, chunks: u32, partials: *mut Acc, tickets: *mut u32, out: *mut
+// Out)`: one per column. Every operation and type of `with_operations!`, block `SHAPE_BLOCK`.
 
 macro_rules! shape_entries {
     (; $($Op:ident $op:ident [$($T:ident $t:ident),*]),*) => {$($(
@@ -105,13 +105,14 @@ macro_rules! shape_entries {
             count: u64,
             cols: u64,
             pitch: u64,
+            tile: u64,
             lanes: u32,
             pieces: *mut <$Op as Reduction<$t>>::Acc,
             tickets: *mut u32,
             out: *mut <$Op as Reduction<$t>>::Out,
         ) {
             let segs = crate::shape::Segments { offsets, count, cols, pitch };
-            segments::segments::<$t, $Op>(a, b, n, segs, lanes, pieces, tickets, out)
+            segments::segments::<$t, $Op>(a, b, n, segs, tile, lanes, pieces, tickets, out)
         }
 
         #[unsafe(no_mangle)]
@@ -121,12 +122,13 @@ macro_rules! shape_entries {
             rows: u64,
             cols: u64,
             pitch: u64,
+            wide: u32,
             chunks: u32,
             partials: *mut <$Op as Reduction<$t>>::Acc,
             tickets: *mut u32,
             out: *mut <$Op as Reduction<$t>>::Out,
         ) {
-            columns::columns::<$t, $Op>(a, b, rows, cols, pitch, chunks, partials, tickets, out)
+            columns::columns::<$t, $Op>(a, b, rows, cols, pitch, wide, chunks, partials, tickets, out)
         }
     )*)*};
 }

@@ -5,7 +5,7 @@
 //!
 //! **Segments** (one result per row of a matrix, or per CSR segment
 //! `offsets[s]..offsets[s+1]`): the input is cut into *warp tiles* of
-//! [`TILE_BYTES`], whatever the segments are. A warp reduces every segment
+//! 16 to 256 KiB ([`tile_bytes`]), whatever the segments are. A warp reduces every segment
 //! that overlaps its tile, in *teams* of `lanes` threads (1 to 32) that
 //! each take one segment at a time; a segment that lies in one tile is
 //! written at once, one that crosses tiles leaves a partial per tile, and
@@ -19,8 +19,12 @@
 //! lines; `chunks` blocks share each column tile's rows, and the last of
 //! them combines their partials in chunk order.
 
-/// Bytes of input per warp tile.
-pub const TILE_BYTES: u64 = 16 * 1024;
+/// Bytes of input per warp tile: the least, the most, and the powers of two
+/// in between that the planner chooses from ([`tile_bytes`]).
+pub const MIN_TILE_BYTES: u64 = 16 * 1024;
+
+/// The largest warp tile, bytes.
+pub const MAX_TILE_BYTES: u64 = 256 * 1024;
 
 /// Threads per block of both kernels.
 pub const SHAPE_BLOCK: u32 = 256;
@@ -28,30 +32,62 @@ pub const SHAPE_BLOCK: u32 = 256;
 /// Warps per block.
 pub const SHAPE_WARPS: u32 = SHAPE_BLOCK / 32;
 
-/// Elements of `size` bytes per warp tile.
+/// Warps the automatic tile size keeps at least (while tiles stay at
+/// least [`MIN_TILE_BYTES`]): about two rounds of an H200's 132 SMs x 64
+/// warps, so the last round of tiles is not one SM's lonely tail.
+pub const MIN_WARPS: u64 = 16384;
+
+/// The automatic warp tile for `count` segments over `n` elements of `size`
+/// bytes: the average segment's bytes rounded up to a power of two, so a
+/// row fits one tile and needs no combining step, but no larger than keeps
+/// [`MIN_WARPS`] warps busy, within `MIN_TILE_BYTES..=MAX_TILE_BYTES`.
+/// (Measured on an H200 at 1 GiB, every tile size: `docs/shapes.md`.)
 ///
 /// ```
-/// assert_eq!(gpu::shape::tile_elements(4), 4096);
+/// use gpu::shape::tile_bytes;
+/// assert_eq!(tile_bytes(1 << 28, 1 << 24, 4), 16 * 1024); // rows of 16 f32
+/// assert_eq!(tile_bytes(1 << 28, 1 << 14, 4), 64 * 1024); // rows of 16384 f32: a row a tile
+/// assert_eq!(tile_bytes(1 << 28, 1, 4), 64 * 1024); // one row of 1 GiB: 16384 warps
+/// assert_eq!(tile_bytes(1 << 20, 1, 4), 16 * 1024); // 4 MiB: the smallest tiles
+/// assert_eq!(tile_bytes(0, 0, 4), 16 * 1024);
 /// ```
-pub const fn tile_elements(size: usize) -> u64 {
-    TILE_BYTES / size as u64
+pub const fn tile_bytes(n: u64, count: u64, size: usize) -> u64 {
+    let total = n.saturating_mul(size as u64);
+    let average = match total.checked_div(count) {
+        Some(a) => a,
+        None => total,
+    };
+    let fill = pow2_at_or_below(total / MIN_WARPS);
+    let t = if average.next_power_of_two() < fill { average.next_power_of_two() } else { fill };
+    if t < MIN_TILE_BYTES {
+        MIN_TILE_BYTES
+    } else if t > MAX_TILE_BYTES {
+        MAX_TILE_BYTES
+    } else {
+        t
+    }
 }
 
-/// Warp tiles over `n` elements of `size` bytes: at least one, so that
+/// The power of two at or below `x` (1 for 0).
+const fn pow2_at_or_below(x: u64) -> u64 {
+    if x == 0 { 1 } else { 1 << (63 - x.leading_zeros()) }
+}
+
+/// Warp tiles of `tile` elements over `n` elements: at least one, so that
 /// empty segments are written too.
 ///
 /// ```
-/// assert_eq!(gpu::shape::tiles(0, 4), 1);
-/// assert_eq!(gpu::shape::tiles(4097, 4), 2);
+/// assert_eq!(gpu::shape::tiles(0, 4096), 1);
+/// assert_eq!(gpu::shape::tiles(4097, 4096), 2);
 /// ```
-pub const fn tiles(n: u64, size: usize) -> u64 {
-    let t = n.div_ceil(tile_elements(size));
+pub const fn tiles(n: u64, tile: u64) -> u64 {
+    let t = n.div_ceil(tile);
     if t == 0 { 1 } else { t }
 }
 
-/// The tile that holds element `i`.
-pub const fn tile_of(i: u64, size: usize) -> u64 {
-    i / tile_elements(size)
+/// The tile (of `tile` elements) that holds element `i`.
+pub const fn tile_of(i: u64, tile: u64) -> u64 {
+    i / tile
 }
 
 /// Lanes per team when a tile holds `segments` segments (or pieces) over
@@ -79,7 +115,7 @@ pub const fn team_lanes(elements: u64, segments: u64, size: usize) -> u32 {
     } else if lanes <= 1 {
         1
     } else {
-        1 << (63 - lanes.leading_zeros()) // the power of two at or below
+        pow2_at_or_below(lanes) as u32
     }
 }
 
@@ -141,11 +177,11 @@ impl Segments {
     }
 }
 
-/// The tile of a non-empty segment `begin..end`'s first and last element:
-/// the segment is written at once when they are equal, else through a
-/// partial per tile.
-pub const fn tile_span(begin: u64, end: u64, size: usize) -> (u64, u64) {
-    (tile_of(begin, size), tile_of(end - 1, size))
+/// The tile (of `tile` elements) of a non-empty segment `begin..end`'s
+/// first and last element: the segment is written at once when they are
+/// equal, else through a partial per tile.
+pub const fn tile_span(begin: u64, end: u64, tile: u64) -> (u64, u64) {
+    (tile_of(begin, tile), tile_of(end - 1, tile))
 }
 
 /// Where the partial of a segment piece goes: each tile has two slots, the
@@ -170,24 +206,36 @@ pub struct Columns {
 
 impl Columns {
     /// The layout for `cols` columns of elements with `lanes` elements per
-    /// 16-byte vector; `vector` when every row starts 16-byte-aligned and
-    /// `cols` is a multiple of `lanes`.
+    /// 16-byte vector, `wide` x (8 vectors or 32 elements) across a tile
+    /// (`wide` 1, 2 or 4; anything else counts as 1); `vector` when every row starts
+    /// 16-byte-aligned and `cols` is a multiple of `lanes`.
     ///
     /// ```
     /// use gpu::shape::Columns;
-    /// let c = Columns::new(16, 4, true); // 16 f32 columns: 4 vectors
+    /// let c = Columns::new(16, 4, true, 1); // 16 f32 columns: 4 vectors
     /// assert_eq!((c.width, c.unit_lanes, c.row_lanes, c.col_tiles), (4, 4, 64, 1));
-    /// let c = Columns::new(1000, 4, false); // one element a thread, 32 across
+    /// let c = Columns::new(1000, 4, false, 1); // one element a thread, 32 across
     /// assert_eq!((c.width, c.unit_lanes, c.row_lanes, c.col_tiles), (1, 32, 8, 32));
+    /// let c = Columns::new(1 << 20, 4, true, 4); // 512 bytes of each row a tile
+    /// assert_eq!((c.width, c.unit_lanes, c.row_lanes, c.col_tiles), (4, 32, 8, 8192));
     /// ```
-    pub const fn new(cols: u64, lanes: u32, vector: bool) -> Columns {
-        let width = if vector { lanes } else { 1 };
+    pub const fn new(cols: u64, lanes: u32, vector: bool, wide: u32) -> Columns {
+        let width = if vector && lanes > 0 { lanes } else { 1 };
         let units = cols.div_ceil(width as u64);
-        // 8 vectors or 32 elements across: 128 bytes of f32 per row
-        let most: u32 = if vector { 8 } else { 32 };
-        let unit_lanes = if units >= most as u64 { most } else { units.next_power_of_two() as u32 };
-        let unit_lanes = if unit_lanes == 0 || unit_lanes > SHAPE_BLOCK { 1 } else { unit_lanes };
-        Columns { width, unit_lanes, row_lanes: SHAPE_BLOCK / unit_lanes, col_tiles: units.div_ceil(unit_lanes as u64) }
+        let wide = if wide == 2 || wide == 4 { wide } else { 1 };
+        // 8 vectors or 32 elements across (128 bytes of f32 per row), times `wide`
+        let most: u32 = if vector { 8 * wide } else { 32 * wide };
+        // a power of two from 1 to `most` (at most 128 < SHAPE_BLOCK), as a
+        // shift so the kernels' divisions by it need no zero check
+        let want = if units >= most as u64 { most as u64 } else { units };
+        let shift = if want <= 1 { 0 } else { 64 - (want - 1).leading_zeros() };
+        let unit_lanes = 1u32 << shift;
+        Columns {
+            width,
+            unit_lanes,
+            row_lanes: SHAPE_BLOCK >> shift,
+            col_tiles: (units + unit_lanes as u64 - 1) >> shift,
+        }
     }
 
     /// Columns per column tile.
@@ -195,27 +243,48 @@ impl Columns {
         (self.width * self.unit_lanes) as u64
     }
 
-    /// Rows per chunk the automatic choice aims at: fewer chunks leave tall
-    /// matrices too few blocks, more add partials and a longer combining
-    /// step (measured on an H200 at 1 GiB: `docs/shapes.md`).
-    pub const ROWS_PER_CHUNK: u64 = 16384;
+    /// Blocks the automatic choice aims at: about four per SM of an H200.
+    /// Fewer leave memory idle; more, each with fewer rows, pay the
+    /// combining step more often and read shorter runs of each column
+    /// (measured on an H200 at 1 GiB, every width and chunk count:
+    /// `docs/shapes.md`).
+    pub const BLOCKS: u64 = 512;
 
-    /// The automatic number of row chunks for `rows` rows.
+    /// The automatic tile width: the widest (4, then 2) that still gives
+    /// [`Columns::BLOCKS`] column tiles, else 1.
     ///
     /// ```
     /// use gpu::shape::Columns;
-    /// assert_eq!(Columns::auto_chunks(16384), 1);
-    /// assert_eq!(Columns::auto_chunks(1 << 24), 1024);
+    /// assert_eq!(Columns::auto_wide(16384, 4, true), 1); // 512 tiles of 32 columns
+    /// assert_eq!(Columns::auto_wide(65536, 4, true), 4); // 512 tiles of 128 columns
+    /// assert_eq!(Columns::auto_wide(16, 4, true), 1);
     /// ```
-    pub const fn auto_chunks(rows: u64) -> u32 {
-        let c = rows / Self::ROWS_PER_CHUNK;
-        if c < 1 {
-            1
-        } else if c > 1 << 16 {
-            1 << 16
+    pub const fn auto_wide(cols: u64, lanes: u32, vector: bool) -> u32 {
+        if Columns::new(cols, lanes, vector, 4).col_tiles >= Self::BLOCKS {
+            4
+        } else if Columns::new(cols, lanes, vector, 2).col_tiles >= Self::BLOCKS {
+            2
         } else {
-            c as u32
+            1
         }
+    }
+
+    /// The automatic number of row chunks for `rows` rows in `col_tiles`
+    /// column tiles: enough for [`Columns::BLOCKS`] blocks, each with at
+    /// least 64 rows.
+    ///
+    /// ```
+    /// use gpu::shape::Columns;
+    /// assert_eq!(Columns::auto_chunks(16384, 512), 1);
+    /// assert_eq!(Columns::auto_chunks(1 << 20, 8), 64);
+    /// assert_eq!(Columns::auto_chunks(1 << 24, 1), 512);
+    /// assert_eq!(Columns::auto_chunks(100, 1), 1);
+    /// ```
+    pub const fn auto_chunks(rows: u64, col_tiles: u64) -> u32 {
+        let want = Self::BLOCKS.div_ceil(if col_tiles == 0 { 1 } else { col_tiles });
+        let most = rows / 64;
+        let c = if want < most { want } else { most };
+        if c < 1 { 1 } else { c as u32 }
     }
 
     /// Rows per chunk when `rows` are shared by `chunks` blocks.
@@ -262,21 +331,21 @@ mod tests {
     #[test]
     fn tiles_see_every_segment_once_or_piecewise() {
         let size = 4;
-        let te = tile_elements(size);
+        let te = MIN_TILE_BYTES / size as u64;
         let offsets: Vec<u64> = vec![0, 0, 3, 3, te - 1, te + 5, 3 * te, 3 * te, 3 * te + 1, 3 * te + 1];
         let n = 3 * te + 1;
         let segs = Segments { offsets: offsets.as_ptr(), count: offsets.len() as u64 - 1, cols: 0, pitch: 0 };
         let mut seen = vec![Vec::new(); segs.count as usize];
         let mut slots = std::collections::HashSet::new();
-        for t in 0..tiles(n, size) {
+        for t in 0..tiles(n, te) {
             let (w0, w1) = (t * te, (t + 1) * te);
-            let last = t + 1 == tiles(n, size);
+            let last = t + 1 == tiles(n, te);
             let lo = first(segs.count, |s| unsafe { segs.reaches(s, w0) });
             let hi = if last { segs.count } else { first(segs.count, |s| unsafe { segs.starts_from(s, w1) }) };
             for s in lo..hi {
                 seen[s as usize].push(t);
                 let (b, e) = unsafe { segs.bounds(s) };
-                if b < e && tile_span(b, e, size).0 != tile_span(b, e, size).1 {
+                if b < e && tile_span(b, e, te).0 != tile_span(b, e, te).1 {
                     assert!(slots.insert(piece_slot(t, e > w1)), "slot of tile {t} taken twice");
                 }
             }
@@ -284,9 +353,9 @@ mod tests {
         for s in 0..segs.count {
             let (b, e) = unsafe { segs.bounds(s) };
             let want: Vec<u64> = if b == e {
-                vec![tile_of(b, size).min(tiles(n, size) - 1)]
+                vec![tile_of(b, te).min(tiles(n, te) - 1)]
             } else {
-                let (t0, t1) = tile_span(b, e, size);
+                let (t0, t1) = tile_span(b, e, te);
                 (t0..=t1).collect()
             };
             assert_eq!(seen[s as usize], want, "segment {s} = {b}..{e}");
@@ -304,8 +373,8 @@ mod tests {
     #[test]
     fn column_layouts_cover_the_block() {
         for cols in [1u64, 3, 4, 16, 100, 256, 1 << 20] {
-            for (lanes, vector) in [(4, true), (2, true), (8, true), (4, false)] {
-                let c = Columns::new(cols, lanes, vector);
+            for (lanes, vector, wide) in [(4, true, 1), (2, true, 2), (8, true, 4), (4, false, 1), (4, false, 4)] {
+                let c = Columns::new(cols, lanes, vector, wide);
                 assert_eq!(c.unit_lanes * c.row_lanes, SHAPE_BLOCK);
                 assert!(c.col_tiles * c.tile_cols() >= cols && (c.col_tiles - 1) * c.tile_cols() < cols);
             }

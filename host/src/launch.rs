@@ -315,10 +315,16 @@ impl Gpu {
             _ => return Err(Error::Invalid(format!("{entry}: takes {inputs} input(s) of one length"))),
         };
         let b_addr = b_ptr.as_ref().map_or(0, |(addr, _guard)| *addr);
-        if partials.len < plan.partials || tickets.len() < plan.tickets || out.len < shape.results() || plan.grid == 0 {
+        if partials.len < plan.partials
+            || tickets.len() < plan.tickets
+            || out.len < shape.results()
+            || plan.grid == 0
+            || plan.tile == 0
+        {
             return Err(Error::Invalid(format!(
-                "{entry}: bad launch: grid {}, {} of {} partial slots, {} of {} tickets, {} of {} results",
+                "{entry}: bad launch: grid {}, tile {}, {} of {} partial slots, {} of {} tickets, {} of {} results",
                 plan.grid,
+                plan.tile,
                 partials.len,
                 plan.partials,
                 tickets.len(),
@@ -329,21 +335,22 @@ impl Gpu {
         }
         let func = self.function(entry)?;
         let mut args = self.stream().launch_builder(&func);
-        let (null, split) = (0u64, plan.split);
+        let (null, tile, wide, split) = (0u64, plan.tile, plan.tile as u32, plan.split);
         let (n, count, cols, pitch, offsets);
         match shape {
             Shape::Rows(m) => {
                 (n, count, cols, pitch) = (m.elements_spanned()? as u64, m.rows as u64, m.cols as u64, m.pitch as u64);
-                args.arg(a).arg(&b_addr).arg(&n).arg(&null).arg(&count).arg(&cols).arg(&pitch).arg(&split);
+                args.arg(a).arg(&b_addr).arg(&n).arg(&null).arg(&count).arg(&cols).arg(&pitch).arg(&tile).arg(&split);
             }
             Shape::Segments(o) => {
                 (n, count, cols, pitch) = (o.end, o.count as u64, 0, 0);
                 offsets = o.device.device_ptr(self.stream());
-                args.arg(a).arg(&b_addr).arg(&n).arg(&offsets.0).arg(&count).arg(&cols).arg(&pitch).arg(&split);
+                let o = &offsets.0;
+                args.arg(a).arg(&b_addr).arg(&n).arg(o).arg(&count).arg(&cols).arg(&pitch).arg(&tile).arg(&split);
             }
             Shape::Columns(m) => {
                 (n, cols, pitch) = (m.rows as u64, m.cols as u64, m.pitch as u64);
-                args.arg(a).arg(&b_addr).arg(&n).arg(&cols).arg(&pitch).arg(&split);
+                args.arg(a).arg(&b_addr).arg(&n).arg(&cols).arg(&pitch).arg(&wide).arg(&split);
             }
         }
         args.arg(&partials.addr).arg(tickets).arg(&out.addr);
@@ -354,9 +361,9 @@ impl Gpu {
         };
         // SAFETY: `segments_{op}_{type}` entries have the signature (const T*,
         // const T*, u64 n, const u64* offsets, u64 count, u64 cols, u64
-        // pitch, u32 lanes, Acc*, u32*, Out*) and `columns_{op}_{type}`
-        // (const T*, const T*, u64 rows, u64 cols, u64 pitch, u32 chunks,
-        // Acc*, u32*, Out*) for this T and the operation of the entry's
+        // pitch, u64 tile, u32 lanes, Acc*, u32*, Out*) and
+        // `columns_{op}_{type}` (const T*, const T*, u64 rows, u64 cols, u64
+        // pitch, u32 wide, u32 chunks, Acc*, u32*, Out*) for this T and the operation of the entry's
         // name (`gpu/src/entries.rs`; `plan` named it from R and T, and
         // sized `partials` with R's accumulator). Every element the kernel
         // reads lies in the shape, which `shape.check` put within `a` (and

@@ -7,7 +7,7 @@ use crate::error::{Error, Result};
 use gpu::names::{DType, Op};
 use gpu::shape::{Columns, SHAPE_WARPS, columns_smem, tiles};
 /// The kernels' geometry (`gpu::shape`), for planners and tests.
-pub use gpu::shape::{SHAPE_BLOCK, TILE_BYTES, tile_elements};
+pub use gpu::shape::{MAX_TILE_BYTES, MIN_TILE_BYTES, SHAPE_BLOCK};
 
 /// A row-major matrix of `rows × cols` elements, row `i` starting at
 /// element `i · pitch` of the input (`pitch ≥ cols`; the elements between
@@ -192,19 +192,33 @@ impl Shape<'_> {
 }
 
 /// How the kernels split the work; [`Strategy::Auto`] chooses by shape
-/// (`docs/shapes.md` has the measurements behind the choice).
+/// (`docs/shapes.md` has the measurements behind the choice). A 0 in a
+/// field leaves that choice automatic.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum Strategy {
-    /// Rows and segments: teams sized per warp tile from the average
-    /// segment length; columns: enough row chunks to fill the GPU.
+    /// Everything chosen by shape: the warp tile from the average segment
+    /// and the teams per tile (rows, segments); the tile width and the row
+    /// chunks that fill the GPU (columns).
     #[default]
     Auto,
-    /// Rows and segments: teams of this many lanes (1, 2, 4, 8, 16 or 32;
-    /// 32 is a warp per row).
-    Lanes(u32),
-    /// Columns: the rows split into this many chunks per column tile (1: a
-    /// block per column tile, no combining step).
-    Chunks(u32),
+    /// Rows and segments: warp tiles of `tile_bytes` (a power of two, 16 to
+    /// 256 KiB) and teams of `lanes` lanes (1, 2, 4, 8, 16 or 32; 32 is a
+    /// warp per segment).
+    Segments {
+        /// Bytes of input per warp tile; 0 chooses.
+        tile_bytes: u32,
+        /// Lanes per team; 0 chooses per tile.
+        lanes: u32,
+    },
+    /// Columns: tiles `wide` × 128 bytes of f32 across (1, 2 or 4), the
+    /// rows split into `chunks` per column tile (1: a block per column
+    /// tile, no combining step).
+    Columns {
+        /// Tile width, 1, 2 or 4; 0 chooses.
+        wide: u32,
+        /// Row chunks per column tile; 0 chooses.
+        chunks: u32,
+    },
 }
 
 /// A shaped reduction, planned: the entry, its launch and its buffers.
@@ -216,6 +230,8 @@ pub struct ShapePlan {
     pub grid: u32,
     /// Dynamic shared memory, bytes.
     pub smem: u32,
+    /// Segments: elements per warp tile; columns: the tile width (`wide`).
+    pub tile: u64,
     /// Lanes per team (0: per tile) for segments, chunks for columns.
     pub split: u32,
     /// Accumulators of scratch (pieces or chunk partials).
@@ -232,8 +248,9 @@ pub struct ShapePlan {
 /// use reduction::shape::{Matrix, Shape, Strategy, plan};
 /// use reduction::{DType, Op};
 /// let p = plan(Op::Sum, DType::F32, 4, 1 << 20, Shape::Rows(Matrix::new(1024, 1024)), Strategy::Auto, false).unwrap();
-/// assert_eq!((p.entry.as_str(), p.grid, p.partials), ("segments_sum_f32", 32, 512));
-/// let p = plan(Op::Sum, DType::F32, 4, 1 << 20, Shape::Columns(Matrix::new(1 << 16, 16)), Strategy::Chunks(8), true).unwrap();
+/// assert_eq!((p.entry.as_str(), p.grid, p.tile, p.partials), ("segments_sum_f32", 32, 4096, 512));
+/// let chunks = Strategy::Columns { wide: 1, chunks: 8 };
+/// let p = plan(Op::Sum, DType::F32, 4, 1 << 20, Shape::Columns(Matrix::new(1 << 16, 16)), chunks, true).unwrap();
 /// assert_eq!((p.entry.as_str(), p.grid, p.split, p.tickets), ("columns_sum_f32", 8, 8, 1));
 /// assert!(plan(Op::Dot, DType::I32, 4, 10, Shape::Rows(Matrix::new(2, 5)), Strategy::Auto, false).is_err());
 /// ```
@@ -258,35 +275,48 @@ pub fn plan(
     shape.check(n)?;
     let (size, lanes) = (ty.size(), 16 / ty.size() as u32);
     let too_big = |what: &str| Error::Shape(format!("{what}: more blocks than one launch can have"));
+    let wrong = |what: &str| Error::Shape(format!("{strategy:?}: {what}"));
     match shape {
         Shape::Rows(_) | Shape::Segments(_) => {
-            let split = match strategy {
-                Strategy::Auto => 0,
-                Strategy::Lanes(l) if l.is_power_of_two() && l <= 32 => l,
-                other => {
-                    return Err(Error::Shape(format!(
-                        "{other:?}: rows and segments take Auto or Lanes(1, 2, 4, 8, 16, 32)"
-                    )));
-                }
+            let (tile_bytes, split) = match strategy {
+                Strategy::Auto => (0, 0),
+                Strategy::Segments { tile_bytes, lanes } => (tile_bytes as u64, lanes),
+                Strategy::Columns { .. } => return Err(wrong("rows and segments take Auto or Segments")),
             };
-            let warp_tiles = tiles(n as u64, size);
+            if !(split == 0 || split.is_power_of_two() && split <= 32) {
+                return Err(wrong("lanes: 0 (automatic), 1, 2, 4, 8, 16 or 32"));
+            }
+            let tile_bytes = match tile_bytes {
+                0 => gpu::shape::tile_bytes(n as u64, shape.results() as u64, size),
+                t if t.is_power_of_two() && (MIN_TILE_BYTES..=MAX_TILE_BYTES).contains(&t) => t,
+                _ => return Err(wrong("tile_bytes: 0 (automatic) or a power of two from 16 KiB to 256 KiB")),
+            };
+            let tile = tile_bytes / size as u64;
+            let warp_tiles = tiles(n as u64, tile);
             let grid = u32::try_from(warp_tiles.div_ceil(SHAPE_WARPS as u64)).map_err(|_| too_big("segments"))?;
             Ok(ShapePlan {
                 entry: format!("segments_{}_{}", op.name(), ty.name()), // as `entries` names them
                 grid,
                 smem: 0,
+                tile,
                 split,
                 partials: 2 * warp_tiles as usize,
                 tickets: shape.results(),
             })
         }
         Shape::Columns(m) => {
-            let geo = Columns::new(m.cols as u64, lanes, vector);
-            let chunks = match strategy {
-                Strategy::Auto => Columns::auto_chunks(m.rows as u64),
-                Strategy::Chunks(c) if c >= 1 => c,
-                other => return Err(Error::Shape(format!("{other:?}: columns take Auto or Chunks(1 or more)"))),
+            let (wide, chunks) = match strategy {
+                Strategy::Auto => (0, 0),
+                Strategy::Columns { wide, chunks } => (wide, chunks),
+                Strategy::Segments { .. } => return Err(wrong("columns take Auto or Columns")),
             };
+            let wide = match wide {
+                0 => Columns::auto_wide(m.cols as u64, lanes, vector),
+                1 | 2 | 4 => wide,
+                _ => return Err(wrong("wide: 0 (automatic), 1, 2 or 4")),
+            };
+            let geo = Columns::new(m.cols as u64, lanes, vector, wide);
+            let chunks = if chunks == 0 { Columns::auto_chunks(m.rows as u64, geo.col_tiles) } else { chunks };
             let grid = u32::try_from(geo.col_tiles * chunks as u64)
                 .ok()
                 .filter(|&g| g < 1 << 31)
@@ -295,6 +325,7 @@ pub fn plan(
                 entry: format!("columns_{}_{}", op.name(), ty.name()),
                 grid,
                 smem: columns_smem(geo.width, acc_bytes),
+                tile: wide as u64,
                 split: chunks,
                 partials: if chunks > 1 { chunks as usize * m.cols } else { 0 },
                 tickets: geo.col_tiles as usize,
@@ -343,23 +374,37 @@ mod tests {
     #[test]
     fn strategies_are_checked() {
         let m = Shape::Rows(Matrix::new(4, 4));
-        for bad in [Strategy::Lanes(3), Strategy::Lanes(64), Strategy::Chunks(2)] {
+        let segs = |tile_bytes, lanes| Strategy::Segments { tile_bytes, lanes };
+        let cols = |wide, chunks| Strategy::Columns { wide, chunks };
+        for bad in [segs(0, 3), segs(0, 64), segs(8192, 0), segs(48 << 10, 0), segs(512 << 10, 0), cols(1, 2)] {
             assert!(plan(Op::Sum, DType::F32, 4, 16, m, bad, false).is_err(), "{bad:?}");
         }
+        assert!(plan(Op::Sum, DType::F32, 4, 16, m, segs(32 << 10, 4), false).is_ok());
         let c = Shape::Columns(Matrix::new(4, 4));
-        assert!(plan(Op::Sum, DType::F32, 4, 16, c, Strategy::Chunks(0), false).is_err());
-        assert!(plan(Op::Sum, DType::F32, 4, 16, c, Strategy::Lanes(4), false).is_err());
+        for bad in [cols(3, 0), cols(8, 1), segs(0, 4)] {
+            assert!(plan(Op::Sum, DType::F32, 4, 16, c, bad, false).is_err(), "{bad:?}");
+        }
+        assert!(plan(Op::Sum, DType::F32, 4, 16, c, cols(4, 2), false).is_ok());
     }
 
     #[test]
-    fn column_chunks_aim_at_16384_rows() {
-        let tall =
-            plan(Op::Sum, DType::F32, 4, 1 << 28, Shape::Columns(Matrix::new(1 << 24, 16)), Strategy::Auto, true)
-                .unwrap();
-        assert_eq!(tall.split, 1024);
-        let wide =
-            plan(Op::Sum, DType::F32, 4, 1 << 28, Shape::Columns(Matrix::new(256, 1 << 20)), Strategy::Auto, true)
-                .unwrap();
-        assert_eq!((wide.split, wide.partials), (1, 0));
+    fn columns_aim_at_512_blocks() {
+        let auto = |rows, cols| {
+            let p = plan(
+                Op::Sum,
+                DType::F32,
+                4,
+                rows * cols,
+                Shape::Columns(Matrix::new(rows, cols)),
+                Strategy::Auto,
+                true,
+            );
+            p.map(|p| (p.tile, p.split, p.grid)).unwrap()
+        };
+        assert_eq!(auto(1 << 24, 16), (1, 512, 512));
+        assert_eq!(auto(1 << 20, 256), (1, 64, 512));
+        assert_eq!(auto(16384, 16384), (1, 1, 512));
+        assert_eq!(auto(4096, 65536), (4, 1, 512));
+        assert_eq!(auto(256, 1 << 20), (4, 1, 8192));
     }
 }

@@ -6,8 +6,9 @@
 //!
 //! 1. **Column tiles.** Neighbouring threads take neighbouring column
 //!    *units* (a 16-byte vector of columns when every row starts 16-byte
-//!    aligned, else one column): 8 vectors or 32 elements across, so a warp
-//!    reads whole 128-byte lines of several rows at once, and the block's
+//!    aligned, else one column): 8, 16 or 32 vectors (or 32 to 128
+//!    elements) across, so a warp reads whole 128-byte lines of one or
+//!    several rows at once, and the block's
 //!    other threads take the rows in between (`row_lanes` rows at a time).
 //!    Each thread keeps one accumulator per column it holds and folds its
 //!    rows in order, four loads in flight.
@@ -35,7 +36,8 @@ use crate::shape::{Columns, SHAPE_BLOCK, vector_columns};
 const UNROLL: u64 = 4;
 
 /// One result per column of the `rows × cols` matrix at `a` (row `r` at
-/// `a + r·pitch`), and `b` for two inputs, into `out[0..cols]`.
+/// `a + r·pitch`), and `b` for two inputs, into `out[0..cols]`, in column
+/// tiles `wide` times 128 bytes across (`Columns::new`).
 ///
 /// # Safety
 /// Every row's `cols` elements of `a` (and `b`) valid, aligned and not
@@ -51,15 +53,16 @@ pub unsafe fn columns<T: Element + Vector, R: Reduction<T>>(
     rows: u64,
     cols: u64,
     pitch: u64,
+    wide: u32,
     chunks: u32,
     partials: *mut R::Acc,
     tickets: *mut u32,
     out: *mut R::Out,
 ) {
     if vector_columns(a as u64, b as u64, R::INPUTS, pitch, cols, size_of::<T>()) {
-        columns_with::<T, R, true>(a, b, rows, cols, pitch, chunks, partials, tickets, out)
+        columns_with::<T, R, true>(a, b, rows, cols, pitch, wide, chunks, partials, tickets, out)
     } else {
-        columns_with::<T, R, false>(a, b, rows, cols, pitch, chunks, partials, tickets, out)
+        columns_with::<T, R, false>(a, b, rows, cols, pitch, wide, chunks, partials, tickets, out)
     }
 }
 
@@ -75,12 +78,13 @@ unsafe fn columns_with<T: Element + Vector, R: Reduction<T>, const VECTOR: bool>
     rows: u64,
     cols: u64,
     pitch: u64,
+    wide: u32,
     chunks: u32,
     partials: *mut R::Acc,
     tickets: *mut u32,
     out: *mut R::Out,
 ) {
-    let geo = Columns::new(cols, T::LANES, VECTOR);
+    let geo = Columns::new(cols, T::LANES, VECTOR, wide);
     let width = if VECTOR { T::LANES as usize } else { 1 };
     let two = R::INPUTS == 2;
     let col_tiles = geo.col_tiles.max(1);

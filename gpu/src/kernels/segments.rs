@@ -8,8 +8,9 @@
 //! segments of mixed lengths leave the longest one's owner working alone at
 //! the end. Here the work is cut by *bytes*, not by rows (`gpu::shape`):
 //!
-//! 1. **Warp tiles.** Warp `t` owns elements `t·E..(t+1)·E` (16 KiB) of the
-//!    input, whatever the segments. It finds the segments that overlap its
+//! 1. **Warp tiles.** Warp `t` owns elements `t·E..(t+1)·E` of the input
+//!    (16 to 256 KiB: about an average segment, `shape::tile_bytes`),
+//!    whatever the segments. It finds the segments that overlap its
 //!    tile with a 32-way search (32 probes a round, one per lane, and a
 //!    ballot), or by arithmetic for rows.
 //! 2. **Teams.** The warp splits into teams of `lanes` threads (1 to 32;
@@ -38,7 +39,7 @@
 
 use crate::op::{Element, Reduction};
 use crate::prim::*;
-use crate::shape::{SHAPE_WARPS, Segments, piece_slot, team_lanes, tile_elements, tile_span, tiles};
+use crate::shape::{SHAPE_WARPS, Segments, piece_slot, team_lanes, tile_span, tiles};
 use crate::strided_fold::strided_fold;
 use crate::warp_reduce::{team_reduce, warp_reduce};
 
@@ -68,12 +69,14 @@ pub unsafe fn warp_search(mut lo: u64, mut hi: u64, pred: impl Fn(u64) -> bool) 
     lo
 }
 
-/// One result per segment of `a[0..n]` (and `b`) into `out[0..segs.count]`.
+/// One result per segment of `a[0..n]` (and `b`) into `out[0..segs.count]`,
+/// in warp tiles of `tile` elements.
 ///
 /// # Safety
 /// `a[0..n]` (and `b[0..n]` for two inputs) valid and aligned; every
 /// segment within `0..n` and the offsets non-decreasing (the host checks
-/// them); `pieces` with `2 · tiles(n)` accumulators, `tickets[0..count]`
+/// them); `tile` at least 16 bytes' worth of elements; `pieces` with
+/// `2 · tiles(n, tile)` accumulators, `tickets[0..count]`
 /// zero and not used by a concurrent launch; `out[0..count]` writable; the
 /// launch as the module's *Launch* line says; `lanes` 0 (choose per tile)
 /// or a power of two up to 32.
@@ -84,6 +87,7 @@ pub unsafe fn segments<T: Element + Vector, R: Reduction<T>>(
     b: *const T,
     n: u64,
     segs: Segments,
+    tile: u64,
     lanes: u32,
     pieces: *mut R::Acc,
     tickets: *mut u32,
@@ -92,16 +96,16 @@ pub unsafe fn segments<T: Element + Vector, R: Reduction<T>>(
     R::Acc: Shuffle,
 {
     let size = size_of::<T>();
-    let tile = (block_idx_x() * SHAPE_WARPS + warp_id()) as u64;
-    let count_tiles = tiles(n, size);
-    if tile >= count_tiles {
+    let tile = tile.max(1); // (never 0: the host plans at least 16 KiB; this drops the panic path)
+    let me = (block_idx_x() * SHAPE_WARPS + warp_id()) as u64; // this warp's tile
+    let count_tiles = tiles(n, tile);
+    if me >= count_tiles {
         return; // the whole warp: no barrier follows
     }
-    let w0 = tile * tile_elements(size);
-    let w1 = w0 + tile_elements(size);
+    let w0 = me * tile;
+    let w1 = w0 + tile;
     let lo = warp_search(0, segs.count, |s| segs.reaches(s, w0));
-    let hi =
-        if tile + 1 == count_tiles { segs.count } else { warp_search(lo, segs.count, |s| segs.starts_from(s, w1)) };
+    let hi = if me + 1 == count_tiles { segs.count } else { warp_search(lo, segs.count, |s| segs.starts_from(s, w1)) };
     let g = if lanes == 0 { team_lanes(w1.min(n) - w0, hi - lo, size) } else { lanes }.clamp(1, 32);
     let (team, lane) = ((lane_id() / g) as u64, (lane_id() % g) as u64);
 
@@ -120,9 +124,9 @@ pub unsafe fn segments<T: Element + Vector, R: Reduction<T>>(
         }
         let mut last = false;
         if leader && !whole {
-            store_u64(pieces, piece_slot(tile, e0 > w1), v);
+            store_u64(pieces, piece_slot(me, e0 > w1), v);
             threadfence(); // the piece is visible GPU-wide before the ticket is taken
-            let (t0, t1) = tile_span(b0, e0, size);
+            let (t0, t1) = tile_span(b0, e0, tile);
             let k = (t1 - t0) as u32;
             last = atomic_inc(tickets.add(s as usize), k) == k;
         }
@@ -133,7 +137,7 @@ pub unsafe fn segments<T: Element + Vector, R: Reduction<T>>(
             let (sb, se, ss) =
                 (shfl_sync(FULL_MASK, b0, src), shfl_sync(FULL_MASK, e0, src), shfl_sync(FULL_MASK, s, src));
             threadfence();
-            let (t0, t1) = tile_span(sb, se, size);
+            let (t0, t1) = tile_span(sb, se, tile);
             let mut acc = R::IDENTITY;
             let mut t = t0 + lane_id() as u64;
             while t <= t1 {
