@@ -82,6 +82,14 @@ fn main() {
             fails_in_one_line(&["run", "--n", "lots"], USAGE, "not a count")?;
             fails_in_one_line(&["nonsense"], USAGE, "nonsense")
         }),
+        cpu_trial("cli::bad_timing", || {
+            fails_in_one_line(
+                &["ops", "--timing", "batched"],
+                USAGE,
+                "unknown timing \"batched\" (valid: host-loop, queued)",
+            )?;
+            fails_in_one_line(&["latency", "--timing", "queued,x"], USAGE, "unknown timing \"x\"")
+        }),
         cpu_trial("cli::bad_type", || fails_in_one_line(&["run", "--type", "f8"], USAGE, "unknown type")),
         cpu_trial("cli::bad_op", || fails_in_one_line(&["run", "--op", "prod"], USAGE, "unknown operation")),
         cpu_trial("cli::op_the_type_lacks", || {

@@ -4,14 +4,32 @@ CuPy (CUB), timed as the Rust side is: CUDA events around the call only,
 together exceed the L2 four times, random data. GB/s count every input byte
 read. Run on the GPU machine beside `reduce ops` in the same command:
 
-    python3 cli/baselines/ops_vendor.py 2^22,2^28 [RUNS]
+    python3 cli/baselines/ops_vendor.py 2^22,2^28 [RUNS] [--timing host-loop|queued|host-loop,queued]
 
-Prints one JSON object per line: library, operation, type, n, median_us, gbps.
+Prints one JSON object per line: library, operation, type, n, timing,
+median_us, gbps.
+
+Timing, as `reduce ops --timing` (cli/src/timing.rs):
+
+* host-loop (the default): the host records (start event, call, stop
+  event) run after run while the GPU runs them; a call shorter than its
+  submission includes the host's time.
+* queued (nvbench's "blocking kernel"): each batch of at most 32 runs is
+  queued behind `torch.cuda._sleep(cycles)` on the same stream, long enough
+  (about SLEEP_MS) to cover the host's queueing, so the runs go back to back
+  and each pair of events holds the GPU's work alone. Checked by a second
+  measurement: the sleep's own time between events must exceed the host's
+  time to queue the batch (host clock); if it does not, the sleep is made
+  four times longer and the case measured again (twice at most), then the
+  row is an error. CuPy runs on torch's current stream
+  (`cupy.cuda.ExternalStream`), so the same sleep holds it.
 """
+import contextlib
 import json
 import os
 import statistics
 import sys
+import time
 
 os.environ.setdefault("CUPY_ACCELERATORS", "cub")
 
@@ -37,18 +55,100 @@ def copies(nbytes):
     return max(1, min(256, -(-4 * L2 // max(nbytes, 1))))
 
 
-def timed(fn, sets, runs):
+TIMINGS = ("host-loop", "queued")
+BATCH = 32  # runs queued behind one sleep, as QUEUED_BATCH in cli/src/timing.rs
+SLEEP_MS = 20.0  # the first sleep's length; queueing 32 calls takes ~1-3 ms
+
+
+def event():
+    return torch.cuda.Event(enable_timing=True)
+
+
+def batches(runs, most=BATCH):
+    """runs split into the fewest batches of at most `most`, as even as possible
+    (the same split as `batches` in cli/src/timing.rs)."""
+    count = -(-runs // most)
+    out, start = [], 0
+    for k in range(count):
+        size = runs // count + (1 if k < runs % count else 0)
+        out.append(range(start, start + size))
+        start += size
+    return out
+
+
+class NotCovered(Exception):
+    """The sleep ended before the host had queued its batch."""
+
+
+_cycles_per_ms = None
+
+
+def cycles_per_ms():
+    """torch.cuda._sleep's cycles per millisecond on this GPU, measured once."""
+    global _cycles_per_ms
+    if _cycles_per_ms is None:
+        torch.cuda._sleep(1000)
+        a, b = event(), event()
+        a.record()
+        torch.cuda._sleep(20_000_000)
+        b.record()
+        b.synchronize()
+        _cycles_per_ms = 20_000_000 / a.elapsed_time(b)
+    return _cycles_per_ms
+
+
+def timed(fn, sets, runs, timing="host-loop", sleep_ms=SLEEP_MS):
+    """The median µs of `runs` calls between CUDA events, after 5 warm-up
+    calls; queued: also the smallest margin (ms) by which a sleep outlasted
+    the host's queueing of its batch. NotCovered if a sleep did not."""
     for i in range(5):
         fn(*sets[i % len(sets)])
     torch.cuda.synchronize()
-    pairs = [(torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)) for _ in range(runs)]
-    for i, (a, b) in enumerate(pairs):
-        args = sets[i % len(sets)]
-        a.record()
-        fn(*args)
-        b.record()
-    torch.cuda.synchronize()
-    return statistics.median(a.elapsed_time(b) for a, b in pairs) * 1e3  # µs
+    pairs = [(event(), event()) for _ in range(runs)]
+
+    def queue(indices):
+        for i in indices:
+            a, b = pairs[i]
+            args = sets[i % len(sets)]
+            a.record()
+            fn(*args)
+            b.record()
+
+    margin = None
+    if timing == "host-loop":
+        queue(range(runs))
+        torch.cuda.synchronize()
+    else:
+        cycles = int(sleep_ms * cycles_per_ms())
+        for batch in batches(runs):
+            s0, s1 = event(), event()
+            s0.record()
+            torch.cuda._sleep(cycles)
+            s1.record()
+            t0 = time.perf_counter()
+            queue(batch)
+            host_ms = (time.perf_counter() - t0) * 1e3
+            torch.cuda.synchronize()
+            held_ms = s0.elapsed_time(s1)
+            if held_ms <= host_ms:
+                raise NotCovered(f"a {held_ms:.2f} ms sleep, but {host_ms:.2f} ms to queue {len(batch)} runs")
+            margin = held_ms - host_ms if margin is None else min(margin, held_ms - host_ms)
+    us = statistics.median(a.elapsed_time(b) for a, b in pairs) * 1e3
+    return us, margin
+
+
+def timed_covered(fn, sets, runs, timing):
+    """`timed`, queued with a sleep four times longer after each NotCovered
+    (twice at most); returns (µs, margin ms, sleep ms)."""
+    sleep_ms = SLEEP_MS
+    for attempt in range(3):
+        try:
+            us, margin = timed(fn, sets, runs, timing, sleep_ms)
+            return us, margin, (sleep_ms if timing == "queued" else None)
+        except NotCovered:
+            if attempt == 2:
+                raise
+            sleep_ms *= 4
 
 
 def torch_cases(n):
@@ -73,27 +173,65 @@ def cupy_cases(n):
     yield "norm", "f32", 1, lambda: (f32(),), cupy.linalg.norm
 
 
+def arguments(argv):
+    """(sizes, runs, timings) from `SIZES [RUNS] [--timing LIST]`."""
+    timings = ["host-loop"]
+    rest = []
+    it = iter(argv)
+    for a in it:
+        if a == "--timing" or a.startswith("--timing="):
+            value = a.split("=", 1)[1] if "=" in a else next(it, "")
+            timings = [t for t in value.split(",") if t]
+            bad = [t for t in timings if t not in TIMINGS]
+            if bad or not timings:
+                sys.exit(f"error: --timing {value!r}: valid: {', '.join(TIMINGS)}, comma-separated")
+        else:
+            rest.append(a)
+    if not rest:
+        sys.exit("usage: ops_vendor.py SIZES [RUNS] [--timing host-loop|queued|host-loop,queued]")
+    sizes = [count(s) for s in rest[0].split(",")]
+    runs = int(rest[1]) if len(rest) > 1 else 100
+    return sizes, runs, list(dict.fromkeys(timings))
+
+
 def main():
-    sizes = [count(s) for s in sys.argv[1].split(",")]
-    runs = int(sys.argv[2]) if len(sys.argv) > 2 else 100
+    sizes, runs, timings = arguments(sys.argv[1:])
     for n in sizes:
         libs = [("torch", torch_cases(n))] + ([("cupy", cupy_cases(n))] if cupy is not None else [])
         for lib, cases in libs:
-            for op, ty, inputs, make, fn in cases:
-                try:
-                    first = make()
-                    nbytes = sum(x.nbytes for x in first)
-                    sets = [first] + [make() for _ in range(copies(nbytes) - 1)]
-                    us = timed(fn, sets, runs)
-                    row = {"library": lib, "op": op, "ty": ty, "n": n, "median_us": round(us, 2),
-                           "gbps": round(nbytes / (us * 1e-6) / 1e9, 1)}
-                except Exception as e:
-                    row = {"library": lib, "op": op, "ty": ty, "n": n, "error": str(e)[:200]}
-                print(json.dumps(row), flush=True)
-                del sets
+            # CuPy on torch's current stream: torch's events and sleep order its calls too
+            same_stream = (cupy.cuda.ExternalStream(torch.cuda.current_stream().cuda_stream) if lib == "cupy"
+                           else contextlib.nullcontext())
+            with same_stream:
+                run_cases(lib, cases, n, runs, timings)
             if lib == "cupy":
                 cupy.get_default_memory_pool().free_all_blocks()
             torch.cuda.empty_cache()
+
+
+def run_cases(lib, cases, n, runs, timings):
+    """Measure each case of `lib` at size `n` with each timing; print the rows."""
+    for op, ty, inputs, make, fn in cases:
+        sets = []
+        try:
+            first = make()
+            nbytes = sum(x.nbytes for x in first)
+            sets = [first] + [make() for _ in range(copies(nbytes) - 1)]
+        except Exception as e:
+            row = {"library": lib, "op": op, "ty": ty, "n": n, "error": str(e)[:200]}
+            print(json.dumps(row), flush=True)
+            continue
+        for timing in timings:
+            row = {"library": lib, "op": op, "ty": ty, "n": n, "timing": timing}
+            try:
+                us, margin, sleep_ms = timed_covered(fn, sets, runs, timing)
+                row.update(median_us=round(us, 2), gbps=round(nbytes / (us * 1e-6) / 1e9, 1))
+                if timing == "queued":
+                    row.update(sleep_ms=sleep_ms, margin_ms=round(margin, 2))
+            except Exception as e:
+                row["error"] = str(e)[:200]
+            print(json.dumps(row), flush=True)
+        del sets
 
 
 if __name__ == "__main__":

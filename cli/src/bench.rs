@@ -10,7 +10,7 @@ use reduction::cudarc::driver::CudaSlice;
 use reduction::{DeviceInfo, Element, Error, Finish, Gpu, Kernel, Options, ReduceOp, Reducer, Result};
 use serde::{Deserialize, Serialize};
 
-use crate::timing::{Stats, time_runs};
+use crate::timing::{Stats, Timing, time_runs, time_runs_with};
 
 /// Warm-up runs before timing.
 pub const WARMUP: usize = 5;
@@ -103,6 +103,19 @@ pub fn measure<O: ReduceOp<T>, T: Element + Reference + Sample>(
     input: &Rotated<T>,
     runs: usize,
 ) -> Result<(Checked, Measurement)> {
+    measure_with::<O, T>(reducer, kernel, block, finish, input, runs, Timing::HostLoop)
+}
+
+/// [`measure`] with the runs queued as `timing` says.
+pub fn measure_with<O: ReduceOp<T>, T: Element + Reference + Sample>(
+    reducer: &Reducer,
+    kernel: &'static Kernel,
+    block: u32,
+    finish: Finish,
+    input: &Rotated<T>,
+    runs: usize,
+    timing: Timing,
+) -> Result<(Checked, Measurement)> {
     let checked = verify::<O, T>(reducer, kernel, block, finish, &input.input)?;
     let gpu = reducer.gpu();
     let mut out = gpu.alloc::<T>(1, "the result")?;
@@ -110,7 +123,7 @@ pub fn measure<O: ReduceOp<T>, T: Element + Reference + Sample>(
     let n = checked.n;
     // planned before the first event: the events enclose the launches only
     let prepared = reducer.prepare::<O, T>(n, &timed)?;
-    let stats = time_runs(gpu, WARMUP, runs, |i| {
+    let stats = time_runs_with(gpu, timing, WARMUP, runs, |i| {
         reducer.enqueue(&prepared, &input.copy(i).slice(..n), &mut out.as_view_mut())
     })?;
     let m = Measurement {

@@ -3,7 +3,10 @@
 //! between CUDA events, planned before the first event (the kernels alone)
 //! and planned inside the events (what the benchmark timed before
 //! `Reducer::prepare`). `reduce latency` prints it; the README's figures
-//! come from there.
+//! come from there. The two event-timed columns are queued from the host
+//! loop or behind a hold kernel ([`Timing`]): queued, the host's work
+//! (planning included) leaves the events, and both columns hold the GPU's
+//! work alone.
 
 use std::time::Instant;
 
@@ -12,14 +15,16 @@ use reduction::check::reference::Reference;
 use reduction::{Element, Finish, Options, ReduceOp, Reducer, Result};
 use serde::Serialize;
 
-use crate::bench::{Rotated, WARMUP, measure};
-use crate::timing::{Stats, time_runs};
+use crate::bench::{Rotated, WARMUP, measure_with};
+use crate::timing::{Stats, Timing, time_runs_with};
 
 /// One size: the three times, in microseconds (medians).
 #[derive(Clone, Debug, Serialize)]
 pub struct Latency {
     /// Elements.
     pub n: usize,
+    /// How the event-timed columns' runs were queued.
+    pub timing: Timing,
     /// Between CUDA events, planned before: the kernels alone.
     pub kernels_us: f64,
     /// Between CUDA events, planned inside them (host work in the region).
@@ -40,23 +45,24 @@ pub struct Latency {
 
 /// Measure each size with `runs` timed repetitions of each kind (inputs
 /// rotated past the L2, the default kernel with at most `max_grid` blocks,
-/// results checked once).
+/// results checked once), the event-timed ones queued as `timing` says.
 pub fn latency<O: ReduceOp<T>, T: Element + Reference + Sample>(
     r: &Reducer,
     sizes: &[usize],
     runs: usize,
     seed: u64,
     max_grid: Option<u32>,
+    timing: Timing,
 ) -> Result<Vec<Latency>> {
     let mut rows = Vec::new();
     for &n in sizes {
         let input = Rotated::<T>::new(r, Pattern::Random, n, seed)?;
         let opts = Options { max_grid, ..Options::default() };
         let (kernel, block) = r.choose(n, &opts)?;
-        let (checked, timed) = measure::<O, T>(r, kernel, block, Finish::Gpu, &input, runs)?;
+        let (checked, timed) = measure_with::<O, T>(r, kernel, block, Finish::Gpu, &input, runs, timing)?;
         let gpu = r.gpu();
         let mut out = gpu.alloc::<T>(1, "the result")?;
-        let inside = time_runs(gpu, WARMUP, runs, |i| {
+        let inside = time_runs_with(gpu, timing, WARMUP, runs, |i| {
             r.reduce_into::<O, T>(&input.copy(i).slice(..n), &mut out.as_view_mut(), &opts)
         })?;
         let call = host_clock(runs, |i| r.reduce_with::<O, T, _>(&input.copy(i).slice(..n), &opts).map(drop))?;
@@ -69,6 +75,7 @@ pub fn latency<O: ReduceOp<T>, T: Element + Reference + Sample>(
         let wait = host_clock(runs, |_| gpu.synchronize())?;
         rows.push(Latency {
             n,
+            timing,
             kernels_us: timed.stats.median_ms * 1e3,
             planned_inside_us: inside.median_ms * 1e3,
             call_us: call,
@@ -100,7 +107,7 @@ fn host_clock(runs: usize, mut f: impl FnMut(usize) -> Result<()>) -> Result<f64
 ///
 /// ```
 /// use reduce::latency::{Latency, table};
-/// let row = Latency { n: 1024, kernels_us: 5.5, planned_inside_us: 6.0, call_us: 9.0, plan_us: 0.4, launch_wait_us: 8.0, wait_us: 0.2, ok: true };
+/// let row = Latency { n: 1024, timing: Default::default(), kernels_us: 5.5, planned_inside_us: 6.0, call_us: 9.0, plan_us: 0.4, launch_wait_us: 8.0, wait_us: 0.2, ok: true };
 /// assert!(table(&[row]).contains("| 1024 | 5.5 | 6.0 | 9.0 | 0.4 | 8.0 | 0.2 | ok |"));
 /// ```
 pub fn table(rows: &[Latency]) -> String {

@@ -7,7 +7,8 @@
 //! reduce nccl                                  a folder with libnccl.so, for LD_LIBRARY_PATH
 //! reduce check [--kernel NAME|all] [--n LIST] [--type LIST] [--op LIST] [--block B]
 //! reduce bench [--n LIST] [--type T] [--op OP] [--kernel K] [--json FILE] [--svg FILE]
-//! reduce ops [--n LIST] [--op LIST] [--type LIST] [--json FILE]
+//! reduce ops [--n LIST] [--op LIST] [--type LIST] [--timing host-loop,queued] [--json FILE]
+//! reduce latency [--n LIST] [--type T] [--timing host-loop,queued]
 //! reduce modes [--n N] [--type f32,f64] [--json FILE]   default vs gpu_to_gpu vs accurate sums
 //! reduce run ... [--determinism run_to_run|gpu_to_gpu] [--accurate]
 //! reduce by-key [--n N] [--keys K]
@@ -26,6 +27,7 @@ use indicatif::{ProgressBar, ProgressStyle};
 use reduce::bench::{BenchConfig, Rotated, measure, run_bench};
 use reduce::by_key_bench;
 use reduce::nvrtc;
+use reduce::timing::Timing;
 use reduction::check::by_key::{KeyDist, generate_keys, reference};
 use reduction::check::data::{Pattern, Sample, generate};
 use reduction::check::reference::Reference;
@@ -173,6 +175,12 @@ enum Command {
         /// Seed of the random input.
         #[arg(long, default_value_t = 1)]
         seed: u64,
+        /// How the timed runs are queued, comma-separated for both in one
+        /// sitting: host-loop (each run queued as the GPU runs; short runs
+        /// include the host's submission) or queued (batches behind a hold
+        /// kernel, then back to back: the GPU's work alone).
+        #[arg(long, value_delimiter = ',', value_parser = parse_timing, default_value = "host-loop")]
+        timing: Vec<Timing>,
         /// Also write the rows as JSON.
         #[arg(long, value_name = "FILE")]
         json: Option<PathBuf>,
@@ -260,6 +268,10 @@ enum Command {
         /// At most this many blocks (the default: what the GPU holds).
         #[arg(long)]
         max_grid: Option<u32>,
+        /// How the event-timed columns' runs are queued, comma-separated
+        /// for one table each: host-loop or queued (as for `reduce ops`).
+        #[arg(long, value_delimiter = ',', value_parser = parse_timing, default_value = "host-loop")]
+        timing: Vec<Timing>,
     },
     /// Harris's table for this GPU: every kernel at each size, time, GB/s,
     /// step and cumulative speedup, % of peak, and the same kernels in CUDA
@@ -357,6 +369,22 @@ fn main() -> ExitCode {
 }
 
 /// `4194304`, `4M`, `16K`, `2^22`, `1G`, `2^20+7`.
+/// Each timing once, in the order first given.
+fn distinct(timings: Vec<Timing>) -> Vec<Timing> {
+    let mut out = Vec::new();
+    for t in timings {
+        if !out.contains(&t) {
+            out.push(t);
+        }
+    }
+    out
+}
+
+/// `--timing`: `host-loop` or `queued`.
+fn parse_timing(s: &str) -> std::result::Result<Timing, String> {
+    s.parse()
+}
+
 fn parse_count(s: &str) -> std::result::Result<usize, String> {
     let bad = || format!("not a count: {s:?} (examples: 4194304, 4M, 2^22, 2^20+7)");
     if let Some((a, b)) = s.split_once('+') {
@@ -384,7 +412,7 @@ enum Job {
     Nccl,
     Check(Gpu, CheckArgs),
     ByKey(Gpu, usize, u32, usize),
-    Latency(Gpu, Vec<usize>, DType, usize, u64, Option<u32>),
+    Latency(Gpu, Vec<usize>, DType, usize, u64, Option<u32>, Vec<Timing>),
     Report(Vec<PathBuf>, Option<PathBuf>),
     Explain(usize, DType, u32, Option<(PathBuf, File)>),
     ExplainFromRaw(PathBuf, usize),
@@ -400,6 +428,7 @@ struct OpsArgs {
     block: Option<u32>,
     runs: usize,
     seed: u64,
+    timings: Vec<Timing>,
     json: Option<(PathBuf, File)>,
 }
 
@@ -704,7 +733,7 @@ fn validate(cli: Cli) -> std::result::Result<Job, String> {
             select_kernels("all", Some(block), |_| block)?;
             Job::Explain(n, dtype, block, output(raw, "--raw")?)
         }
-        Command::Latency { n, ty, runs, seed, max_grid } => {
+        Command::Latency { n, ty, runs, seed, max_grid, timing } => {
             at_least_one("--runs", runs)?;
             let dtype = dtype(&ty)?;
             if dtype.is_half() {
@@ -717,9 +746,9 @@ fn validate(cli: Cli) -> std::result::Result<Job, String> {
             if max_grid == Some(0) {
                 return Err("--max-grid must be at least 1".into());
             }
-            Job::Latency(gpu, n, dtype, runs, seed, max_grid)
+            Job::Latency(gpu, n, dtype, runs, seed, max_grid, distinct(timing))
         }
-        Command::Ops { n, op: ops, ty, block, runs, seed, json } => {
+        Command::Ops { n, op: ops, ty, block, runs, seed, timing, json } => {
             at_least_one("--runs", runs)?;
             let types = ty.iter().map(|t| dtype(t)).collect::<std::result::Result<Vec<_>, _>>()?;
             let ops = ops.iter().map(|o| op(o)).collect::<std::result::Result<Vec<_>, _>>()?;
@@ -738,7 +767,8 @@ fn validate(cli: Cli) -> std::result::Result<Job, String> {
             if pairs.is_empty() {
                 return Err("no type given has any of the operations given".into());
             }
-            Job::Ops(gpu, OpsArgs { pairs, sizes: n, block, runs, seed, json: output(json, "--json")? })
+            let timings = distinct(timing);
+            Job::Ops(gpu, OpsArgs { pairs, sizes: n, block, runs, seed, timings, json: output(json, "--json")? })
         }
         Command::Modes { n, ty, runs, seed, json } => {
             at_least_one("--n", n)?;
@@ -837,7 +867,17 @@ fn execute(job: Job) -> Result<bool> {
             } else {
                 // the modes' kernels pick their own block unless one was asked for
                 let block = if default_mode { a.kernels.first().map(|&(_, b)| b) } else { a.mode.block };
-                let row = reduce::ops_bench::measure(&r, a.op, a.dtype, a.n, block, a.runs, a.seed, a.mode)?;
+                let row = reduce::ops_bench::measure(
+                    &r,
+                    a.op,
+                    a.dtype,
+                    a.n,
+                    block,
+                    a.runs,
+                    a.seed,
+                    a.mode,
+                    Timing::HostLoop,
+                )?;
                 print!("{}", reduce::ops_bench::table(std::slice::from_ref(&row)));
                 Ok(row.ok)
             }
@@ -877,27 +917,38 @@ fn execute(job: Job) -> Result<bool> {
             by_key_bench::print_table(&rows);
             Ok(rows.iter().all(|row| row.ok))
         }
-        Job::Latency(gpu, sizes, dtype, runs, seed, max_grid) => {
+        Job::Latency(gpu, sizes, dtype, runs, seed, max_grid, timings) => {
             let r = gpu.open()?;
             println!(
                 "{}, {} sum, default kernel, medians of {runs} calls, inputs rotated past the L2",
                 r.gpu().info().name,
                 dtype.name()
             );
-            let rows = with_plain_dtype!(dtype, |T| reduce::latency::latency::<reduction::Sum, T>(
-                &r, &sizes, runs, seed, max_grid
-            ), else Err(Error::Invalid("latency: the primitive types only".into())))?;
-            print!("{}", reduce::latency::table(&rows));
-            Ok(rows.iter().all(|row| row.ok))
+            let mut all_ok = true;
+            for timing in timings {
+                println!("{}", timing.describe());
+                let rows = with_plain_dtype!(dtype, |T| reduce::latency::latency::<reduction::Sum, T>(
+                    &r, &sizes, runs, seed, max_grid, timing
+                ), else Err(Error::Invalid("latency: the primitive types only".into())))?;
+                print!("{}", reduce::latency::table(&rows));
+                all_ok &= rows.iter().all(|row| row.ok);
+            }
+            Ok(all_ok)
         }
         Job::Bench(gpu, a) => bench(&gpu, a),
         Job::Ops(gpu, a) => {
             let r = gpu.open()?;
             println!("{}, default kernel, medians of {} runs, inputs rotated past the L2", r.gpu().info().name, a.runs);
+            for timing in &a.timings {
+                println!("{}", timing.describe());
+            }
             let mut rows = Vec::new();
             for &n in &a.sizes {
                 for &(op, t) in &a.pairs {
-                    rows.push(reduce::ops_bench::measure(&r, op, t, n, a.block, a.runs, a.seed, Options::default())?);
+                    for &timing in &a.timings {
+                        let mode = Options::default();
+                        rows.push(reduce::ops_bench::measure(&r, op, t, n, a.block, a.runs, a.seed, mode, timing)?);
+                    }
                 }
             }
             print!("{}", reduce::ops_bench::table(&rows));

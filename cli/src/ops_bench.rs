@@ -3,7 +3,9 @@
 //! CPU (`reduction::check::ops::verify_op`), then the launch alone timed
 //! between CUDA events, planned before the first event, cycling through
 //! copies of the inputs that together exceed the L2 several times. GB/s
-//! count every input byte read (both vectors of a dot product).
+//! count every input byte read (both vectors of a dot product). The runs
+//! are queued from the host loop or behind a hold kernel
+//! ([`crate::timing::Timing`]); each row says which.
 
 use reduction::check::Checked;
 use reduction::check::data::{Pattern, Sample, generate};
@@ -13,7 +15,7 @@ use reduction::{DType, Element, Op, Options, Reducer, Reduction, Result, default
 use serde::{Deserialize, Serialize};
 
 use crate::bench::{WARMUP, copies_wanted};
-use crate::timing::time_runs;
+use crate::timing::{Timing, time_runs_with};
 
 /// One operation on one type and size.
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -31,6 +33,10 @@ pub struct OpRow {
     pub block: u32,
     /// Median time between the CUDA events around the launch, in µs.
     pub median_us: f64,
+    /// How the timed runs were queued: `host-loop` or `queued`
+    /// ([`Timing`]); rows written before it existed were `host-loop`.
+    #[serde(default)]
+    pub timing: Timing,
     /// Input bytes read per second at the median, in GB/s.
     pub gbps: f64,
     /// The GPU result and the CPU reference, printed, and whether they match.
@@ -42,7 +48,9 @@ pub struct OpRow {
 }
 
 /// Check, then time `runs` launches of operation `R` on `n` random elements
-/// of `T` (two inputs for a dot product) at `block` threads.
+/// of `T` (two inputs for a dot product) at `block` threads, queued as
+/// `timing` says.
+#[allow(clippy::too_many_arguments)]
 pub fn measure_op<R: Reduction<T>, T: Element + Sample + Number + Outcome + Default>(
     r: &Reducer,
     op: Op,
@@ -51,6 +59,7 @@ pub fn measure_op<R: Reduction<T>, T: Element + Sample + Number + Outcome + Defa
     runs: usize,
     seed: u64,
     mode: Options,
+    timing: Timing,
 ) -> Result<OpRow>
 where
     R::Out: Outcome,
@@ -70,7 +79,7 @@ where
             host.iter().map(|h| gpu.stream().clone_htod(h).map_err(reduction::Error::from_driver("cuMemcpyHtoD")));
         copies.push(set.collect::<Result<_>>()?);
     }
-    let stats = time_runs(gpu, WARMUP, runs, |i| {
+    let stats = time_runs_with(gpu, timing, WARMUP, runs, |i| {
         let set = &copies[i % copies.len()];
         r.enqueue_op(&prepared, &set[0].as_view(), set.get(1).map(|b| b.as_view()).as_ref())
     })?;
@@ -81,6 +90,7 @@ where
         n,
         block,
         median_us: stats.median_ms * 1e3,
+        timing,
         gbps: stats.bandwidth(bytes) / 1e9,
         got: checked.got,
         expected: checked.expected,
@@ -127,8 +137,9 @@ pub fn measure(
     runs: usize,
     seed: u64,
     mode: Options,
+    timing: Timing,
 ) -> Result<OpRow> {
-    with_operation!(op, ty, |R, T| measure_op::<R, T>(r, op, n, block, runs, seed, mode), else Err(unsupported(op, ty)))
+    with_operation!(op, ty, |R, T| measure_op::<R, T>(r, op, n, block, runs, seed, mode, timing), else Err(unsupported(op, ty)))
 }
 
 /// The mode's name in tables: `default`, `gpu_to_gpu` or `accurate`.
@@ -152,7 +163,7 @@ pub fn modes(r: &Reducer, types: &[DType], n: usize, runs: usize, seed: u64) -> 
         ];
         let mut base = None;
         for mode in modes {
-            let row = measure(r, Op::Sum, ty, n, None, runs, seed, mode)?;
+            let row = measure(r, Op::Sum, ty, n, None, runs, seed, mode, Timing::HostLoop)?;
             let ratio = row.gbps / *base.get_or_insert(row.gbps);
             rows.push((row, ratio));
         }
@@ -198,18 +209,19 @@ pub fn unsupported(op: Op, ty: DType) -> reduction::Error {
 /// The rows as a table.
 pub fn table(rows: &[OpRow]) -> String {
     let mut s = format!(
-        "{:<12} {:<5} {:>11} {:>5} {:>11} {:>9}  {:<8} {}\n",
-        "operation", "type", "n", "block", "median µs", "GB/s", "check", "GPU / CPU"
+        "{:<12} {:<5} {:>11} {:>5} {:>11} {:>9}  {:<9} {:<8} {}\n",
+        "operation", "type", "n", "block", "median µs", "GB/s", "timing", "check", "GPU / CPU"
     );
     for row in rows {
         s += &format!(
-            "{:<12} {:<5} {:>11} {:>5} {:>11.2} {:>9.1}  {:<8} {} / {}\n",
+            "{:<12} {:<5} {:>11} {:>5} {:>11.2} {:>9.1}  {:<9} {:<8} {} / {}\n",
             row.op,
             row.ty,
             row.n,
             row.block,
             row.median_us,
             row.gbps,
+            row.timing.name(),
             if row.ok { "OK" } else { "MISMATCH" },
             row.got,
             row.expected

@@ -207,3 +207,13 @@ macro_rules! by_key_entries {
     };
 }
 with_by_key_types!(by_key_entries!());
+
+// ---- Timing: the hold kernel (`kernels/hold.rs`) ----
+//
+// `hold(flag: *const u32, outcome: *mut u32, timeout_ns: u64)`, grid 1,
+// block 1: holds the stream until the host sets `*flag` (`names::HOLD_ENTRY`).
+
+#[unsafe(no_mangle)]
+pub unsafe extern "gpu-kernel" fn hold(flag: *const u32, outcome: *mut u32, timeout_ns: u64) {
+    hold::hold(flag, outcome, timeout_ns)
+}

@@ -266,3 +266,15 @@ macro_rules! reproducible_lists {
     };
 }
 with_reproducible!(reproducible_lists!());
+
+/// The entry of the hold kernel (`kernels/hold.rs`): `hold(flag: *const
+/// u32, outcome: *mut u32, timeout_ns: u64)`, which spins until the host
+/// sets `*flag` and then writes [`HOLD_RELEASED`] to `*outcome`, or writes
+/// [`HOLD_TIMED_OUT`] after `timeout_ns` nanoseconds.
+pub const HOLD_ENTRY: &str = "hold";
+
+/// The hold kernel's outcome when the host set the flag in time.
+pub const HOLD_RELEASED: u32 = 1;
+
+/// The hold kernel's outcome when it gave up waiting for the flag.
+pub const HOLD_TIMED_OUT: u32 = 2;

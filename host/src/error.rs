@@ -272,6 +272,20 @@ pub enum Error {
     #[error("{0}")]
     Shape(String),
 
+    /// The hold kernel ([`hold::Hold`](crate::hold::Hold)) gave up waiting
+    /// before the host released it: the work queued behind it started while
+    /// the host was still queueing (the launch queue filled, or the host
+    /// blocked), so times taken behind it are not queued times.
+    #[error(
+        "the hold kernel timed out after {timeout_ms} ms before the host released it: the work behind it started \
+         while the host was still queueing, so its times are not queued times (queue fewer runs per hold, or time \
+         with the host loop)"
+    )]
+    HoldTimedOut {
+        /// The timeout the kernel was launched with, in milliseconds.
+        timeout_ms: f64,
+    },
+
     /// Bad command-line or configuration input.
     #[error("{0}")]
     Invalid(String),

@@ -21,6 +21,8 @@
 //! * [`multi::MultiReducer`]: the same operations over data sharded across
 //!   GPUs, one process for all or one process per GPU, combined through NCCL.
 //! * [`plan`]: the launches of a reduction, as pure arithmetic.
+//! * [`hold`]: the hold kernel, which keeps the stream waiting while a
+//!   benchmark queues its timed runs.
 //! * [`check`]: the serial CPU reference, seeded inputs and the check of a
 //!   kernel against them, as the tests use them.
 //!
@@ -46,6 +48,7 @@ pub mod check;
 mod device;
 mod dtype;
 mod error;
+pub mod hold;
 mod launch;
 pub mod modes;
 pub mod multi;

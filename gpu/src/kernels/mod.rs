@@ -22,6 +22,9 @@
 //! `by_key` and `by_key_hash` solve a different problem, one sum per key
 //! for many keys (seed 003's warp-aggregated atomics; `docs/by_key.md`).
 //!
+//! `hold` reduces nothing: it holds the stream until the host lets it go,
+//! so that a benchmark can queue its timed runs behind it (`cli/src/timing.rs`).
+//!
 //! Every kernel here is an `unsafe fn` generic over the element type `T` and
 //! the operator `O`; `entries.rs` turns each into named PTX entries. Every
 //! kernel reduces `g_idata[0..n]` for any `n` (padding with `O::IDENTITY`)
@@ -33,6 +36,7 @@ pub mod accurate;
 pub mod by_key;
 pub mod by_key_hash;
 pub mod columns;
+pub mod hold;
 pub mod reduce1_interleaved_divergent;
 pub mod reduce2_interleaved_bank_conflicts;
 pub mod reduce3_sequential;

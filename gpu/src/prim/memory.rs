@@ -55,6 +55,18 @@ pub unsafe fn store_volatile<T>(p: *mut T, v: T) {
     unsafe { core::ptr::write_volatile(p, v) }
 }
 
+/// CUDA `*(volatile T*)p`; PTX `ld.volatile.global`: a load that is
+/// performed every time, from memory another agent (the host, through
+/// mapped memory) may change while the kernel runs.
+///
+/// # Safety
+/// `p` must point to a live, aligned `T`.
+#[inline(always)]
+pub unsafe fn load_volatile<T: Copy>(p: *const T) -> T {
+    // SAFETY: the caller keeps `p` live and aligned.
+    unsafe { core::ptr::read_volatile(p) }
+}
+
 /// An element type that the kernels load 16 bytes at a time: eight 16-bit,
 /// four 32-bit or two 64-bit elements in one `ld.global.nc.v4.b32` /
 /// `ld.global.nc.v2.b64`. Wide loads move the same bytes with a quarter (or

@@ -7,6 +7,7 @@
 //! intrinsic or one line of inline PTX; its doc names the PTX it becomes.
 
 pub mod atomic;
+pub mod clock;
 pub mod memory;
 pub mod shared;
 pub mod thread;
@@ -15,7 +16,8 @@ pub mod warp;
 pub use atomic::{
     SharedAtomicAdd, atomic_add, atomic_cas_shared, atomic_inc, atomic_or_shared, threadfence, threadfence_system,
 };
-pub use memory::{Lanes, Vector, load, load_relaxed, load_u64, store, store_u64, store_volatile};
+pub use clock::globaltimer;
+pub use memory::{Lanes, Vector, load, load_relaxed, load_u64, load_volatile, store, store_u64, store_volatile};
 pub use shared::{DynShared, dyn_shared, dynamic_smem_size};
 pub use thread::{WARP_SIZE, block_dim_x, block_idx_x, grid_dim_x, lane_id, sync_threads, thread_idx_x, warp_id};
 pub use warp::{FULL_MASK, Shuffle, ballot_sync, match_any_sync, shfl_down_sync, shfl_sync, sync_warp};

@@ -1,0 +1,153 @@
+//! Holding the stream while the host queues work: the hold kernel
+//! (`gpu/src/kernels/hold.rs`, NVIDIA nvbench's "blocking kernel") spins on
+//! a flag in mapped host memory, so that everything queued behind it starts
+//! only when the host lets it go, and then runs back to back, however long
+//! the host took to queue it. Benchmarks use it to time short kernels
+//! without the host's submission in the timed region.
+//!
+//! ```no_run
+//! use std::time::Duration;
+//! use reduction::hold::Hold;
+//! let r = reduction::Reducer::new()?;
+//! let gpu = r.gpu();
+//! let mut hold = Hold::new(gpu)?;
+//! hold.launch(Duration::from_millis(200))?;
+//! // ... queue work on gpu.stream(): nothing of it starts yet ...
+//! hold.release()?; // lets it go and waits for all of it
+//! # Ok::<(), reduction::Error>(())
+//! ```
+
+use std::time::Duration;
+
+use cudarc::driver::PinnedHostSlice;
+use gpu::names::{HOLD_ENTRY, HOLD_RELEASED, HOLD_TIMED_OUT};
+
+use crate::device::Gpu;
+use crate::error::{Error, Result, driver};
+
+/// The hold kernel's flag and outcome words, in mapped host memory, and the
+/// stream it holds. Launch it ([`Hold::launch`]), queue work, then
+/// [`Hold::release`]. Dropping a launched hold releases it and waits for
+/// the stream, so the GPU never spins on memory that has been freed.
+pub struct Hold<'a> {
+    gpu: &'a Gpu,
+    /// The allocations: the flag the host sets, the outcome the kernel
+    /// writes (freed on drop, after the stream is idle).
+    _words: (PinnedHostSlice<u32>, PinnedHostSlice<u32>),
+    /// Host addresses of flag and outcome.
+    host: (usize, usize),
+    /// Device addresses of flag and outcome.
+    addr: (u64, u64),
+    /// The timeout of the launch in flight, if one is.
+    launched: Option<Duration>,
+}
+
+impl std::fmt::Debug for Hold<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Hold").field("launched", &self.launched).finish()
+    }
+}
+
+/// The PTX entries this module launches, for the registry's test.
+///
+/// ```
+/// assert_eq!(reduction::hold::entries(), ["hold"]);
+/// ```
+pub fn entries() -> Vec<String> {
+    vec![HOLD_ENTRY.to_string()]
+}
+
+impl<'a> Hold<'a> {
+    /// Allocate the flag and outcome words and load the kernel (its JIT
+    /// compilation happens here, not at the first launch).
+    pub fn new(gpu: &'a Gpu) -> Result<Self> {
+        gpu.function(HOLD_ENTRY)?;
+        let (flag, flag_addr) = gpu.alloc_mapped::<u32>(1)?;
+        let (outcome, outcome_addr) = gpu.alloc_mapped::<u32>(1)?;
+        let host = (
+            flag.as_ptr().map_err(driver("cuEventSynchronize"))? as usize,
+            outcome.as_ptr().map_err(driver("cuEventSynchronize"))? as usize,
+        );
+        Ok(Hold { gpu, _words: (flag, outcome), host, addr: (flag_addr, outcome_addr), launched: None })
+    }
+
+    /// Queue the hold kernel: work queued on the stream after this call waits
+    /// until [`Hold::release`], or until `timeout` has passed on the GPU.
+    /// An error if a launch is already in flight.
+    pub fn launch(&mut self, timeout: Duration) -> Result<()> {
+        if self.launched.is_some() {
+            return Err(Error::Invalid("the hold kernel is already launched: release it first".into()));
+        }
+        // SAFETY: both words are live `u32`s owned by `self`; no kernel
+        // reads or writes them now (none is launched: a release or drop
+        // waited for the last one).
+        unsafe {
+            (self.host.0 as *mut u32).write_volatile(0);
+            (self.host.1 as *mut u32).write_volatile(0);
+        }
+        let timeout_ns = u64::try_from(timeout.as_nanos()).unwrap_or(u64::MAX);
+        self.gpu.launch_hold(self.addr.0, self.addr.1, timeout_ns)?;
+        self.launched = Some(timeout);
+        Ok(())
+    }
+
+    /// Set the flag, wait for everything queued on the stream, and check
+    /// that the hold kernel was released by the flag: [`Error::HoldTimedOut`]
+    /// if it gave up first (the work behind it then started while the host
+    /// was still queueing), an error if no launch is in flight.
+    pub fn release(&mut self) -> Result<()> {
+        let Some(timeout) = self.launched.take() else {
+            return Err(Error::Invalid("the hold kernel is not launched: nothing to release".into()));
+        };
+        self.set_flag();
+        self.gpu.synchronize()?;
+        // SAFETY: a live `u32` owned by `self`; the kernel that wrote it has
+        // finished (the stream is idle).
+        let outcome = unsafe { (self.host.1 as *const u32).read_volatile() };
+        outcome_result(outcome, timeout)
+    }
+
+    fn set_flag(&self) {
+        // SAFETY: a live `u32` owned by `self`; the kernel only reads it.
+        unsafe { (self.host.0 as *mut u32).write_volatile(1) };
+        std::sync::atomic::fence(std::sync::atomic::Ordering::SeqCst);
+    }
+}
+
+/// What the hold kernel's outcome word means.
+fn outcome_result(outcome: u32, timeout: Duration) -> Result<()> {
+    match outcome {
+        HOLD_RELEASED => Ok(()),
+        HOLD_TIMED_OUT => Err(Error::HoldTimedOut { timeout_ms: timeout.as_secs_f64() * 1e3 }),
+        other => Err(Error::Invalid(format!(
+            "the hold kernel left outcome {other} (expected {HOLD_RELEASED}: released, or {HOLD_TIMED_OUT}: timed out)"
+        ))),
+    }
+}
+
+impl Drop for Hold<'_> {
+    fn drop(&mut self) {
+        if self.launched.take().is_some() {
+            // an early return between launch and release: let the GPU go and
+            // wait for it before the words are freed (an error here has
+            // already been reported by the call that failed, or will be by
+            // the next one)
+            self.set_flag();
+            let _ = self.gpu.synchronize();
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn outcomes_are_read_as_the_kernel_writes_them() {
+        let t = Duration::from_millis(200);
+        assert!(outcome_result(HOLD_RELEASED, t).is_ok());
+        let timed_out = outcome_result(HOLD_TIMED_OUT, t).unwrap_err();
+        assert!(matches!(timed_out, Error::HoldTimedOut { timeout_ms } if timeout_ms == 200.0), "{timed_out}");
+        assert!(matches!(outcome_result(0, t), Err(Error::Invalid(m)) if m.contains("outcome 0")));
+    }
+}
