@@ -33,7 +33,7 @@
 use crate::op::Element;
 use crate::op::fixed_order::{FixedOrder, Geometry, VECTORS, WARP};
 use crate::prim::*;
-use crate::warp_reduce::warp_reduce;
+use crate::warp_reduce::{warp_reduce, warp_reduce4};
 
 /// The reproducible reduction of `a[0..n]` (and `b[0..n]`) with `R` into `out[0]`.
 ///
@@ -99,7 +99,7 @@ pub unsafe fn reproducible<T: Element + Vector, R: FixedOrder<T>>(
                 }
             }
         }
-        let v = warp_reduce(acc, R::combine);
+        let v = warp_reduce(R::lane_result(acc), R::combine);
         if lane == 0 {
             store(partials, s as u32, v);
             threadfence(); // the partial is visible GPU-wide before the block's ticket
@@ -146,19 +146,21 @@ pub unsafe fn reproducible<T: Element + Vector, R: FixedOrder<T>>(
                 o += 4 * warps;
             }
         } else {
-            // wider accumulators (the double-double sum): two groups in
-            // flight, which keeps the kernel within 64 registers a thread
+            // wider accumulators (the double-double sum, whose combine is 20
+            // additions): the four groups reduced together, `warp_reduce4`'s
+            // 6 combines instead of 4 × 5 (the same pairs, in the same order);
+            // group o + k·warps ends in lane 8·[0, 2, 1, 3][k]
             while o < outputs {
-                let (w, x) = (group(o), group(o + warps));
-                let (w, x) = (warp_reduce(w, R::combine), warp_reduce(x, R::combine));
-                if lane == 0 {
-                    store(partials, (dst + o) as u32, w);
-                    if o + warps < outputs {
-                        store(partials, (dst + o + warps) as u32, x);
+                let (w, x, y, z) = (group(o), group(o + warps), group(o + 2 * warps), group(o + 3 * warps));
+                let v = warp_reduce4(w, x, y, z, R::combine);
+                if lane % 8 == 0 {
+                    let k = (lane >> 4 & 1) | (lane >> 2 & 2); // lanes 0, 8, 16, 24: groups 0, 2, 1, 3
+                    if o + k * warps < outputs {
+                        store(partials, (dst + o + k * warps) as u32, v);
                     }
                     threadfence();
                 }
-                o += 2 * warps;
+                o += 4 * warps;
             }
         }
         sync_threads(); // this level's outputs are written (and visible to the block) before they are read
