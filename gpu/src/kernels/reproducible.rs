@@ -73,19 +73,23 @@ pub unsafe fn reproducible<T: Element + Vector, R: FixedOrder<T>>(
         let mut acc = R::IDENTITY;
         if aligned && base + g.segment <= n {
             let first_vector = base / g.lanes + lane;
-            for r in 0..g.rounds {
-                let v = first_vector + r * WARP * VECTORS;
-                // four vectors (per input) in flight, then their elements in order
-                let load = |j: usize| {
-                    let x = T::load16(a, (v + j * WARP) as u64);
-                    (x, if two { T::load16(b, (v + j * WARP) as u64) } else { x })
-                };
-                let (l0, l1, l2, l3) = (load(0), load(1), load(2), load(3));
-                let first = |j: usize| ((v + j * WARP) * g.lanes) as u64;
-                acc = l0.0.fold_in_order(l0.1, first(0), acc, R::accumulate);
-                acc = l1.0.fold_in_order(l1.1, first(1), acc, R::accumulate);
-                acc = l2.0.fold_in_order(l2.1, first(2), acc, R::accumulate);
-                acc = l3.0.fold_in_order(l3.1, first(3), acc, R::accumulate);
+            if size_of::<R::Acc>() > 8 {
+                acc = pipelined::<T, R>(a, b, first_vector, &g);
+            } else {
+                for r in 0..g.rounds {
+                    let v = first_vector + r * WARP * VECTORS;
+                    // four vectors (per input) in flight, then their elements in order
+                    let load = |j: usize| {
+                        let x = T::load16(a, (v + j * WARP) as u64);
+                        (x, if two { T::load16(b, (v + j * WARP) as u64) } else { x })
+                    };
+                    let (l0, l1, l2, l3) = (load(0), load(1), load(2), load(3));
+                    let first = |j: usize| ((v + j * WARP) * g.lanes) as u64;
+                    acc = l0.0.fold_in_order(l0.1, first(0), acc, R::accumulate);
+                    acc = l1.0.fold_in_order(l1.1, first(1), acc, R::accumulate);
+                    acc = l2.0.fold_in_order(l2.1, first(2), acc, R::accumulate);
+                    acc = l3.0.fold_in_order(l3.1, first(3), acc, R::accumulate);
+                }
             }
         } else {
             for r in 0..g.rounds {
@@ -173,4 +177,47 @@ pub unsafe fn reproducible<T: Element + Vector, R: FixedOrder<T>>(
             store_volatile(done, 1);
         }
     }
+}
+
+/// A lane's whole segment, aligned, for the double-double sum, which adds 7
+/// `f64`s an element: the same loads and additions as the other operations'
+/// loop, in the same order, but the next round's four vectors are asked for
+/// before this round's are added, so that the warp's loads stay in flight
+/// while it adds (at the cost of 16 more registers, which only this
+/// operation can afford within 64).
+///
+/// # Safety
+/// As [`reproducible`]'s; `first_vector` is the lane's first vector in a
+/// whole segment of `a` (and `b` for two inputs), 16-byte aligned.
+#[inline(always)]
+unsafe fn pipelined<T: Element + Vector, R: FixedOrder<T>>(
+    a: *const T,
+    b: *const T,
+    first_vector: usize,
+    g: &Geometry,
+) -> R::Acc {
+    let two = R::INPUTS == 2;
+    let load = |r: usize| {
+        let v = first_vector + r * WARP * VECTORS;
+        let one = |j: usize| {
+            let x = T::load16(a, (v + j * WARP) as u64);
+            (x, if two { T::load16(b, (v + j * WARP) as u64) } else { x })
+        };
+        (one(0), one(1), one(2), one(3))
+    };
+    let mut acc = R::IDENTITY;
+    let mut next = load(0);
+    for r in 0..g.rounds {
+        let (l0, l1, l2, l3) = next;
+        if r + 1 < g.rounds {
+            next = load(r + 1);
+        }
+        let v = first_vector + r * WARP * VECTORS;
+        let first = |j: usize| ((v + j * WARP) * g.lanes) as u64;
+        acc = l0.0.fold_in_order(l0.1, first(0), acc, R::accumulate);
+        acc = l1.0.fold_in_order(l1.1, first(1), acc, R::accumulate);
+        acc = l2.0.fold_in_order(l2.1, first(2), acc, R::accumulate);
+        acc = l3.0.fold_in_order(l3.1, first(3), acc, R::accumulate);
+    }
+    acc
 }
