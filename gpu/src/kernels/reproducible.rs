@@ -17,7 +17,10 @@
 //!    ticket of `single_pass`) combines the partials 32 at a time with the
 //!    same warp tree, level by level, into the scratch after them
 //!    (`fixed_order::tree_len`), four groups in flight per warp, and
-//!    finishes the result.
+//!    finishes the result. The double-double sum (the accurate `f64` sum),
+//!    whose `combine` is 20 additions, reduces its four groups together
+//!    (`warp_reduce4`: 6 combines instead of 20, the same pairs) and loads
+//!    a lane's next round while adding the current one (`pipelined`).
 //! 3. **Any alignment.** If `a` (or `b`) is not 16-byte aligned, and for the
 //!    last, partial segment, the same elements are read one by one, in the
 //!    same order: slower, same bits.
