@@ -12,7 +12,7 @@ use common::{cpu_trial, ensure, gpu_trial, reducer};
 use libtest_mimic::{Failed, Trial};
 use reduction::check::data::{Pattern, generate, splitmix64};
 use reduction::check::exact::ExactSum;
-use reduction::op::exact::DdSum;
+use reduction::op::exact::{DdSum, DoubleDouble};
 use reduction::op::fixed_order::{FixedOrder, Geometry, fixed_order};
 use reduction::{DType, Determinism, Dot, Error, Kernel, Mean, Min, Norm, Options, Sum, SumSquares};
 
@@ -26,6 +26,7 @@ fn main() {
         cpu_trial("cpu::double_double_within_one_ulp_below_2^32", dd_within_one_ulp),
         cpu_trial("cpu::double_double_beyond_2^32_within_the_bound", dd_beyond),
         cpu_trial("cpu::double_double_bound_below_2^16_u^2", dd_coefficient_below_2_16),
+        cpu_trial("cpu::double_double_one_renormalization_same_bits", dd_renormalize_once),
     ];
     trials.extend([
         gpu_trial("gpu_to_gpu::sum_f32", || reproducible_all::<Sum, f32>(true)),
@@ -328,6 +329,50 @@ fn dd_coefficient_below_2_16() -> Result<(), Failed> {
         for n in [1usize << shift, (1usize << shift) + 1, (3usize << shift) / 2] {
             let c = dd_coefficient(n);
             ensure(c < 65536.0, || format!("n = {n}: C = {c}"))?;
+        }
+    }
+    Ok(())
+}
+
+/// The accurate f64 sum as it was before the lanes' pairs were
+/// renormalized once (`FixedOrder::lane_result`): every combine
+/// renormalized both its inputs.
+struct RenormalizeEveryCombine;
+
+impl reduction::op::Reduction<f64> for RenormalizeEveryCombine {
+    type Acc = DoubleDouble;
+    type Out = f64;
+    const NAME: &'static str = "sum";
+    const IDENTITY: DoubleDouble = DoubleDouble { hi: 0.0, lo: 0.0 };
+    fn map(x: f64, _: f64, _: u64) -> DoubleDouble {
+        DoubleDouble::from(x)
+    }
+    fn combine(a: DoubleDouble, b: DoubleDouble) -> DoubleDouble {
+        a.normalized().add_dd(b.normalized())
+    }
+    fn finish(acc: DoubleDouble, _: u64) -> f64 {
+        acc.hi + acc.lo
+    }
+}
+
+impl FixedOrder<f64> for RenormalizeEveryCombine {
+    fn accumulate(acc: DoubleDouble, x: f64, _: f64, _: u64) -> DoubleDouble {
+        acc.add_f64_lazy(x)
+    }
+}
+
+/// Renormalizing each lane's pair once gives the bits of renormalizing
+/// both inputs of every combine: `add_dd`'s results are normalized pairs,
+/// which `normalized` returns unchanged (and never with a `lo` of `-0.0`).
+/// So the bound, derived for the latter, holds unchanged.
+fn dd_renormalize_once() -> Result<(), Failed> {
+    for (k, n) in [1usize, 33, 4097, (1 << 20) + 7].into_iter().enumerate() {
+        let mut sets = datasets::<f64>(n, 70 + k as u64)?;
+        sets.extend([0, 16, 32, 48].map(|kappa| ("conditioned", conditioned(n, kappa, kappa as u64))));
+        for (name, xs) in sets {
+            let (once, every) =
+                (fixed_order::<DdSum, f64>(&xs, &xs), fixed_order::<RenormalizeEveryCombine, f64>(&xs, &xs));
+            ensure(same(once, every), || format!("{name} n={n}: {once:e} vs {every:e}"))?;
         }
     }
     Ok(())

@@ -7,7 +7,7 @@
 //!   ... after offsets 4, 2, 1 lane 0 holds v0 + ... + v31
 //! ```
 
-use crate::prim::{FULL_MASK, Shuffle, WARP_SIZE, shfl_down_sync};
+use crate::prim::{FULL_MASK, Shuffle, WARP_SIZE, lane_id, shfl_down_sync, shfl_xor_sync};
 
 /// Reduce `v` over the warp with `combine` (CUB's `WarpReduce::Reduce(v,
 /// op)`); the result is valid in lane 0 only (other lanes hold partial
@@ -36,4 +36,44 @@ pub unsafe fn team_reduce<A: Shuffle>(mut v: A, lanes: u32, combine: impl Fn(A, 
         offset /= 2;
     }
     v
+}
+
+/// Four [`warp_reduce`]s at once (of `a`, `b`, `c` and `d`), for operations
+/// whose combine is costly: each combines exactly the pairs `warp_reduce`
+/// combines, with the same operands in the same order, but the lanes that
+/// `warp_reduce` leaves idle work on another set. At offset 16, lanes 0-15
+/// combine `a`'s pairs and lanes 16-31 `b`'s in one step (the lanes swap
+/// the halves they need with one `shfl_xor`); `c` and `d` likewise; at
+/// offset 8 the two results share one step again; offsets 4, 2, 1 then run
+/// on all four sets at once, eight lanes each. 6 combines instead of 20
+/// (and 6 shuffles of a value instead of 20).
+///
+/// ```text
+/// after offset 16:  x = [a 0..15 | b 0..15]           y = [c 0..15 | d 0..15]
+/// after offset 8:   z = [a 0..7 | c 0..7 | b 0..7 | d 0..7]
+/// after 4, 2, 1:    the results of a, c, b, d in lanes 0, 8, 16, 24
+/// ```
+///
+/// The results are valid in lanes 0 (`a`), 8 (`c`), 16 (`b`) and 24 (`d`)
+/// only.
+///
+/// # Safety
+/// All 32 lanes of the warp must call it together (it shuffles with the
+/// full mask).
+#[inline(always)]
+pub unsafe fn warp_reduce4<A: Shuffle>(a: A, b: A, c: A, d: A, combine: impl Fn(A, A) -> A) -> A {
+    let lane = lane_id();
+    // one step of two sets: the lanes with `bit` clear keep `low`'s value of
+    // the lower index, those with `bit` set `high`'s of the upper index
+    let pair = |low: A, high: A, bit: u32| {
+        let upper = lane & bit != 0;
+        let (keep, send) = if upper { (high, low) } else { (low, high) };
+        // SAFETY: every lane gets here (the caller's contract)
+        let got = unsafe { shfl_xor_sync(FULL_MASK, send, bit) };
+        if upper { combine(got, keep) } else { combine(keep, got) }
+    };
+    let x = pair(a, b, 16);
+    let y = pair(c, d, 16);
+    let z = pair(x, y, 8);
+    team_reduce(z, 8, &combine)
 }

@@ -17,7 +17,10 @@
 //!    ticket of `single_pass`) combines the partials 32 at a time with the
 //!    same warp tree, level by level, into the scratch after them
 //!    (`fixed_order::tree_len`), four groups in flight per warp, and
-//!    finishes the result.
+//!    finishes the result. The double-double sum (the accurate `f64` sum),
+//!    whose `combine` is 20 additions, reduces its four groups together
+//!    (`warp_reduce4`: 6 combines instead of 20, the same pairs) and loads
+//!    a lane's next round while adding the current one (`pipelined`).
 //! 3. **Any alignment.** If `a` (or `b`) is not 16-byte aligned, and for the
 //!    last, partial segment, the same elements are read one by one, in the
 //!    same order: slower, same bits.
@@ -33,7 +36,7 @@
 use crate::op::Element;
 use crate::op::fixed_order::{FixedOrder, Geometry, VECTORS, WARP};
 use crate::prim::*;
-use crate::warp_reduce::warp_reduce;
+use crate::warp_reduce::{warp_reduce, warp_reduce4};
 
 /// The reproducible reduction of `a[0..n]` (and `b[0..n]`) with `R` into `out[0]`.
 ///
@@ -73,19 +76,23 @@ pub unsafe fn reproducible<T: Element + Vector, R: FixedOrder<T>>(
         let mut acc = R::IDENTITY;
         if aligned && base + g.segment <= n {
             let first_vector = base / g.lanes + lane;
-            for r in 0..g.rounds {
-                let v = first_vector + r * WARP * VECTORS;
-                // four vectors (per input) in flight, then their elements in order
-                let load = |j: usize| {
-                    let x = T::load16(a, (v + j * WARP) as u64);
-                    (x, if two { T::load16(b, (v + j * WARP) as u64) } else { x })
-                };
-                let (l0, l1, l2, l3) = (load(0), load(1), load(2), load(3));
-                let first = |j: usize| ((v + j * WARP) * g.lanes) as u64;
-                acc = l0.0.fold_in_order(l0.1, first(0), acc, R::accumulate);
-                acc = l1.0.fold_in_order(l1.1, first(1), acc, R::accumulate);
-                acc = l2.0.fold_in_order(l2.1, first(2), acc, R::accumulate);
-                acc = l3.0.fold_in_order(l3.1, first(3), acc, R::accumulate);
+            if size_of::<R::Acc>() > 8 {
+                acc = pipelined::<T, R>(a, b, first_vector, &g);
+            } else {
+                for r in 0..g.rounds {
+                    let v = first_vector + r * WARP * VECTORS;
+                    // four vectors (per input) in flight, then their elements in order
+                    let load = |j: usize| {
+                        let x = T::load16(a, (v + j * WARP) as u64);
+                        (x, if two { T::load16(b, (v + j * WARP) as u64) } else { x })
+                    };
+                    let (l0, l1, l2, l3) = (load(0), load(1), load(2), load(3));
+                    let first = |j: usize| ((v + j * WARP) * g.lanes) as u64;
+                    acc = l0.0.fold_in_order(l0.1, first(0), acc, R::accumulate);
+                    acc = l1.0.fold_in_order(l1.1, first(1), acc, R::accumulate);
+                    acc = l2.0.fold_in_order(l2.1, first(2), acc, R::accumulate);
+                    acc = l3.0.fold_in_order(l3.1, first(3), acc, R::accumulate);
+                }
             }
         } else {
             for r in 0..g.rounds {
@@ -99,7 +106,7 @@ pub unsafe fn reproducible<T: Element + Vector, R: FixedOrder<T>>(
                 }
             }
         }
-        let v = warp_reduce(acc, R::combine);
+        let v = warp_reduce(R::lane_result(acc), R::combine);
         if lane == 0 {
             store(partials, s as u32, v);
             threadfence(); // the partial is visible GPU-wide before the block's ticket
@@ -146,19 +153,21 @@ pub unsafe fn reproducible<T: Element + Vector, R: FixedOrder<T>>(
                 o += 4 * warps;
             }
         } else {
-            // wider accumulators (the double-double sum): two groups in
-            // flight, which keeps the kernel within 64 registers a thread
+            // wider accumulators (the double-double sum, whose combine is 20
+            // additions): the four groups reduced together, `warp_reduce4`'s
+            // 6 combines instead of 4 × 5 (the same pairs, in the same order);
+            // group o + k·warps ends in lane 8·[0, 2, 1, 3][k]
             while o < outputs {
-                let (w, x) = (group(o), group(o + warps));
-                let (w, x) = (warp_reduce(w, R::combine), warp_reduce(x, R::combine));
-                if lane == 0 {
-                    store(partials, (dst + o) as u32, w);
-                    if o + warps < outputs {
-                        store(partials, (dst + o + warps) as u32, x);
+                let (w, x, y, z) = (group(o), group(o + warps), group(o + 2 * warps), group(o + 3 * warps));
+                let v = warp_reduce4(w, x, y, z, R::combine);
+                if lane % 8 == 0 {
+                    let k = (lane >> 4 & 1) | (lane >> 2 & 2); // lanes 0, 8, 16, 24: groups 0, 2, 1, 3
+                    if o + k * warps < outputs {
+                        store(partials, (dst + o + k * warps) as u32, v);
                     }
                     threadfence();
                 }
-                o += 2 * warps;
+                o += 4 * warps;
             }
         }
         sync_threads(); // this level's outputs are written (and visible to the block) before they are read
@@ -171,4 +180,47 @@ pub unsafe fn reproducible<T: Element + Vector, R: FixedOrder<T>>(
             store_volatile(done, 1);
         }
     }
+}
+
+/// A lane's whole segment, aligned, for the double-double sum, which adds 7
+/// `f64`s an element: the same loads and additions as the other operations'
+/// loop, in the same order, but the next round's four vectors are asked for
+/// before this round's are added, so that the warp's loads stay in flight
+/// while it adds (at the cost of 16 more registers, which only this
+/// operation can afford within 64).
+///
+/// # Safety
+/// As [`reproducible`]'s; `first_vector` is the lane's first vector in a
+/// whole segment of `a` (and `b` for two inputs), 16-byte aligned.
+#[inline(always)]
+unsafe fn pipelined<T: Element + Vector, R: FixedOrder<T>>(
+    a: *const T,
+    b: *const T,
+    first_vector: usize,
+    g: &Geometry,
+) -> R::Acc {
+    let two = R::INPUTS == 2;
+    let load = |r: usize| {
+        let v = first_vector + r * WARP * VECTORS;
+        let one = |j: usize| {
+            let x = T::load16(a, (v + j * WARP) as u64);
+            (x, if two { T::load16(b, (v + j * WARP) as u64) } else { x })
+        };
+        (one(0), one(1), one(2), one(3))
+    };
+    let mut acc = R::IDENTITY;
+    let mut next = load(0);
+    for r in 0..g.rounds {
+        let (l0, l1, l2, l3) = next;
+        if r + 1 < g.rounds {
+            next = load(r + 1);
+        }
+        let v = first_vector + r * WARP * VECTORS;
+        let first = |j: usize| ((v + j * WARP) * g.lanes) as u64;
+        acc = l0.0.fold_in_order(l0.1, first(0), acc, R::accumulate);
+        acc = l1.0.fold_in_order(l1.1, first(1), acc, R::accumulate);
+        acc = l2.0.fold_in_order(l2.1, first(2), acc, R::accumulate);
+        acc = l3.0.fold_in_order(l3.1, first(3), acc, R::accumulate);
+    }
+    acc
 }

@@ -136,9 +136,12 @@ impl DoubleDouble {
 
 /// The accurate `f64` sum: each lane adds its elements with
 /// [`DoubleDouble::add_f64_lazy`] (`Sum2`: `hi` a plain running sum, `lo`
-/// the plain sum of its exact rounding errors), partial sums are combined
-/// with [`DoubleDouble::add_dd`] after [`DoubleDouble::normalized`], and
-/// the result is rounded to `f64` (`hi + lo`). Only the fixed-order kernel
+/// the plain sum of its exact rounding errors) and renormalizes the pair
+/// once at the end ([`DoubleDouble::normalized`], the fixed order's
+/// `lane_result`); partial sums are combined with [`DoubleDouble::add_dd`],
+/// whose results are normalized, and the result is rounded to `f64`
+/// (`hi + lo`). `combine` expects normalized pairs (every pair the fixed
+/// order hands it is one). Only the fixed-order kernel
 /// (`kernels/reproducible.rs`) runs it, so it is also `gpu_to_gpu`
 /// reproducible; `docs/determinism.md` derives its bound.
 ///
@@ -162,7 +165,7 @@ impl Reduction<f64> for DdSum {
     }
     #[inline(always)]
     fn combine(a: DoubleDouble, b: DoubleDouble) -> DoubleDouble {
-        a.normalized().add_dd(b.normalized())
+        a.add_dd(b)
     }
     #[inline(always)]
     fn finish(acc: DoubleDouble, _: u64) -> f64 {

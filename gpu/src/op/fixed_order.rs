@@ -9,7 +9,7 @@
 //! segment s = elements [s·S, (s+1)·S), S = rounds × 32 lanes × 4 vectors × L   (L = 16 B / element size)
 //!   lane l, round r, vector j, element k:  i = s·S + r·(128·L) + (32·j + l)·L + k
 //!   lane l folds its elements in the order (r, j, k):  acc = accumulate(acc, x[i])   (from IDENTITY; i ≥ n skipped)
-//!   the 32 lane results: a shuffle-down tree (offsets 16, 8, 4, 2, 1)  → partial[s]
+//!   the 32 lane results (lane_result(acc)): a shuffle-down tree (offsets 16, 8, 4, 2, 1)  → partial[s]
 //! partials: the same 32-wide tree on groups of 32 (missing ones IDENTITY), level by level, until one is left
 //! ```
 //!
@@ -92,14 +92,24 @@ pub const fn tree_len(segments: usize) -> usize {
 }
 
 /// An operation the fixed-order kernel runs: how a lane adds one element
-/// to its accumulator. The default, `combine(acc, map(x, y, i))`, is what
-/// the default kernel does per element; the double-double sum overrides it
-/// with the cheaper `Sum2` step (`DoubleDouble::add_f64_lazy`).
+/// to its accumulator, and what the lane hands to the warp tree. The
+/// defaults, `combine(acc, map(x, y, i))` and the accumulator itself, are
+/// what the default kernel does; the double-double sum overrides both: the
+/// cheaper `Sum2` step (`DoubleDouble::add_f64_lazy`), whose pair is then
+/// renormalized once (`DoubleDouble::normalized`), so that its `combine`
+/// need not renormalize its inputs.
 pub trait FixedOrder<T>: Reduction<T> {
     /// `acc` with element `i` (`x`, and `y` for two inputs) added.
     #[inline(always)]
     fn accumulate(acc: Self::Acc, x: T, y: T, i: u64) -> Self::Acc {
         Self::combine(acc, Self::map(x, y, i))
+    }
+
+    /// A lane's accumulator as the warp tree takes it (after its last
+    /// [`FixedOrder::accumulate`]).
+    #[inline(always)]
+    fn lane_result(acc: Self::Acc) -> Self::Acc {
+        acc
     }
 }
 
@@ -120,6 +130,11 @@ impl FixedOrder<f64> for super::exact::DdSum {
     #[inline(always)]
     fn accumulate(acc: Self::Acc, x: f64, _: f64, _: u64) -> Self::Acc {
         acc.add_f64_lazy(x)
+    }
+
+    #[inline(always)]
+    fn lane_result(acc: Self::Acc) -> Self::Acc {
+        acc.normalized()
     }
 }
 
@@ -168,7 +183,7 @@ pub fn fixed_order<R: FixedOrder<T>, T: Copy>(a: &[T], b: &[T]) -> R::Out {
                     }
                 }
             }
-            warp_tree(lanes, R::combine)
+            warp_tree(lanes.map(R::lane_result), R::combine)
         })
         .collect();
     while level.len() > 1 {

@@ -22,6 +22,8 @@ unsafe extern "C" {
     fn bar_warp_sync(mask: u32);
     #[link_name = "llvm.nvvm.shfl.sync.down.i32"]
     fn shfl_down_i32(mask: u32, v: i32, delta: u32, clamp: u32) -> i32;
+    #[link_name = "llvm.nvvm.shfl.sync.bfly.i32"]
+    fn shfl_bfly_i32(mask: u32, v: i32, lane_mask: u32, clamp: u32) -> i32;
     #[link_name = "llvm.nvvm.shfl.sync.idx.i32"]
     fn shfl_idx_i32(mask: u32, v: i32, lane: u32, clamp: u32) -> i32;
     #[link_name = "llvm.nvvm.vote.ballot.sync"]
@@ -114,6 +116,20 @@ pub unsafe fn shfl_down_sync<T: Shuffle>(mask: u32, v: T, delta: u32) -> T {
     // clamp 0x1f: the segment is the whole warp.
     // SAFETY: the caller upholds the participation rules for `mask`.
     v.shuffle_words(|w| unsafe { shfl_down_i32(mask, w, delta, 0x1f) })
+}
+
+/// CUDA `__shfl_xor_sync(mask, v, lane_mask)`; PTX `shfl.sync.bfly.b32` (two
+/// for 64-bit types).
+///
+/// Returns `v` of lane `lane_id() ^ lane_mask`: lanes exchange values in pairs.
+///
+/// # Safety
+/// See the module's *Participation* rules.
+#[inline(always)]
+pub unsafe fn shfl_xor_sync<T: Shuffle>(mask: u32, v: T, lane_mask: u32) -> T {
+    // clamp 0x1f: the segment is the whole warp.
+    // SAFETY: the caller upholds the participation rules for `mask`.
+    v.shuffle_words(|w| unsafe { shfl_bfly_i32(mask, w, lane_mask, 0x1f) })
 }
 
 /// CUDA `__shfl_sync(mask, v, src_lane)`; PTX `shfl.sync.idx.b32`: every lane
