@@ -127,6 +127,30 @@ pub(crate) fn device_count() -> Result<usize> {
     }
 }
 
+/// Pinned host memory mapped into the device's address space
+/// ([`Gpu::alloc_mapped`]): kept alive as long as this value, freed on drop.
+pub(crate) struct Mapped<T> {
+    /// The host address, read once at allocation (a `usize`, so the owner
+    /// stays `Send` and `Sync`).
+    host: usize,
+    /// The address kernels use.
+    addr: u64,
+    _slice: PinnedHostSlice<T>,
+}
+
+impl<T> Mapped<T> {
+    /// The host's pointer to the first element; reads and writes through it
+    /// are volatile, since the device may write the memory too.
+    pub(crate) fn ptr(&self) -> *mut T {
+        self.host as *mut T
+    }
+
+    /// The device address of the first element.
+    pub(crate) fn addr(&self) -> u64 {
+        self.addr
+    }
+}
+
 impl Gpu {
     /// Open device `ordinal` with the kernels of `ptx`.
     ///
@@ -342,25 +366,22 @@ impl Gpu {
     }
 
     /// `len` elements of pinned host memory mapped into the device's address
-    /// space, and their device address: kernels store to it, the host reads
-    /// it after synchronizing. The memory is not initialised.
-    pub(crate) fn alloc_mapped<T: DeviceRepr + ValidAsZeroBits>(
-        &self,
-        len: usize,
-    ) -> Result<(PinnedHostSlice<T>, u64)> {
+    /// space, with its host and device addresses: kernels store to it, the
+    /// host reads it after synchronizing. The memory is not initialised.
+    pub(crate) fn alloc_mapped<T: DeviceRepr + ValidAsZeroBits>(&self, len: usize) -> Result<Mapped<T>> {
         self.allocations.fetch_add(1, Ordering::Relaxed);
         // SAFETY: the memory is uninitialised; the callers let a kernel write
         // it before they read it.
-        let slot = unsafe { self.ctx.alloc_pinned_with_flags::<T>(len.max(1), sys::CU_MEMHOSTALLOC_DEVICEMAP) }
+        let slice = unsafe { self.ctx.alloc_pinned_with_flags::<T>(len.max(1), sys::CU_MEMHOSTALLOC_DEVICEMAP) }
             .map_err(driver("cuMemHostAlloc"))?;
-        let host = slot.as_ptr().map_err(driver("cuEventSynchronize"))?;
+        let host = slice.as_ptr().map_err(driver("cuEventSynchronize"))?;
         let mut addr: sys::CUdeviceptr = 0;
         // SAFETY: `host` is the start of a live cuMemHostAlloc allocation made
         // with DEVICEMAP in this context; the call writes one address.
         unsafe { sys::cuMemHostGetDevicePointer_v2(&mut addr, host as *mut std::ffi::c_void, 0) }
             .result()
             .map_err(driver("cuMemHostGetDevicePointer"))?;
-        Ok((slot, addr))
+        Ok(Mapped { host: host as usize, addr, _slice: slice })
     }
 
     /// An event that records time (cudarc's default event does not).

@@ -19,11 +19,10 @@
 
 use std::time::Duration;
 
-use cudarc::driver::PinnedHostSlice;
 use gpu::names::{HOLD_ENTRY, HOLD_RELEASED, HOLD_TIMED_OUT};
 
-use crate::device::Gpu;
-use crate::error::{Error, Result, driver};
+use crate::device::{Gpu, Mapped};
+use crate::error::{Error, Result};
 
 /// The hold kernel's flag and outcome words, in mapped host memory, and the
 /// stream it holds. Launch it ([`Hold::launch`]), queue work, then
@@ -31,13 +30,10 @@ use crate::error::{Error, Result, driver};
 /// the stream, so the GPU never spins on memory that has been freed.
 pub struct Hold<'a> {
     gpu: &'a Gpu,
-    /// The allocations: the flag the host sets, the outcome the kernel
-    /// writes (freed on drop, after the stream is idle).
-    _words: (PinnedHostSlice<u32>, PinnedHostSlice<u32>),
-    /// Host addresses of flag and outcome.
-    host: (usize, usize),
-    /// Device addresses of flag and outcome.
-    addr: (u64, u64),
+    /// The flag the host sets (freed on drop, after the stream is idle).
+    flag: Mapped<u32>,
+    /// The outcome the kernel writes.
+    outcome: Mapped<u32>,
     /// The timeout of the launch in flight, if one is.
     launched: Option<Duration>,
 }
@@ -62,13 +58,7 @@ impl<'a> Hold<'a> {
     /// compilation happens here, not at the first launch).
     pub fn new(gpu: &'a Gpu) -> Result<Self> {
         gpu.function(HOLD_ENTRY)?;
-        let (flag, flag_addr) = gpu.alloc_mapped::<u32>(1)?;
-        let (outcome, outcome_addr) = gpu.alloc_mapped::<u32>(1)?;
-        let host = (
-            flag.as_ptr().map_err(driver("cuEventSynchronize"))? as usize,
-            outcome.as_ptr().map_err(driver("cuEventSynchronize"))? as usize,
-        );
-        Ok(Hold { gpu, _words: (flag, outcome), host, addr: (flag_addr, outcome_addr), launched: None })
+        Ok(Hold { gpu, flag: gpu.alloc_mapped(1)?, outcome: gpu.alloc_mapped(1)?, launched: None })
     }
 
     /// Queue the hold kernel: work queued on the stream after this call waits
@@ -82,11 +72,11 @@ impl<'a> Hold<'a> {
         // reads or writes them now (none is launched: a release or drop
         // waited for the last one).
         unsafe {
-            (self.host.0 as *mut u32).write_volatile(0);
-            (self.host.1 as *mut u32).write_volatile(0);
+            self.flag.ptr().write_volatile(0);
+            self.outcome.ptr().write_volatile(0);
         }
         let timeout_ns = u64::try_from(timeout.as_nanos()).unwrap_or(u64::MAX);
-        self.gpu.launch_hold(self.addr.0, self.addr.1, timeout_ns)?;
+        self.gpu.launch_hold(self.flag.addr(), self.outcome.addr(), timeout_ns)?;
         self.launched = Some(timeout);
         Ok(())
     }
@@ -103,13 +93,13 @@ impl<'a> Hold<'a> {
         self.gpu.synchronize()?;
         // SAFETY: a live `u32` owned by `self`; the kernel that wrote it has
         // finished (the stream is idle).
-        let outcome = unsafe { (self.host.1 as *const u32).read_volatile() };
+        let outcome = unsafe { self.outcome.ptr().read_volatile() };
         outcome_result(outcome, timeout)
     }
 
     fn set_flag(&self) {
         // SAFETY: a live `u32` owned by `self`; the kernel only reads it.
-        unsafe { (self.host.0 as *mut u32).write_volatile(1) };
+        unsafe { self.flag.ptr().write_volatile(1) };
         std::sync::atomic::fence(std::sync::atomic::Ordering::SeqCst);
     }
 }

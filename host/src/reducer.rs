@@ -5,9 +5,9 @@ use std::any::{Any, TypeId};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard};
 
-use cudarc::driver::{CudaSlice, CudaStream, CudaView, CudaViewMut, DeviceRepr, PinnedHostSlice, ValidAsZeroBits};
+use cudarc::driver::{CudaSlice, CudaStream, CudaView, CudaViewMut, DeviceRepr, ValidAsZeroBits};
 
-use crate::device::Gpu;
+use crate::device::{Gpu, Mapped};
 use crate::error::{Error, Result, driver};
 use crate::launch::{Buffers, Job, Out, enqueue, enqueue_partials, grow};
 use crate::modes::{Determinism, ModeJob, mode_kernel};
@@ -198,13 +198,10 @@ pub(crate) struct JobKey {
 /// reads: no copy is queued after the kernel (about half the time of a
 /// small reduction, measured in `reduce latency`).
 struct MappedSlot {
-    /// The allocations (kept alive here; freed on drop): the value, and the
-    /// flag a single-pass kernel sets once the value is there.
-    _slot: (PinnedHostSlice<u64>, PinnedHostSlice<u32>),
-    /// Host addresses of value and flag, read once at allocation.
-    host: (usize, usize),
-    /// Device addresses of value and flag.
-    addr: (u64, u64),
+    /// The value (16 bytes) and the flag a single-pass kernel sets once the
+    /// value is there.
+    value: Mapped<u64>,
+    flag: Mapped<u32>,
 }
 
 /// How long a caller polls the completion flag before it waits in the
@@ -214,22 +211,16 @@ const POLL_FOR: std::time::Duration = std::time::Duration::from_millis(5);
 
 impl MappedSlot {
     fn new(gpu: &Gpu) -> Result<Self> {
-        let (value, value_addr) = gpu.alloc_mapped::<u64>(2)?;
-        let (flag, flag_addr) = gpu.alloc_mapped::<u32>(1)?;
-        let host = (
-            value.as_ptr().map_err(driver("cuEventSynchronize"))? as usize,
-            flag.as_ptr().map_err(driver("cuEventSynchronize"))? as usize,
-        );
-        Ok(MappedSlot { _slot: (value, flag), host, addr: (value_addr, flag_addr) })
+        Ok(MappedSlot { value: gpu.alloc_mapped::<u64>(2)?, flag: gpu.alloc_mapped::<u32>(1)? })
     }
 
     /// Where the kernel writes, the flag cleared first.
     fn out(&self) -> Out {
-        // SAFETY: `host.1` is the flag's one `u32`, alive as long as `self`;
-        // no kernel writes it now (the last one that did has finished: its
-        // caller waited for it).
-        unsafe { (self.host.1 as *mut u32).write_volatile(0) };
-        Out { addr: self.addr.0, len: 1, done: self.addr.1 }
+        // SAFETY: the flag's one `u32`, alive as long as `self`; no kernel
+        // writes it now (the last one that did has finished: its caller
+        // waited for it).
+        unsafe { self.flag.ptr().write_volatile(0) };
+        Out { addr: self.value.addr(), len: 1, done: self.flag.addr() }
     }
 
     /// Wait until the kernel has set the flag, polling host memory (no
@@ -239,7 +230,7 @@ impl MappedSlot {
         if polls {
             let start = std::time::Instant::now();
             // SAFETY: as in `out`; the device writes the flag, hence volatile.
-            while unsafe { (self.host.1 as *const u32).read_volatile() } == 0 {
+            while unsafe { self.flag.ptr().read_volatile() } == 0 {
                 if start.elapsed() > POLL_FOR {
                     return gpu.synchronize();
                 }
@@ -255,12 +246,12 @@ impl MappedSlot {
     /// synchronizes the stream first).
     fn read<V: Bits>(&self) -> V {
         const { assert!(size_of::<V>() <= 16 && align_of::<V>() <= 8) };
-        // SAFETY: `host.0` is the slot's 16 bytes, allocated (and kept alive
-        // by `_slot`) and 8-byte aligned (two u64s from cuMemHostAlloc), room
+        // SAFETY: `value` is the slot's 16 bytes, allocated (and kept alive
+        // by `self`) and 8-byte aligned (two u64s from cuMemHostAlloc), room
         // and alignment for V (asserted above); every bit pattern is a V
         // (`Bits`); the kernel that wrote it is done with it (`wait`), and
         // the read is volatile because the device, not Rust, wrote it.
-        unsafe { (self.host.0 as *const V).read_volatile() }
+        unsafe { self.value.ptr().cast::<V>().read_volatile() }
     }
 }
 
