@@ -5,10 +5,11 @@
 //!
 //! * **host loop** (the default, and every figure before it): the host
 //!   queues (start event, work, stop event) for one run after the other
-//!   while the GPU runs them. A run shorter than its submission (a few µs
-//!   at 2^22 elements) leaves the GPU idle until the host has queued the
-//!   next, so each pair of events also holds the host's `cuLaunchKernel`
-//!   and `cuEventRecord`: an empty kernel measures ~5.4 µs on an H200.
+//!   while the GPU runs them. A run shorter than its submission leaves the
+//!   GPU idle until the host has queued the next, so each pair of events
+//!   also holds the host's `cuLaunchKernel` and `cuEventRecord` (on an H200
+//!   this library's runs were not that short: both ways agreed within
+//!   0.2 µs at 2^22, `docs/operations.md`; torch's and CuPy's differ).
 //! * **queued** (NVIDIA nvbench's "blocking kernel"): the hold kernel
 //!   ([`reduction::hold`]) is launched first, the runs of a batch are
 //!   queued behind it, then it is let go: the runs execute back to back and

@@ -76,24 +76,7 @@ pub unsafe fn reproducible<T: Element + Vector, R: FixedOrder<T>>(
         let mut acc = R::IDENTITY;
         if aligned && base + g.segment <= n {
             let first_vector = base / g.lanes + lane;
-            if size_of::<R::Acc>() > 8 {
-                acc = pipelined::<T, R>(a, b, first_vector, &g);
-            } else {
-                for r in 0..g.rounds {
-                    let v = first_vector + r * WARP * VECTORS;
-                    // four vectors (per input) in flight, then their elements in order
-                    let load = |j: usize| {
-                        let x = T::load16(a, (v + j * WARP) as u64);
-                        (x, if two { T::load16(b, (v + j * WARP) as u64) } else { x })
-                    };
-                    let (l0, l1, l2, l3) = (load(0), load(1), load(2), load(3));
-                    let first = |j: usize| ((v + j * WARP) * g.lanes) as u64;
-                    acc = l0.0.fold_in_order(l0.1, first(0), acc, R::accumulate);
-                    acc = l1.0.fold_in_order(l1.1, first(1), acc, R::accumulate);
-                    acc = l2.0.fold_in_order(l2.1, first(2), acc, R::accumulate);
-                    acc = l3.0.fold_in_order(l3.1, first(3), acc, R::accumulate);
-                }
-            }
+            acc = aligned_segment::<T, R>(a, b, first_vector, &g, costly::<T, R>());
         } else {
             for r in 0..g.rounds {
                 for j in 0..VECTORS {
@@ -136,7 +119,7 @@ pub unsafe fn reproducible<T: Element + Vector, R: FixedOrder<T>>(
             if o < outputs && i < m { load_relaxed(partials, (src + i) as u32) } else { R::IDENTITY }
         };
         let mut o = warp;
-        if size_of::<R::Acc>() <= 8 {
+        if !costly::<T, R>() {
             while o < outputs {
                 let (w, x, y, z) = (group(o), group(o + warps), group(o + 2 * warps), group(o + 3 * warps));
                 let (w, x) = (warp_reduce(w, R::combine), warp_reduce(x, R::combine));
@@ -182,22 +165,30 @@ pub unsafe fn reproducible<T: Element + Vector, R: FixedOrder<T>>(
     }
 }
 
-/// A lane's whole segment, aligned, for the double-double sum, which adds 7
-/// `f64`s an element: the same loads and additions as the other operations'
-/// loop, in the same order, but the next round's four vectors are asked for
-/// before this round's are added, so that the warp's loads stay in flight
-/// while it adds (at the cost of 16 more registers, which only this
-/// operation can afford within 64).
+/// Whether `R`'s accumulator is wider than 8 bytes: the double-double sum,
+/// whose `accumulate` is 7 `f64` additions and `combine` 20, so it affords
+/// the loads of the next round in flight and `warp_reduce4` in the tree.
+const fn costly<T, R: FixedOrder<T>>() -> bool {
+    size_of::<R::Acc>() > 8
+}
+
+/// A lane's whole segment, aligned: four 16-byte vectors (per input) a
+/// round, then their elements in order. With `ahead` the next round's
+/// vectors are asked for before this round's are added, so the warp's
+/// loads stay in flight while it adds (16 more registers, which only the
+/// double-double sum needs and can afford within 64); the loads and the
+/// additions, and their order, are the same either way.
 ///
 /// # Safety
 /// As [`reproducible`]'s; `first_vector` is the lane's first vector in a
 /// whole segment of `a` (and `b` for two inputs), 16-byte aligned.
 #[inline(always)]
-unsafe fn pipelined<T: Element + Vector, R: FixedOrder<T>>(
+unsafe fn aligned_segment<T: Element + Vector, R: FixedOrder<T>>(
     a: *const T,
     b: *const T,
     first_vector: usize,
     g: &Geometry,
+    ahead: bool,
 ) -> R::Acc {
     let two = R::INPUTS == 2;
     let load = |r: usize| {
@@ -208,19 +199,29 @@ unsafe fn pipelined<T: Element + Vector, R: FixedOrder<T>>(
         };
         (one(0), one(1), one(2), one(3))
     };
-    let mut acc = R::IDENTITY;
-    let mut next = load(0);
-    for r in 0..g.rounds {
-        let (l0, l1, l2, l3) = next;
-        if r + 1 < g.rounds {
-            next = load(r + 1);
-        }
+    type Pair<T> = (<T as Vector>::Lanes, <T as Vector>::Lanes);
+    let add = |acc: R::Acc, (l0, l1, l2, l3): (Pair<T>, Pair<T>, Pair<T>, Pair<T>), r: usize| {
         let v = first_vector + r * WARP * VECTORS;
         let first = |j: usize| ((v + j * WARP) * g.lanes) as u64;
-        acc = l0.0.fold_in_order(l0.1, first(0), acc, R::accumulate);
-        acc = l1.0.fold_in_order(l1.1, first(1), acc, R::accumulate);
-        acc = l2.0.fold_in_order(l2.1, first(2), acc, R::accumulate);
-        acc = l3.0.fold_in_order(l3.1, first(3), acc, R::accumulate);
+        let acc = l0.0.fold_in_order(l0.1, first(0), acc, R::accumulate);
+        let acc = l1.0.fold_in_order(l1.1, first(1), acc, R::accumulate);
+        let acc = l2.0.fold_in_order(l2.1, first(2), acc, R::accumulate);
+        l3.0.fold_in_order(l3.1, first(3), acc, R::accumulate)
+    };
+    let mut acc = R::IDENTITY;
+    if ahead {
+        let mut next = load(0);
+        for r in 0..g.rounds {
+            let this = next;
+            if r + 1 < g.rounds {
+                next = load(r + 1);
+            }
+            acc = add(acc, this, r);
+        }
+    } else {
+        for r in 0..g.rounds {
+            acc = add(acc, load(r), r);
+        }
     }
     acc
 }
