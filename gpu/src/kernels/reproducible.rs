@@ -20,7 +20,7 @@
 //!    finishes the result. The double-double sum (the accurate `f64` sum),
 //!    whose `combine` is 20 additions, reduces its four groups together
 //!    (`warp_reduce4`: 6 combines instead of 20, the same pairs) and loads
-//!    a lane's next round while adding the current one (`pipelined`).
+//!    a lane's next round while adding the current one (`aligned_segment` with `ahead`).
 //! 3. **Any alignment.** If `a` (or `b`) is not 16-byte aligned, and for the
 //!    last, partial segment, the same elements are read one by one, in the
 //!    same order: slower, same bits.
