@@ -51,6 +51,9 @@ pub mod block_reduce;
 pub mod strided_fold;
 
 #[cfg(target_arch = "nvptx64")]
+pub mod publish;
+
+#[cfg(target_arch = "nvptx64")]
 pub mod kernels;
 
 #[cfg(target_arch = "nvptx64")]

@@ -14,7 +14,8 @@ const UNROLL: u64 = 4;
 /// Fold elements `begin..end` of `a` (and `b`, read only when
 /// `R::INPUTS == 2`) as thread `lane` of `lanes`, each element `i` mapped
 /// with its index `i - base`. If `a` and `b` sit differently against a
-/// 16-byte boundary, every element is read one by one.
+/// 16-byte boundary, every element is read one by one. With `tail_at_once`
+/// a one-input thread's last (up to three) vectors are loaded together.
 ///
 /// # Safety
 /// `a[begin..end]` (and `b[begin..end]` when `R::INPUTS == 2`) must be
@@ -28,6 +29,7 @@ pub unsafe fn strided_fold<T: Element + Vector, R: Reduction<T>>(
     base: u64,
     lane: u64,
     lanes: u64,
+    tail_at_once: bool,
 ) -> R::Acc {
     let two = R::INPUTS == 2;
     let element = |i: u64| {
@@ -73,9 +75,31 @@ pub unsafe fn strided_fold<T: Element + Vector, R: Reduction<T>>(
         );
         j += UNROLL * lanes;
     }
-    while j < nvec {
-        v = R::combine(v, fold(load(j), j));
-        j += lanes;
+    // at most three vectors left for this thread. With `tail_at_once` and
+    // one input, all asked for before any is combined (one memory round
+    // trip, not three: what a short input on a grid of few blocks waits
+    // for), then combined in order as one at a time would be. Otherwise one
+    // at a time: two inputs' six vectors would cost a dot product its second
+    // block of 1024 threads an SM, and the segments kernel (whose tiles leave
+    // no tail) a block an SM in registers.
+    if two || !tail_at_once {
+        while j < nvec {
+            v = R::combine(v, fold(load(j), j));
+            j += lanes;
+        }
+    } else if j < nvec {
+        let w = load(j);
+        if j + lanes < nvec {
+            let x = load(j + lanes);
+            if j + 2 * lanes < nvec {
+                let y = load(j + 2 * lanes);
+                v = R::combine(R::combine(R::combine(v, fold(w, j)), fold(x, j + lanes)), fold(y, j + 2 * lanes));
+            } else {
+                v = R::combine(R::combine(v, fold(w, j)), fold(x, j + lanes));
+            }
+        } else {
+            v = R::combine(v, fold(w, j));
+        }
     }
 
     let mut i = body + nvec * width + lane;

@@ -47,6 +47,7 @@
 use crate::layout::ACCURATE_WORDS;
 use crate::op::exact::{LIMBS, digits, flags_of, round_to_f32, two_sum};
 use crate::prim::*;
+use crate::publish::publish;
 use crate::warp_reduce::warp_reduce;
 
 /// Vectors each thread loads before adding them.
@@ -220,10 +221,6 @@ pub unsafe fn accurate_f32(
     sync_threads();
     if tid == 0 {
         let total: [i64; LIMBS] = core::array::from_fn(|k| totals[k as u32]);
-        store(out, 0, round_to_f32(&total, flags[((TOTAL_FLAGS - FLAGS) / 4) as u32]));
-        if !done.is_null() {
-            threadfence_system(); // the result is visible before the flag
-            store_volatile(done, 1);
-        }
+        publish(out, round_to_f32(&total, flags[((TOTAL_FLAGS - FLAGS) / 4) as u32]), done);
     }
 }

@@ -115,7 +115,8 @@ pub unsafe fn segments<T: Element + Vector, R: Reduction<T>>(
         let active = s < hi;
         let (b0, e0) = if active { segs.bounds(s) } else { (0, 0) };
         let (p0, p1) = (b0.max(w0), e0.min(w1));
-        let v = if active && p0 < p1 { strided_fold::<T, R>(a, b, p0, p1, b0, lane, g as u64) } else { R::IDENTITY };
+        let v =
+            if active && p0 < p1 { strided_fold::<T, R>(a, b, p0, p1, b0, lane, g as u64, false) } else { R::IDENTITY };
         let v = team_reduce(v, g, R::combine);
         let leader = active && lane == 0;
         let whole = b0 >= w0 && e0 <= w1; // empty segments too

@@ -13,19 +13,22 @@
 //!    back to 0 on that last ticket, so the next launch finds it zeroed. For
 //!    small inputs this halves the launches; for all inputs it removes the
 //!    gap between them. The result is deterministic: partials are combined in
-//!    block order, whichever block is last.
+//!    block order, whichever block is last. A grid of one block (inputs of
+//!    a few thousand elements) is its own last block: it takes no ticket
+//!    and needs no fence.
 //! 2. **Any alignment.** The elements before the first 16-byte boundary (at
 //!    most 7) and after the last whole vector are read one by one, so the
 //!    16-byte loads work on any view of a buffer.
 //! 3. **Four independent loads per iteration.** Each thread issues four
 //!    16-byte loads before it combines any of them, 64 bytes in flight per
-//!    thread; with full occupancy that is enough to cover DRAM latency.
+//!    thread; with full occupancy that is enough to cover DRAM latency. The
+//!    last one to three vectors of a thread are also loaded together.
 //! 4. **CUB's block reduction** (`block_reduce.rs`): warp shuffles, one
 //!    barrier, instead of Harris's shared-memory tree.
 //! 5. **64-bit indices**: one launch covers any `n`.
 //! 6. **A completion flag for the host.** When `done` is not null, the last
 //!    block's thread 0 stores the result, fences system-wide
-//!    (`__threadfence_system`) and sets `*done = 1`. The library points `out`
+//!    (`__threadfence_system`) and sets `*done = 1` (`publish.rs`). The library points `out`
 //!    and `done` at pinned host memory mapped into the device, so a caller
 //!    waiting for the result polls `done` in its own memory instead of
 //!    calling into the driver (`reduce latency` measures the difference).
@@ -52,6 +55,7 @@ use crate::block_reduce::block_reduce;
 use crate::layout::SINGLE_PASS_FLAG_OFFSET;
 use crate::op::{Element, Reduction};
 use crate::prim::*;
+use crate::publish::publish;
 use crate::strided_fold::strided_fold;
 
 /// The single-pass reduction of `a[0..n]` (and `b[0..n]`) with `R` into `out[0]`.
@@ -83,21 +87,26 @@ pub unsafe fn single_pass<T: Element + Vector, R: Reduction<T>, const BLOCK: u32
 
     // the whole input, grid-stride: 16-byte loads, four in flight per thread
     // (`strided_fold.rs`, the loop the segments kernel shares)
-    let v = strided_fold::<T, R>(a, b, 0, n, 0, gtid, threads);
+    let v = strided_fold::<T, R>(a, b, 0, n, 0, gtid, threads, true);
 
-    // one partial per block
+    // one partial per block; a grid of one block is its own last block
     let v = block_reduce::<R::Acc, BLOCK>(v, R::IDENTITY, R::combine, &mut warp_sums);
+    let alone = grid_dim_x() == 1;
     if tid == 0 {
         store(partials, block_idx_x(), v);
-        threadfence(); // the partial is visible GPU-wide before the ticket is taken
-        let last = atomic_inc(ticket, grid_dim_x() - 1) == grid_dim_x() - 1;
+        let last = alone || {
+            threadfence(); // the partial is visible GPU-wide before the ticket is taken
+            atomic_inc(ticket, grid_dim_x() - 1) == grid_dim_x() - 1
+        };
         is_last[0] = last as u32;
     }
     sync_threads();
 
     // the last block reduces the partials, four loads in flight per thread
     if is_last[0] != 0 {
-        threadfence();
+        if !alone {
+            threadfence();
+        }
         let grid = grid_dim_x();
         let mut v = R::IDENTITY;
         let mut b = tid;
@@ -117,11 +126,7 @@ pub unsafe fn single_pass<T: Element + Vector, R: Reduction<T>, const BLOCK: u32
         }
         let v = block_reduce::<R::Acc, BLOCK>(v, R::IDENTITY, R::combine, &mut warp_sums);
         if tid == 0 {
-            store(out, 0, R::finish(v, n));
-            if !done.is_null() {
-                threadfence_system(); // the result is visible before the flag
-                store_volatile(done, 1);
-            }
+            publish(out, R::finish(v, n), done);
         }
     }
 }
