@@ -5,24 +5,28 @@
 //! sums every `grid × block`-th vector) and so on the GPU's SM count. Here
 //! the order is the one of `op/fixed_order.rs`, a function of `n` alone:
 //!
-//! 1. **Segments, one per warp at a time.** The input is cut into segments
-//!    of `rounds × 2 KiB`; a warp sums a whole segment: in each round every
-//!    lane loads four 16-byte vectors (four loads in flight, 2 KiB per warp,
-//!    coalesced, as in `single_pass`), then adds their elements to its
-//!    accumulator in a fixed order; the 32 lane sums meet in the shuffle
-//!    tree of `warp_reduce`. Warps take segments grid-stride, so *which*
-//!    warp sums a segment depends on the grid, but *how* it is summed does
-//!    not. Lane 0 writes the segment's partial.
+//! 1. **Segments, one per warp at a time.** The input is cut into rounds
+//!    of 2 KiB, and a segment is `rounds` of them, `segments` rounds apart
+//!    (so the warps, each in its own segment, read one window of the input
+//!    together, as the grid-stride loop of `single_pass` does); a warp sums
+//!    a whole segment: in each round every lane loads four 16-byte vectors
+//!    (four loads in flight, 2 KiB per warp, coalesced), then adds their
+//!    elements to its accumulator in a fixed order; the 32 lane sums meet
+//!    in the shuffle tree of `warp_reduce`. Warps take segments grid-stride,
+//!    so *which* warp sums a segment depends on the grid, but *how* it is
+//!    summed does not. Lane 0 writes the segment's partial.
 //! 2. **A fixed tree over the partials.** The last block to finish (the
 //!    ticket of `single_pass`) combines the partials 32 at a time with the
 //!    same warp tree, level by level, into the scratch after them
-//!    (`fixed_order::tree_len`), four groups in flight per warp, and
-//!    finishes the result. The double-double sum (the accurate `f64` sum),
-//!    whose `combine` is 20 additions, reduces its four groups together
-//!    (`warp_reduce4`: 6 combines instead of 20, the same pairs) and loads
-//!    a lane's next round while adding the current one (`aligned_segment` with `ahead`).
+//!    (`fixed_order::tree_len`), four groups in flight per warp, reduced
+//!    together (`warp_reduce4`: the same pairs as four warp trees, 6
+//!    combines instead of 20, and few enough registers for two blocks of
+//!    1024 threads an SM), and finishes the result. The double-double sum
+//!    (the accurate `f64` sum), whose `combine` is 20 additions, loads a
+//!    lane's next round while adding the current one (`aligned_rounds`
+//!    with `ahead`).
 //! 3. **Any alignment.** If `a` (or `b`) is not 16-byte aligned, and for the
-//!    last, partial segment, the same elements are read one by one, in the
+//!    last, partial round, the same elements are read one by one, in the
 //!    same order: slower, same bits.
 //!
 //! The block size is read at run time (`blockDim.x`, any multiple of 32):
@@ -36,6 +40,7 @@
 use crate::op::Element;
 use crate::op::fixed_order::{FixedOrder, Geometry, VECTORS, WARP};
 use crate::prim::*;
+use crate::publish::publish;
 use crate::warp_reduce::{warp_reduce, warp_reduce4};
 
 /// The reproducible reduction of `a[0..n]` (and `b[0..n]`) with `R` into `out[0]`.
@@ -72,19 +77,20 @@ pub unsafe fn reproducible<T: Element + Vector, R: FixedOrder<T>>(
     // 1. segments
     let mut s = (block_idx_x() * warps_per_block + warp_id()) as usize;
     while s < g.segments {
-        let base = s * g.segment;
-        let mut acc = R::IDENTITY;
-        if aligned && base + g.segment <= n {
-            let first_vector = base / g.lanes + lane;
-            acc = aligned_segment::<T, R>(a, b, first_vector, &g, costly::<T, R>());
-        } else {
-            for r in 0..g.rounds {
-                for j in 0..VECTORS {
-                    for k in 0..g.lanes {
-                        let i = base + r * g.round + (j * WARP + lane) * g.lanes + k;
-                        if i < n {
-                            acc = R::accumulate(acc, load_u64(a, i as u64), load_u64(second, i as u64), i as u64);
-                        }
+        // the segment's whole rounds (a prefix of them) with 16-byte loads,
+        // then the rest, at most one partial round, element by element
+        let whole = if aligned { g.whole_rounds(s, n) } else { 0 };
+        let mut acc = aligned_rounds::<T, R>(a, b, s, whole, lane, &g, costly::<T, R>());
+        for r in whole..g.rounds {
+            let base = g.round_start(s, r);
+            if base >= n {
+                break; // and so are the later rounds
+            }
+            for j in 0..VECTORS {
+                for k in 0..g.lanes {
+                    let i = base + (j * WARP + lane) * g.lanes + k;
+                    if i < n {
+                        acc = R::accumulate(acc, load_u64(a, i as u64), load_u64(second, i as u64), i as u64);
                     }
                 }
             }
@@ -109,90 +115,75 @@ pub unsafe fn reproducible<T: Element + Vector, R: FixedOrder<T>>(
 
     // 2. the last block: the tree over the partials, level by level
     threadfence();
-    let warp = warp_id() as usize;
-    let warps = warps_per_block as usize;
-    let (mut src, mut m) = (0usize, g.segments);
+    let warp = warp_id();
+    let warps = warps_per_block;
+    let lane = lane as u32;
+    let (mut src, mut m) = (0u32, g.segments as u32);
     while m > 1 {
-        let (dst, outputs) = (src + m, m.div_ceil(WARP));
-        let group = |o: usize| {
-            let i = o * WARP + lane;
-            if o < outputs && i < m { load_relaxed(partials, (src + i) as u32) } else { R::IDENTITY }
+        let (dst, outputs) = (src + m, m.div_ceil(WARP as u32));
+        let group = |o: u32| {
+            let i = o * WARP as u32 + lane;
+            if o < outputs && i < m { load_relaxed(partials, src + i) } else { R::IDENTITY }
         };
+        // four groups a warp at a time, reduced together: `warp_reduce4`
+        // combines the pairs four `warp_reduce`s would, in the same order,
+        // in 6 steps instead of 20 (and 16 fewer registers than four
+        // `warp_reduce`s: the kernel fits two blocks of 1024 threads an SM);
+        // group o + k·warps ends in lane 8·[0, 2, 1, 3][k]
         let mut o = warp;
-        if !costly::<T, R>() {
-            while o < outputs {
-                let (w, x, y, z) = (group(o), group(o + warps), group(o + 2 * warps), group(o + 3 * warps));
-                let (w, x) = (warp_reduce(w, R::combine), warp_reduce(x, R::combine));
-                let (y, z) = (warp_reduce(y, R::combine), warp_reduce(z, R::combine));
-                if lane == 0 {
-                    let put = |k: usize, v: R::Acc| {
-                        if o + k * warps < outputs {
-                            store(partials, (dst + o + k * warps) as u32, v);
-                        }
-                    };
-                    (put(0, w), put(1, x), put(2, y), put(3, z));
-                    threadfence();
+        while o < outputs {
+            let (w, x, y, z) = (group(o), group(o + warps), group(o + 2 * warps), group(o + 3 * warps));
+            let v = warp_reduce4(w, x, y, z, R::combine);
+            if lane % 8 == 0 {
+                let k = (lane >> 4 & 1) | (lane >> 2 & 2); // lanes 0, 8, 16, 24: groups 0, 2, 1, 3
+                if o + k * warps < outputs {
+                    store(partials, dst + o + k * warps, v);
                 }
-                o += 4 * warps;
+                threadfence();
             }
-        } else {
-            // wider accumulators (the double-double sum, whose combine is 20
-            // additions): the four groups reduced together, `warp_reduce4`'s
-            // 6 combines instead of 4 × 5 (the same pairs, in the same order);
-            // group o + k·warps ends in lane 8·[0, 2, 1, 3][k]
-            while o < outputs {
-                let (w, x, y, z) = (group(o), group(o + warps), group(o + 2 * warps), group(o + 3 * warps));
-                let v = warp_reduce4(w, x, y, z, R::combine);
-                if lane % 8 == 0 {
-                    let k = (lane >> 4 & 1) | (lane >> 2 & 2); // lanes 0, 8, 16, 24: groups 0, 2, 1, 3
-                    if o + k * warps < outputs {
-                        store(partials, (dst + o + k * warps) as u32, v);
-                    }
-                    threadfence();
-                }
-                o += 4 * warps;
-            }
+            o += 4 * warps;
         }
         sync_threads(); // this level's outputs are written (and visible to the block) before they are read
         (src, m) = (dst, outputs);
     }
     if thread_idx_x() == 0 {
-        store(out, 0, R::finish(load_relaxed(partials, src as u32), n as u64));
-        if !done.is_null() {
-            threadfence_system(); // the result is visible before the flag
-            store_volatile(done, 1);
-        }
+        publish(out, R::finish(load_relaxed(partials, src), n as u64), done);
     }
 }
 
 /// Whether `R`'s accumulator is wider than 8 bytes: the double-double sum,
 /// whose `accumulate` is 7 `f64` additions and `combine` 20, so it affords
-/// the loads of the next round in flight and `warp_reduce4` in the tree.
+/// the loads of the next round in flight.
 const fn costly<T, R: FixedOrder<T>>() -> bool {
     size_of::<R::Acc>() > 8
 }
 
-/// A lane's whole segment, aligned: four 16-byte vectors (per input) a
-/// round, then their elements in order. With `ahead` the next round's
-/// vectors are asked for before this round's are added, so the warp's
-/// loads stay in flight while it adds (16 more registers, which only the
-/// double-double sum needs and can afford within 64); the loads and the
-/// additions, and their order, are the same either way.
+/// Rounds `0..whole` of segment `s` for lane `lane`, aligned: four 16-byte
+/// vectors (per input) a round, then their elements in order. With `ahead`
+/// the next round's vectors are asked for before this round's are added, so
+/// the warp's loads stay in flight while it adds (16 more registers, which
+/// only the double-double sum needs and can afford within 64); the loads and
+/// the additions, and their order, are the same either way.
 ///
 /// # Safety
-/// As [`reproducible`]'s; `first_vector` is the lane's first vector in a
-/// whole segment of `a` (and `b` for two inputs), 16-byte aligned.
+/// As [`reproducible`]'s; rounds `0..whole` of segment `s` must be whole
+/// (`Geometry::whole_rounds`) and `a` (and `b` for two inputs) 16-byte
+/// aligned.
 #[inline(always)]
-unsafe fn aligned_segment<T: Element + Vector, R: FixedOrder<T>>(
+unsafe fn aligned_rounds<T: Element + Vector, R: FixedOrder<T>>(
     a: *const T,
     b: *const T,
-    first_vector: usize,
+    s: usize,
+    whole: usize,
+    lane: usize,
     g: &Geometry,
     ahead: bool,
 ) -> R::Acc {
+    // vectors: round r of segment s starts at vector (r·segments + s)·128
+    let (first_vector, stride) = (s * WARP * VECTORS + lane, g.segments * WARP * VECTORS);
     let two = R::INPUTS == 2;
     let load = |r: usize| {
-        let v = first_vector + r * WARP * VECTORS;
+        let v = first_vector + r * stride;
         let one = |j: usize| {
             let x = T::load16(a, (v + j * WARP) as u64);
             (x, if two { T::load16(b, (v + j * WARP) as u64) } else { x })
@@ -201,7 +192,7 @@ unsafe fn aligned_segment<T: Element + Vector, R: FixedOrder<T>>(
     };
     type Pair<T> = (<T as Vector>::Lanes, <T as Vector>::Lanes);
     let add = |acc: R::Acc, (l0, l1, l2, l3): (Pair<T>, Pair<T>, Pair<T>, Pair<T>), r: usize| {
-        let v = first_vector + r * WARP * VECTORS;
+        let v = first_vector + r * stride;
         let first = |j: usize| ((v + j * WARP) * g.lanes) as u64;
         let acc = l0.0.fold_in_order(l0.1, first(0), acc, R::accumulate);
         let acc = l1.0.fold_in_order(l1.1, first(1), acc, R::accumulate);
@@ -210,16 +201,17 @@ unsafe fn aligned_segment<T: Element + Vector, R: FixedOrder<T>>(
     };
     let mut acc = R::IDENTITY;
     if ahead {
+        if whole == 0 {
+            return acc;
+        }
         let mut next = load(0);
-        for r in 0..g.rounds {
+        for r in 0..whole {
             let this = next;
-            if r + 1 < g.rounds {
-                next = load(r + 1);
-            }
+            next = load((r + 1).min(whole - 1)); // the last round again at the end: cached, unused
             acc = add(acc, this, r);
         }
     } else {
-        for r in 0..g.rounds {
+        for r in 0..whole {
             acc = add(acc, load(r), r);
         }
     }

@@ -6,8 +6,9 @@
 //! GPU results are compared with bit for bit.
 //!
 //! ```text
-//! segment s = elements [s·S, (s+1)·S), S = rounds × 32 lanes × 4 vectors × L   (L = 16 B / element size)
-//!   lane l, round r, vector j, element k:  i = s·S + r·(128·L) + (32·j + l)·L + k
+//! round R = elements [R·W, (R+1)·W), W = 32 lanes × 4 vectors × L   (L = 16 B / element size)
+//! segment s = rounds s, s + segments, s + 2·segments, … (`rounds` of them)
+//!   lane l, round r of the segment, vector j, element k:  i = (r·segments + s)·W + (32·j + l)·L + k
 //!   lane l folds its elements in the order (r, j, k):  acc = accumulate(acc, x[i])   (from IDENTITY; i ≥ n skipped)
 //!   the 32 lane results (lane_result(acc)): a shuffle-down tree (offsets 16, 8, 4, 2, 1)  → partial[s]
 //! partials: the same 32-wide tree on groups of 32 (missing ones IDENTITY), level by level, until one is left
@@ -17,7 +18,10 @@
 //! vectors, each lane four of them in flight: the loads of the default
 //! kernel. `rounds` (1 to 32, a power of two) grows with `n` so that there
 //! are about [`TARGET_SEGMENTS`] segments, enough for every warp of a large
-//! GPU, and few partials for the last block to combine.
+//! GPU, and few partials for the last block to combine. A segment's rounds
+//! are `segments` rounds apart: warps that work through their segments
+//! side by side read one window of the input at a time, as the default
+//! kernel's grid-stride loop does, rather than each its own stretch.
 //!
 //! Any warp may compute any segment (they are assigned grid-stride): the
 //! result is the same. The warp tree is the one `warp_reduce` performs with
@@ -70,6 +74,43 @@ impl Geometry {
         let segment = rounds * round;
         let segments = if n == 0 { 1 } else { n.div_ceil(segment) };
         Geometry { lanes, round, rounds, segment, segments }
+    }
+
+    /// The first element of round `r` of segment `s`: rounds are numbered
+    /// across segments, `r · segments + s`, so round `r` of every segment
+    /// lies in one window of the input.
+    ///
+    /// ```
+    /// use gpu::op::fixed_order::Geometry;
+    /// let g = Geometry::new(1 << 28, 4);
+    /// assert_eq!(g.round_start(1, 0), 512);
+    /// assert_eq!(g.round_start(0, 1), 16384 * 512);
+    /// ```
+    pub const fn round_start(&self, s: usize, r: usize) -> usize {
+        (r * self.segments + s) * self.round
+    }
+
+    /// How many of segment `s`'s rounds lie wholly within `n` elements:
+    /// its first ones (a later round of a segment starts later).
+    ///
+    /// ```
+    /// use gpu::op::fixed_order::Geometry;
+    /// let g = Geometry::new(1000, 8); // rounds of 256 f64, 4 segments of one round
+    /// assert_eq!([0, 1, 2, 3].map(|s| g.whole_rounds(s, 1000)), [1, 1, 1, 0]);
+    /// ```
+    pub const fn whole_rounds(&self, s: usize, n: usize) -> usize {
+        // round r·segments + s is whole when it is below n / round; all are
+        // but in the last few segments (no division by `segments` here: the
+        // kernel calls this for every segment)
+        let whole = n / self.round;
+        if (self.rounds - 1) * self.segments + s < whole {
+            return self.rounds;
+        }
+        let mut r = 0;
+        while r < self.rounds && r * self.segments + s < whole {
+            r += 1;
+        }
+        r
     }
 }
 
@@ -169,13 +210,13 @@ pub fn fixed_order<R: FixedOrder<T>, T: Copy>(a: &[T], b: &[T]) -> R::Out {
     let second = |i: usize| if R::INPUTS == 2 { b[i] } else { a[i] };
     let mut level: Vec<R::Acc> = (0..g.segments)
         .map(|s| {
-            let base = s * g.segment;
             let mut lanes = [R::IDENTITY; WARP];
             for r in 0..g.rounds {
+                let base = g.round_start(s, r);
                 for j in 0..VECTORS {
                     for (l, acc) in lanes.iter_mut().enumerate() {
                         for k in 0..g.lanes {
-                            let i = base + r * g.round + (j * WARP + l) * g.lanes + k;
+                            let i = base + (j * WARP + l) * g.lanes + k;
                             if i < n {
                                 *acc = R::accumulate(*acc, a[i], second(i), i as u64);
                             }
