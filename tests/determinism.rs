@@ -457,9 +457,14 @@ fn twin_planted_swap() -> Result<(), Failed> {
     let twin = fixed_order::<Sum, f32>(&xs, &xs);
     let mut differ = 0;
     for s in 1..8 {
+        // segment 0 and segment s, round by round (a segment's rounds are
+        // `segments` rounds apart: `Geometry::round_start`)
         let mut swapped = xs.clone();
-        let (first, rest) = swapped.split_at_mut(s * g.segment);
-        first[..g.segment].swap_with_slice(&mut rest[..g.segment]);
+        for r in 0..g.rounds {
+            let (first, rest) = swapped.split_at_mut(g.round_start(s, r));
+            let zero = g.round_start(0, r);
+            first[zero..zero + g.round].swap_with_slice(&mut rest[..g.round]);
+        }
         differ += (fixed_order::<Sum, f32>(&swapped, &swapped).to_bits() != twin.to_bits()) as u32;
     }
     ensure(differ > 0, || "exchanging segments never changed the bits".into())
