@@ -69,6 +69,10 @@ fn main() {
             fails_in_one_line(&["by-key", "--keys", "0"], USAGE, "--keys must be at least 1")?;
             fails_in_one_line(&["bench", "--n", "0"], USAGE, "every --n must be at least 1")
         }),
+        cpu_trial("cli::shaped_modes", || {
+            fails_in_one_line(&["run", "--shape", "64x64", "--accurate"], USAGE, "no --accurate")?;
+            fails_in_one_line(&["run", "--shape", "64x64", "--determinism", "any"], USAGE, "--determinism \"any\"")
+        }),
         cpu_trial("cli::unwritable_outputs_fail_first", || {
             fails_in_one_line(
                 &["bench", "--json", "/nonexistent/dir/x.json"],

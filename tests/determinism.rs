@@ -14,7 +14,12 @@ use reduction::check::data::{Pattern, generate, splitmix64};
 use reduction::check::exact::ExactSum;
 use reduction::op::exact::{DdSum, DoubleDouble};
 use reduction::op::fixed_order::{FixedOrder, Geometry, fixed_order};
-use reduction::{DType, Determinism, Dot, Error, Kernel, Mean, Min, Norm, Options, Sum, SumSquares};
+use reduction::shape::offsets_of;
+use reduction::shape_order::shaped_fixed_order;
+use reduction::{
+    ArgMax, DType, Determinism, Dot, Error, Kernel, Matrix, Mean, Min, Norm, Options, Reducer, Shape, Strategy, Sum,
+    SumSquares,
+};
 
 const BLOCKS: [u32; 4] = [128, 256, 512, 1024];
 const GRIDS: [Option<u32>; 6] = [None, Some(1), Some(7), Some(66), Some(132), Some(264)];
@@ -40,6 +45,16 @@ fn main() {
         gpu_trial("gpu_to_gpu::mean_f32", || reproducible_all::<Mean, f32>(false)),
         gpu_trial("gpu_to_gpu::mean_f64", || reproducible_all::<Mean, f64>(false)),
         gpu_trial("gpu_to_gpu::unaligned_views", unaligned),
+        gpu_trial("gpu_to_gpu::shaped_sum_f32", shaped_all::<Sum, f32>),
+        gpu_trial("gpu_to_gpu::shaped_sum_f64", shaped_all::<Sum, f64>),
+        gpu_trial("gpu_to_gpu::shaped_dot_f32", shaped_all::<Dot, f32>),
+        gpu_trial("gpu_to_gpu::shaped_dot_f64", shaped_all::<Dot, f64>),
+        gpu_trial("gpu_to_gpu::shaped_sum_squares_f32", shaped_all::<SumSquares, f32>),
+        gpu_trial("gpu_to_gpu::shaped_norm_f64", shaped_all::<Norm, f64>),
+        gpu_trial("gpu_to_gpu::shaped_mean_f32", shaped_all::<Mean, f32>),
+        gpu_trial("gpu_to_gpu::shaped_unaligned_views", shaped_unaligned),
+        gpu_trial("gpu_to_gpu::shaped_planted_other_order_fails", shaped_planted),
+        gpu_trial("errors::shaped_options_typed", shaped_errors),
         gpu_trial("run_to_run::default_and_gpu_to_gpu_100_runs", hundred_runs),
         gpu_trial("accurate::f32_correctly_rounded", accurate_f32),
         gpu_trial("accurate::f64_within_one_ulp_below_2^32", accurate_f64),
@@ -468,4 +483,172 @@ fn twin_planted_swap() -> Result<(), Failed> {
         differ += (fixed_order::<Sum, f32>(&swapped, &swapped).to_bits() != twin.to_bits()) as u32;
     }
     ensure(differ > 0, || "exchanging segments never changed the bits".into())
+}
+
+/// The shapes the shaped `gpu_to_gpu` trials reduce, over `n` elements:
+/// rows with a pitch, rows across many warp tiles, rows of 16, columns in
+/// one chunk and in many, and segments from empty to 2^20 long.
+fn shaped_cases(r: &Reducer) -> Result<(usize, Vec<(String, ShapeCase)>), Failed> {
+    let n = 1 << 22;
+    let lengths: Vec<u64> = (0..3000u64).map(|k| if k % 7 == 0 { 0 } else { 1 << (splitmix64(k) % 21) }).collect();
+    let total: u64 = lengths.iter().sum();
+    let fit: Vec<u64> = lengths
+        .iter()
+        .scan(0u64, |used, &l| {
+            let l = l.min(n as u64 - *used);
+            *used += l;
+            Some(l)
+        })
+        .collect();
+    ensure(total > 0, || "no segments".into())?;
+    let offsets = r.offsets(&offsets_of(&fit, 0))?;
+    let m = |rows, cols, pitch| Matrix::new(rows, cols).pitch(pitch);
+    Ok((
+        n,
+        vec![
+            ("rows 4000x1000 pitch 1003".into(), ShapeCase::Rows(m(4000, 1000, 1003), Strategy::Auto)),
+            ("rows 3x(2^20+5)".into(), ShapeCase::Rows(m(3, (1 << 20) + 5, (1 << 20) + 9), Strategy::Auto)),
+            (
+                "rows 3x(2^20+5) tile 16K lanes 4".into(),
+                ShapeCase::Rows(
+                    m(3, (1 << 20) + 5, (1 << 20) + 9),
+                    Strategy::Segments { tile_bytes: 16 << 10, lanes: 4 },
+                ),
+            ),
+            ("rows 2^18x16".into(), ShapeCase::Rows(m(1 << 18, 16, 16), Strategy::Auto)),
+            ("columns 4000x1000 pitch 1003".into(), ShapeCase::Columns(m(4000, 1000, 1003), Strategy::Auto)),
+            ("columns 2^18x16".into(), ShapeCase::Columns(m(1 << 18, 16, 16), Strategy::Auto)),
+            (
+                "columns 2^16x64 wide 2 chunks 7".into(),
+                ShapeCase::Columns(m(1 << 16, 64, 64), Strategy::Columns { wide: 2, chunks: 7 }),
+            ),
+            ("segments 0..2^20".into(), ShapeCase::Segments(offsets, Strategy::Auto)),
+        ],
+    ))
+}
+
+/// A shaped trial: the shape and the strategy it runs with.
+enum ShapeCase {
+    Rows(Matrix, Strategy),
+    Columns(Matrix, Strategy),
+    Segments(reduction::Offsets, Strategy),
+}
+
+impl ShapeCase {
+    fn get(&self) -> (Shape<'_>, Strategy) {
+        match self {
+            ShapeCase::Rows(m, s) => (Shape::Rows(*m), *s),
+            ShapeCase::Columns(m, s) => (Shape::Columns(*m), *s),
+            ShapeCase::Segments(o, s) => (Shape::Segments(o), *s),
+        }
+    }
+}
+
+const REPRO: Options = Options {
+    determinism: Determinism::GpuToGpu,
+    kernel: None,
+    block: None,
+    finish: reduction::Finish::Gpu,
+    max_grid: None,
+    accurate: false,
+};
+
+/// Shaped `gpu_to_gpu`: the GPU's bits == the CPU twin's
+/// (`shaped_fixed_order`) for every shape, on random, special (NaN, ±inf,
+/// -0.0) and cancelling data, twice.
+fn shaped_all<R: reduction::Reduction<T>, T: Float>() -> Result<(), Failed>
+where
+    R::Out: Float,
+{
+    let r = reducer();
+    let (n, cases) = shaped_cases(r)?;
+    let b: Vec<T> = generate(Pattern::Random, n, 77)?;
+    for (name, a) in datasets::<T>(n, 11)? {
+        let inputs: Vec<&[T]> = if R::INPUTS == 2 { vec![&a, &b] } else { vec![&a] };
+        for (label, case) in &cases {
+            let (shape, strategy) = case.get();
+            let want = shaped_fixed_order::<R, T>(&inputs, shape, strategy)?;
+            for run in 0..2 {
+                let got = r.reduce_shaped_with::<R, T, [T]>(&inputs, shape, strategy, &REPRO)?;
+                let bad = want.iter().zip(&got).position(|(w, g)| !same(*w, *g));
+                ensure(got.len() == want.len() && bad.is_none(), || {
+                    let k = bad.unwrap_or(0);
+                    format!(
+                        "{} {} {name} {label} run {run}: result {k}: GPU {:?}, twin {:?}",
+                        R::NAME,
+                        T::NAME,
+                        got.get(k),
+                        want.get(k)
+                    )
+                })?;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Views at offsets 1..3 (and two inputs offset differently): the bits of
+/// the twin on the same elements, which are those of an aligned view.
+fn shaped_unaligned() -> Result<(), Failed> {
+    let r = reducer();
+    let (n, cases) = shaped_cases(r)?;
+    let a: Vec<f32> = generate(Pattern::Random, n + 4, 3)?;
+    let b: Vec<f32> = generate(Pattern::Random, n + 4, 4)?;
+    let stream = r.gpu().stream();
+    let (da, db) = (stream.clone_htod(&a)?, stream.clone_htod(&b)?);
+    for (oa, ob) in [(0, 0), (1, 1), (3, 3), (0, 2), (2, 1)] {
+        let (va, vb) = (da.slice(oa..oa + n), db.slice(ob..ob + n));
+        for (label, case) in &cases {
+            let (shape, strategy) = case.get();
+            let sum = r.reduce_shaped_with::<Sum, f32, _>(&[&va], shape, strategy, &REPRO)?;
+            let want = shaped_fixed_order::<Sum, f32>(&[&a[oa..oa + n]], shape, strategy)?;
+            ensure(sum == want, || format!("sum {label} at offset {oa}: not the twin's bits"))?;
+            let dot = r.reduce_shaped_with::<Dot, f32, _>(&[&va, &vb], shape, strategy, &REPRO)?;
+            let want = shaped_fixed_order::<Dot, f32>(&[&a[oa..oa + n], &b[ob..ob + n]], shape, strategy)?;
+            ensure(dot == want, || format!("dot {label} at offsets {oa},{ob}: not the twin's bits"))?;
+        }
+    }
+    Ok(())
+}
+
+/// A planted error: the twin of another order (teams of one lane instead
+/// of the automatic ones, columns in 3 chunks instead of 1) must disagree
+/// with the GPU on cancelling data, so the checks above see the order, not
+/// only the set of numbers.
+fn shaped_planted() -> Result<(), Failed> {
+    let r = reducer();
+    let x: Vec<f32> = datasets::<f32>(1 << 22, 5)?.remove(3).1;
+    let m = Matrix::new(1 << 12, 1 << 10);
+    for (shape, other) in [
+        (Shape::Rows(m), Strategy::Segments { tile_bytes: 0, lanes: 1 }),
+        (Shape::Columns(m), Strategy::Columns { wide: 0, chunks: 3 }),
+    ] {
+        let got = r.reduce_shaped_with::<Sum, f32, [f32]>(&[&x], shape, Strategy::Auto, &REPRO)?;
+        ensure(got == shaped_fixed_order::<Sum, f32>(&[&x], shape, Strategy::Auto)?, || format!("{shape:?}: auto"))?;
+        let planted = shaped_fixed_order::<Sum, f32>(&[&x], shape, other)?;
+        ensure(got != planted, || format!("{shape:?}: the twin of {other:?} passed"))?;
+    }
+    Ok(())
+}
+
+/// Shaped options the kernels do not have: typed errors, one line, before any launch.
+fn shaped_errors() -> Result<(), Failed> {
+    let r = reducer();
+    let x = vec![1.0f32; 12];
+    let shape = Shape::Rows(Matrix::new(3, 4));
+    let errors = [
+        r.reduce_shaped_with::<ArgMax, f32, [f32]>(&[&x], shape, Strategy::Auto, &REPRO).err(),
+        r.reduce_shaped_with::<Sum, i32, [i32]>(&[&[1; 12][..]], shape, Strategy::Auto, &REPRO).err(),
+        r.reduce_shaped_with::<Sum, f32, [f32]>(&[&x], shape, Strategy::Auto, &Options { accurate: true, ..REPRO })
+            .err(),
+        r.reduce_shaped_with::<Sum, f32, [f32]>(&[&x], shape, Strategy::Auto, &Options { block: Some(128), ..REPRO })
+            .err(),
+    ];
+    for e in errors {
+        ensure(matches!(e, Some(Error::Unsupported { .. })), || format!("{e:?}"))?;
+        ensure(!e.map(|e| e.to_string()).unwrap_or_default().contains('\n'), || "not one line".into())?;
+    }
+    ensure(r.reduce_shaped_with::<Sum, f32, [f32]>(&[&x], shape, Strategy::Auto, &REPRO)? == [4.0; 3], || {
+        "rows of ones".into()
+    })
 }

@@ -419,7 +419,7 @@ enum Job {
     Bench(Gpu, BenchArgs),
     Ops(Gpu, OpsArgs),
     Modes(Gpu, usize, Vec<DType>, usize, u64, Option<(PathBuf, File)>),
-    Shapes(Gpu, Vec<(reduce::shapes_bench::Case, reduction::Strategy)>, usize, Option<(PathBuf, File)>),
+    Shapes(Gpu, Vec<(reduce::shapes_bench::Case, reduction::Strategy)>, Determinism, usize, Option<(PathBuf, File)>),
 }
 
 struct OpsArgs {
@@ -557,11 +557,21 @@ fn validate(cli: Cli) -> std::result::Result<Job, String> {
     Ok(match cli.command {
         Command::List => Job::List,
         Command::Info => Job::Info(gpu),
-        Command::Run { shape, axis, segments, ty, op: o, runs, gpus, .. } if shape.is_some() || segments.is_some() => {
+        Command::Run { shape, axis, segments, ty, op: o, runs, gpus, determinism, accurate, .. }
+            if shape.is_some() || segments.is_some() =>
+        {
             at_least_one("--runs", runs)?;
             if ty.as_deref().is_some_and(|t| t != "f32") || o != "sum" || gpus.is_some() {
                 return Err("--shape and --segments time f32 sums on one GPU (the library's API takes every operation and type)".into());
             }
+            if accurate {
+                return Err(
+                    "--shape and --segments: no --accurate (the accurate sums are flat; --determinism gpu_to_gpu is)"
+                        .into(),
+                );
+            }
+            let determinism = Determinism::from_name(&determinism)
+                .ok_or_else(|| format!("--determinism {determinism:?}: expected run_to_run or gpu_to_gpu"))?;
             let case = match (shape, segments) {
                 (Some(s), None) => {
                     let (rows, cols) = s
@@ -587,7 +597,7 @@ fn validate(cli: Cli) -> std::result::Result<Job, String> {
                 }
                 _ => return Err("--shape and --segments: one or the other".into()),
             };
-            Job::Shapes(gpu, vec![(case, reduction::Strategy::Auto)], runs, None)
+            Job::Shapes(gpu, vec![(case, reduction::Strategy::Auto)], determinism, runs, None)
         }
         Command::Shapes { runs, sweep, json } => {
             at_least_one("--runs", runs)?;
@@ -614,7 +624,7 @@ fn validate(cli: Cli) -> std::result::Result<Job, String> {
                     }
                 }
             }
-            Job::Shapes(gpu, cases, runs, output(json, "--json")?)
+            Job::Shapes(gpu, cases, Determinism::RunToRun, runs, output(json, "--json")?)
         }
         Command::Run {
             n, ty, op: o, runs, seed, gpus: Some(g), kernel, block, finish, determinism, accurate, ..
@@ -971,17 +981,19 @@ fn execute(job: Job) -> Result<bool> {
             }
             Ok(rows.iter().all(|(row, _)| row.ok))
         }
-        Job::Shapes(gpu, cases, runs, json) => {
+        Job::Shapes(gpu, cases, determinism, runs, json) => {
             let r = gpu.open()?;
             println!(
-                "{}, f32 sums, medians of {runs} event-timed launches, checked against the CPU",
-                r.gpu().info().name
+                "{}, f32 sums ({}), medians of {runs} event-timed launches, checked against the CPU",
+                r.gpu().info().name,
+                determinism.name()
             );
+            let opts = Options { determinism, ..Options::default() };
             let (host, device) = reduce::shapes_bench::input(&r)?;
             println!("{}", reduce::shapes_bench::header());
             let mut rows = Vec::new();
             for (case, strategy) in &cases {
-                let row = reduce::shapes_bench::measure(&r, case, *strategy, &host, &device, runs)?;
+                let row = reduce::shapes_bench::measure(&r, case, *strategy, &opts, &host, &device, runs)?;
                 println!("{}", reduce::shapes_bench::line(&row));
                 rows.push(row);
             }

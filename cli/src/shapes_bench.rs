@@ -10,7 +10,7 @@
 
 use reduction::check::data::{Pattern, generate};
 use reduction::cudarc::driver::CudaSlice;
-use reduction::{Error, Matrix, Reducer, Result, Shape, Strategy, Sum};
+use reduction::{Error, Matrix, Options, Reducer, Result, Shape, Strategy, Sum};
 use serde::{Deserialize, Serialize};
 
 use crate::bench::WARMUP;
@@ -143,6 +143,7 @@ pub fn measure(
     r: &Reducer,
     case: &Case,
     strategy: Strategy,
+    opts: &Options,
     host: &[f32],
     device: &CudaSlice<f32>,
     runs: usize,
@@ -162,12 +163,12 @@ pub fn measure(
     let poison = vec![f32::NAN; results.max(1)];
     stream.memcpy_htod(&poison, &mut out).map_err(Error::from_driver("cuMemcpyHtoD"))?;
     let view = device.as_view();
-    r.reduce_shaped_into::<Sum, f32>(&[&view], shape, strategy, &mut out.as_view_mut())?;
+    r.reduce_shaped_into_with::<Sum, f32>(&[&view], shape, strategy, opts, &mut out.as_view_mut())?;
     let got = stream.clone_dtoh(&out).map_err(Error::from_driver("cuMemcpyDtoH"))?;
     let want = reference(case, host);
     let ok = want.iter().zip(&got).all(|(w, g)| w.to_bits() == g.to_bits());
     let stats = time_runs(r.gpu(), WARMUP, runs, |_| {
-        r.reduce_shaped_into::<Sum, f32>(&[&view], shape, strategy, &mut out.as_view_mut())
+        r.reduce_shaped_into_with::<Sum, f32>(&[&view], shape, strategy, opts, &mut out.as_view_mut())
     })?;
     let bytes = case.elements() * 4;
     Ok(ShapeRow {

@@ -59,6 +59,7 @@ mod reduce_by_key;
 mod reducer;
 mod registry;
 pub mod shape;
+pub mod shape_order;
 mod shaped;
 
 pub use by_key::{BY_KEY_BLOCK, ByKeyKernel, ByKeyValue};

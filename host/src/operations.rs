@@ -4,10 +4,10 @@
 //! ([`Reducer::reduce_op`]). All run the default kernel (`single_pass`),
 //! which takes any operation; the result comes back to the host.
 
-use cudarc::driver::CudaView;
+use cudarc::driver::{CudaSlice, CudaView, DevicePtr};
 
-use crate::error::{Error, Result};
-use crate::launch::{Out, enqueue};
+use crate::error::{Error, Result, driver};
+use crate::launch::{Out, enqueue, grow};
 use crate::reducer::{Element, Input, Options, Reducer, Source, Work};
 use gpu::op::{Arg, ArgMax, ArgMin, Dot, Max, Mean, Min, Norm, Reduction, Sum, SumSquares};
 
@@ -180,7 +180,7 @@ impl Reducer {
             }
             return Ok(R::finish(R::IDENTITY, 0));
         }
-        self.with_inputs::<T, D, _>(inputs, |work, a, b| self.run_locked::<R, T>(work, &a, b.as_ref(), opts))
+        self.with_inputs::<T, D, _>(inputs, false, |work, a, b| self.run_locked::<R, T>(work, &a, b.as_ref(), opts))
     }
 
     /// Queue operation `R` on checked, non-empty `inputs` (host ones copied to
@@ -192,17 +192,20 @@ impl Reducer {
         opts: &Options,
         out: Out,
     ) -> Result<()> {
-        self.with_inputs::<T, D, _>(inputs, |work, a, b| {
+        self.with_inputs::<T, D, _>(inputs, false, |work, a, b| {
             let job = self.cached_job::<R, T>(&mut work.last, a.len(), opts)?;
             enqueue(self.gpu(), &mut work.bufs, job, &job.levels, &a, b.as_ref(), out)
         })
     }
 
     /// Run `f` on `inputs` as device views (host inputs staged in this
-    /// type's scratch buffers), with the scratch locked.
+    /// type's scratch buffers), with the scratch locked. With `aligned`,
+    /// device views that do not start on a 16-byte boundary are staged too
+    /// (copied on the GPU), so `f` sees the order of an aligned input.
     pub(crate) fn with_inputs<T: Element, D: Input<T> + ?Sized, V>(
         &self,
         inputs: &[&D],
+        aligned: bool,
         f: impl FnOnce(&mut Work<T>, CudaView<'_, T>, Option<CudaView<'_, T>>) -> Result<V>,
     ) -> Result<V> {
         let (first, second) = (inputs[0].source(), inputs.get(1).map(|d| d.source()));
@@ -210,13 +213,32 @@ impl Reducer {
         let s = &mut *scratch;
         let [stage_a, stage_b] = &mut s.staging;
         let (a, b) = match (first, second) {
-            (Source::Device(a), None) => (a, None),
-            (Source::Device(a), Some(Source::Device(b))) => (a, Some(b)),
+            (Source::Device(a), None) => (self.realign(stage_a, a, aligned)?, None),
+            (Source::Device(a), Some(Source::Device(b))) => {
+                (self.realign(stage_a, a, aligned)?, Some(self.realign(stage_b, b, aligned)?))
+            }
             (Source::Host(a), None) => (self.stage(stage_a, a)?, None),
             (Source::Host(a), Some(Source::Host(b))) => (self.stage(stage_a, a)?, Some(self.stage(stage_b, b)?)),
             _ => return Err(Error::Invalid("both inputs on the host or both on the device".into())),
         };
         f(&mut s.work, a, b)
+    }
+
+    /// `view`, or (with `aligned`, when it does not start on a 16-byte
+    /// boundary) a copy of it in `staging`, which does.
+    fn realign<'a, T: Element>(
+        &self,
+        staging: &'a mut CudaSlice<T>,
+        view: CudaView<'a, T>,
+        aligned: bool,
+    ) -> Result<CudaView<'a, T>> {
+        if !aligned || view.device_ptr(self.gpu().stream()).0 % 16 == 0 {
+            return Ok(view);
+        }
+        grow(self.gpu(), staging, view.len(), "an aligned copy of the input")?;
+        let mut copy = staging.slice_mut(..view.len());
+        self.gpu().stream().memcpy_dtod(&view, &mut copy).map_err(driver("cuMemcpyDtoD"))?;
+        Ok(staging.slice(..view.len()))
     }
 }
 

@@ -81,6 +81,8 @@ impl std::fmt::Display for Matrix {
 /// reusable for any number of reductions.
 pub struct Offsets {
     pub(crate) device: cudarc::driver::CudaSlice<u64>,
+    /// The same offsets on the host, for the CPU twin (`shape_order`).
+    pub(crate) host: Vec<u64>,
     pub(crate) count: usize,
     pub(crate) end: u64,
 }

@@ -6,6 +6,7 @@ use cudarc::driver::{CudaSlice, CudaView, CudaViewMut, DevicePtr};
 
 use crate::error::{Error, Result, driver};
 use crate::launch::{Out, grow};
+use crate::modes::{Determinism, mode_kernel};
 use crate::operations::{Output, check_inputs};
 use crate::reducer::{Element, Input, Options, Reducer};
 use crate::shape::{Matrix, Offsets, Shape, ShapePlan, Strategy, check_offsets, plan};
@@ -40,7 +41,7 @@ impl Reducer {
         check_offsets(offsets)?;
         let mut device = self.gpu().alloc::<u64>(offsets.len(), "segment offsets")?;
         self.gpu().stream().memcpy_htod(offsets, &mut device).map_err(driver("cuMemcpyHtoD"))?;
-        Ok(Offsets { device, count: offsets.len() - 1, end: offsets[offsets.len() - 1] })
+        Ok(Offsets { device, host: offsets.to_vec(), count: offsets.len() - 1, end: offsets[offsets.len() - 1] })
     }
 
     /// [`Reducer::offsets`] for offsets already on the GPU: they are copied
@@ -76,14 +77,44 @@ impl Reducer {
         shape: Shape<'_>,
         strategy: Strategy,
     ) -> Result<Vec<R::Out>> {
-        let n = check_inputs::<R, T, D>(inputs, &Options::default())?;
-        let op = check_shaped::<R, T>(n, shape, strategy)?;
+        self.reduce_shaped_with::<R, T, D>(inputs, shape, strategy, &Options::default())
+    }
+
+    /// [`Reducer::reduce_shaped`] with options: `determinism:
+    /// Determinism::GpuToGpu` (f32/f64 sum, dot, sum_squares, norm, mean)
+    /// gives the bits of [`shaped_fixed_order`](crate::shape_order::shaped_fixed_order),
+    /// the CPU twin, on any GPU: the order depends on the shape, the offsets
+    /// and the strategy only, and a device view that does not start on a
+    /// 16-byte boundary is first copied to one that does (on the GPU: slower,
+    /// same bits). The shaped kernels have no other options (their block
+    /// and grids come from the shape; `accurate` is for flat sums): setting
+    /// them is an error.
+    ///
+    /// ```no_run
+    /// use reduction::{Determinism, Matrix, Options, Reducer, Shape, Strategy, Sum};
+    /// use reduction::shape_order::shaped_fixed_order;
+    /// let r = Reducer::new()?;
+    /// let x: Vec<f32> = (0..1 << 20).map(|i| (i as f32).sin()).collect();
+    /// let (shape, repro) = (Shape::Rows(Matrix::new(1024, 1024)), Options { determinism: Determinism::GpuToGpu, ..Options::default() });
+    /// let gpu = r.reduce_shaped_with::<Sum, f32, _>(&[&x], shape, Strategy::Auto, &repro)?;
+    /// assert_eq!(gpu, shaped_fixed_order::<Sum, f32>(&[&x], shape, Strategy::Auto)?);
+    /// # Ok::<(), reduction::Error>(())
+    /// ```
+    pub fn reduce_shaped_with<R: Reduction<T>, T: Element, D: Input<T> + ?Sized>(
+        &self,
+        inputs: &[&D],
+        shape: Shape<'_>,
+        strategy: Strategy,
+        opts: &Options,
+    ) -> Result<Vec<R::Out>> {
+        let n = check_inputs::<R, T, D>(inputs, opts)?;
+        let op = check_shaped::<R, T>(n, shape, strategy, opts)?;
         let count = shape.results();
         if count == 0 {
             return Ok(Vec::new());
         }
         let bytes = count * size_of::<R::Out>();
-        let words = self.with_inputs::<T, D, _>(inputs, |_, a, b| {
+        let words = self.with_inputs::<T, D, _>(inputs, realign(opts), |_, a, b| {
             self.with_shape_scratch(|s| {
                 grow(self.gpu(), &mut s.results, bytes.div_ceil(8), "the results")?;
                 {
@@ -129,8 +160,21 @@ impl Reducer {
         strategy: Strategy,
         out: &mut CudaViewMut<'_, R::Out>,
     ) -> Result<()> {
-        let n = check_inputs::<R, T, CudaView<'_, T>>(inputs, &Options::default())?;
-        let op = check_shaped::<R, T>(n, shape, strategy)?;
+        self.reduce_shaped_into_with::<R, T>(inputs, shape, strategy, &Options::default(), out)
+    }
+
+    /// [`Reducer::reduce_shaped_into`] with options, as
+    /// [`Reducer::reduce_shaped_with`] takes them.
+    pub fn reduce_shaped_into_with<R: Reduction<T>, T: Element>(
+        &self,
+        inputs: &[&CudaView<'_, T>],
+        shape: Shape<'_>,
+        strategy: Strategy,
+        opts: &Options,
+        out: &mut CudaViewMut<'_, R::Out>,
+    ) -> Result<()> {
+        let n = check_inputs::<R, T, CudaView<'_, T>>(inputs, opts)?;
+        let op = check_shaped::<R, T>(n, shape, strategy, opts)?;
         if out.len() < shape.results() {
             return Err(Error::Shape(format!(
                 "the output holds {} results, fewer than the {} the shape has",
@@ -142,17 +186,10 @@ impl Reducer {
             return Ok(());
         }
         let (out, _guard) = Out::of(out, self.gpu());
-        self.with_shape_scratch(|s| {
-            self.launch_shape::<R, T>(
-                op,
-                inputs[0],
-                inputs.get(1).copied(),
-                shape,
-                strategy,
-                &mut s.partials,
-                &mut s.tickets,
-                out,
-            )
+        self.with_inputs::<T, CudaView<'_, T>, _>(inputs, realign(opts), |_, a, b| {
+            self.with_shape_scratch(|s| {
+                self.launch_shape::<R, T>(op, &a, b.as_ref(), shape, strategy, &mut s.partials, &mut s.tickets, out)
+            })
         })
     }
 
@@ -238,9 +275,31 @@ impl Reducer {
     }
 }
 
-/// The library operation `R` is, checked against `T`, the shape and the
-/// strategy (all before any GPU work).
-fn check_shaped<R: Reduction<T>, T: Element>(n: usize, shape: Shape<'_>, strategy: Strategy) -> Result<Op> {
+/// Whether `opts` ask for the order of an aligned input (`gpu_to_gpu`).
+fn realign(opts: &Options) -> bool {
+    opts.determinism == Determinism::GpuToGpu
+}
+
+/// The library operation `R` is, checked against `T`, the shape, the
+/// strategy and the options (all before any GPU work).
+fn check_shaped<R: Reduction<T>, T: Element>(
+    n: usize,
+    shape: Shape<'_>,
+    strategy: Strategy,
+    opts: &Options,
+) -> Result<Op> {
+    let refuse = |what: &str, valid: &str| {
+        Err(Error::Unsupported { kernel: "reduce_shaped".into(), what: what.into(), valid: valid.into() })
+    };
+    if opts.accurate {
+        return refuse("accurate (the accurate sums are flat)", "run_to_run or gpu_to_gpu");
+    }
+    if opts.block.is_some() || opts.max_grid.is_some() {
+        return refuse("a block size or grid cap (the shaped kernels run blocks of 256, grids from the shape)", "none");
+    }
+    if opts.determinism == Determinism::GpuToGpu {
+        mode_kernel(R::NAME, T::DTYPE, opts)?;
+    }
     let op = Op::from_name(R::NAME).ok_or_else(|| Error::Unsupported {
         kernel: "reduce_shaped".into(),
         what: format!("the operation {} (the shaped kernels are built for the library's operations)", R::NAME),

@@ -183,7 +183,14 @@ impl FixedOrder<f64> for super::exact::DdSum {
 /// for offset 16, 8, 4, 2, 1, value `i` becomes `combine(v[i], v[i + offset])`.
 #[inline(always)]
 pub fn warp_tree<A: Copy>(mut v: [A; WARP], combine: impl Fn(A, A) -> A) -> A {
-    let mut offset = WARP / 2;
+    team_tree(&mut v, combine)
+}
+
+/// [`warp_tree`] on a team of `v.len()` lanes (a power of two up to 32):
+/// `team_reduce`'s order, from offset `len / 2` down to 1.
+#[inline(always)]
+pub fn team_tree<A: Copy>(v: &mut [A], combine: impl Fn(A, A) -> A) -> A {
+    let mut offset = v.len() / 2;
     while offset > 0 {
         for i in 0..offset {
             v[i] = combine(v[i], v[i + offset]);

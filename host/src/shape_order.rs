@@ -1,0 +1,312 @@
+//! The shaped reductions' order on the CPU: [`shaped_fixed_order`] performs
+//! the additions of `kernels/segments.rs` and `kernels/columns.rs`, in
+//! their order, serially, so that a `gpu_to_gpu` shaped result
+//! ([`Reducer::reduce_shaped_with`](crate::Reducer::reduce_shaped_with)) can
+//! be compared with it bit for bit, as the flat sums are with
+//! `gpu::op::fixed_order::fixed_order`.
+//!
+//! The order is a function of the shape, the offsets and the strategy
+//! (`shape::plan`: no GPU parameter, blocks of `SHAPE_BLOCK`), computed as
+//! if the input started on a 16-byte boundary (the `gpu_to_gpu` path copies
+//! a view that does not).
+//!
+//! ```text
+//! rows, segments: tile t = elements [t·E, (t+1)·E); team of g lanes per tile (gpu::shape::team_lanes)
+//!   piece of segment s in tile t: lane l folds as strided_fold does (head one by one,
+//!   16-byte vectors four at a time, each vector's lanes pairwise, tail one by one),
+//!   the g lane values meet in team_reduce's tree; a segment in one tile is finished at once,
+//!   else lane l of 32 combines pieces t0+l, t0+l+32, ... and the 32 meet in warp_reduce's tree
+//! columns: row lane l of `row_lanes` folds rows r0+l, r0+l+row_lanes, ... of its chunk in order;
+//!   the row lanes combine in order; chunks > 1: row lane l combines chunks l, l+row_lanes, ...,
+//!   and the row lanes again in order
+//! ```
+
+use crate::error::Result;
+use crate::reducer::Element;
+use crate::shape::{Shape, Strategy, plan};
+use gpu::names::Op;
+use gpu::op::Reduction;
+use gpu::op::fixed_order::{WARP, team_tree, warp_tree};
+use gpu::shape::{Columns, Segments, team_lanes, tile_span, tiles, vector_columns};
+
+/// Operation `R` on each row, column or segment of `inputs` (one, or two of
+/// the same length for a dot product) in exactly the order of the shaped
+/// kernels on a 16-byte-aligned input, with the plan `strategy` gives: the
+/// bits of [`Reducer::reduce_shaped_with`](crate::Reducer::reduce_shaped_with)
+/// under `Determinism::GpuToGpu` (NaN payloads aside). Checked as the GPU
+/// path checks: the shape against the input, the strategy, the type.
+///
+/// ```
+/// use reduction::{Matrix, Shape, Strategy, Sum, shape_order::shaped_fixed_order};
+/// let x: Vec<f32> = (0..12).map(|i| i as f32).collect();
+/// let rows = shaped_fixed_order::<Sum, f32>(&[&x], Shape::Rows(Matrix::new(3, 4)), Strategy::Auto)?;
+/// assert_eq!(rows, [6.0, 22.0, 38.0]);
+/// # Ok::<(), reduction::Error>(())
+/// ```
+pub fn shaped_fixed_order<R: Reduction<T>, T: Element>(
+    inputs: &[&[T]],
+    shape: Shape<'_>,
+    strategy: Strategy,
+) -> Result<Vec<R::Out>> {
+    let (a, b) = match inputs {
+        [a] => (*a, *a),
+        [a, b] if a.len() == b.len() => (*a, *b),
+        _ => {
+            return Err(crate::Error::Invalid(format!("{} takes {} input(s) of one length", R::NAME, R::INPUTS)));
+        }
+    };
+    let op = Op::from_name(R::NAME)
+        .ok_or_else(|| crate::Error::Invalid(format!("{}: not an operation of the shaped kernels", R::NAME)))?;
+    let size = size_of::<T>();
+    let n = a.len();
+    let (vector, segs) = match shape {
+        Shape::Columns(m) => (vector_columns(0, 0, R::INPUTS, m.pitch as u64, m.cols as u64, size), None),
+        Shape::Rows(m) => (
+            false,
+            Some(Segments {
+                offsets: core::ptr::null(),
+                count: m.rows as u64,
+                cols: m.cols as u64,
+                pitch: m.pitch as u64,
+            }),
+        ),
+        Shape::Segments(o) => {
+            (false, Some(Segments { offsets: o.host.as_ptr(), count: o.count as u64, cols: 0, pitch: 0 }))
+        }
+    };
+    let p = plan(op, T::DTYPE, size_of::<R::Acc>(), n, shape, strategy, vector)?;
+    Ok(match (shape, segs) {
+        (Shape::Columns(m), _) => columns::<R, T>(a, b, m.rows, m.cols, m.pitch, vector, p.tile as u32, p.split),
+        // SAFETY: `segs` points into `o.host`, `count + 1` offsets checked
+        // non-decreasing and within `n` by `plan`; rows checked by `plan` too.
+        (_, Some(segs)) => unsafe { segments::<R, T>(a, b, segs, p.tile, p.split) },
+        (_, None) => Vec::new(),
+    })
+}
+
+/// The segments kernel's result for each segment of `segs` over `a` (and
+/// `b`), in warp tiles of `tile` elements, teams of `lanes` (0: per tile).
+///
+/// # Safety
+/// As for `Segments::bounds`; every segment within `a`.
+unsafe fn segments<R: Reduction<T>, T: Copy>(a: &[T], b: &[T], segs: Segments, tile: u64, lanes: u32) -> Vec<R::Out> {
+    let n = a.len() as u64;
+    let count_tiles = tiles(n, tile);
+    // the first `s` in `lo..=hi` with `pred(s)` (false, then true): the warp's search
+    let first = |mut lo: u64, mut hi: u64, pred: &dyn Fn(u64) -> bool| {
+        while lo < hi {
+            let mid = lo + (hi - lo) / 2;
+            if pred(mid) { hi = mid } else { lo = mid + 1 }
+        }
+        lo
+    };
+    // the team size tile `t` uses, as the kernel picks it
+    let team = |t: u64| -> usize {
+        let g = if lanes != 0 {
+            lanes
+        } else {
+            let (w0, w1) = (t * tile, (t + 1) * tile);
+            // SAFETY: the caller's (s ≤ count in both searches)
+            let lo = first(0, segs.count, &|s| unsafe { segs.reaches(s, w0) });
+            let hi = if t + 1 == count_tiles {
+                segs.count
+            } else {
+                first(lo, segs.count, &|s| unsafe { segs.starts_from(s, w1) })
+            };
+            team_lanes(w1.min(n) - w0, hi - lo, size_of::<T>())
+        };
+        g.clamp(1, 32) as usize
+    };
+    (0..segs.count)
+        .map(|s| {
+            // SAFETY: s < count
+            let (b0, e0) = unsafe { segs.bounds(s) };
+            if b0 == e0 {
+                return R::finish(R::IDENTITY, 0);
+            }
+            let (t0, t1) = tile_span(b0, e0, tile);
+            let piece = |t: u64| {
+                let (p0, p1) = (b0.max(t * tile), e0.min((t + 1) * tile));
+                let g = team(t);
+                let mut v = [R::IDENTITY; WARP];
+                for (l, v) in v[..g].iter_mut().enumerate() {
+                    *v = strided_fold::<R, T>(a, b, p0, p1, b0, l as u64, g as u64);
+                }
+                team_tree(&mut v[..g], R::combine)
+            };
+            if t0 == t1 {
+                return R::finish(piece(t0), e0 - b0);
+            }
+            let pieces: Vec<R::Acc> = (t0..=t1).map(piece).collect();
+            let mut lane = [R::IDENTITY; WARP];
+            for (k, p) in pieces.iter().enumerate() {
+                lane[k % WARP] = R::combine(lane[k % WARP], *p);
+            }
+            R::finish(warp_tree(lane, R::combine), e0 - b0)
+        })
+        .collect()
+}
+
+/// `gpu::strided_fold::strided_fold` (without `tail_at_once`) for lane
+/// `lane` of `lanes` over `begin..end` of a 16-byte-aligned `a` (and `b`),
+/// indices counted from `base`.
+fn strided_fold<R: Reduction<T>, T: Copy>(
+    a: &[T],
+    b: &[T],
+    begin: u64,
+    end: u64,
+    base: u64,
+    lane: u64,
+    lanes: u64,
+) -> R::Acc {
+    let width = (16 / size_of::<T>()) as u64;
+    let element = |i: u64| R::map(a[i as usize], b[i as usize], i - base);
+    let len = end - begin;
+    let head = match begin % width {
+        0 => 0,
+        past => (width - past).min(len),
+    };
+    let mut v = R::IDENTITY;
+    let mut i = begin + lane;
+    while i < begin + head {
+        v = R::combine(v, element(i));
+        i += lanes;
+    }
+    let body = begin + head;
+    let nvec = (len - head) / width;
+    // a vector's lanes pairwise, as `Lanes::map_fold`: ((0 1) (2 3)) ((4 5) (6 7))
+    let vector = |j: u64| {
+        let mut l = [R::IDENTITY; 8];
+        for (k, l) in l[..width as usize].iter_mut().enumerate() {
+            *l = element(body + j * width + k as u64);
+        }
+        let mut w = width as usize;
+        while w > 1 {
+            w /= 2;
+            for k in 0..w {
+                l[k] = R::combine(l[2 * k], l[2 * k + 1]);
+            }
+        }
+        l[0]
+    };
+    let mut j = lane;
+    while j + 3 * lanes < nvec {
+        let (w, x, y, z) = (vector(j), vector(j + lanes), vector(j + 2 * lanes), vector(j + 3 * lanes));
+        v = R::combine(v, R::combine(R::combine(w, x), R::combine(y, z)));
+        j += 4 * lanes;
+    }
+    while j < nvec {
+        v = R::combine(v, vector(j));
+        j += lanes;
+    }
+    let mut i = body + nvec * width + lane;
+    while i < end {
+        v = R::combine(v, element(i));
+        i += lanes;
+    }
+    v
+}
+
+/// The columns kernel's result for each column of the `rows × cols` matrix
+/// at `a` (row `r` at `r·pitch`), tiles `wide` and `chunks` as planned.
+#[allow(clippy::too_many_arguments)]
+fn columns<R: Reduction<T>, T: Copy>(
+    a: &[T],
+    b: &[T],
+    rows: usize,
+    cols: usize,
+    pitch: usize,
+    vector: bool,
+    wide: u32,
+    chunks: u32,
+) -> Vec<R::Out> {
+    let geo = Columns::new(cols as u64, (16 / size_of::<T>()) as u32, vector, wide);
+    let step = geo.row_lanes as usize;
+    let per_chunk = Columns::chunk_rows(rows as u64, chunks) as usize;
+    // the row lanes' accumulators, combined in row-lane order (`across_rows`)
+    let across = |lane: &dyn Fn(usize) -> R::Acc| (0..step).fold(R::IDENTITY, |v, l| R::combine(v, lane(l)));
+    (0..cols)
+        .map(|c| {
+            let chunk = |k: usize| {
+                let (r0, r1) = (k * per_chunk, ((k + 1) * per_chunk).min(rows));
+                across(&|l| {
+                    (r0 + l..r1).step_by(step).fold(R::IDENTITY, |acc, r| {
+                        R::combine(acc, R::map(a[r * pitch + c], b[r * pitch + c], r as u64))
+                    })
+                })
+            };
+            let v = if chunks <= 1 {
+                chunk(0)
+            } else {
+                let partials: Vec<R::Acc> = (0..chunks as usize).map(chunk).collect();
+                across(&|l| partials.iter().skip(l).step_by(step).fold(R::IDENTITY, |acc, p| R::combine(acc, *p)))
+            };
+            R::finish(v, rows as u64)
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::shape::Matrix;
+    use gpu::op::Sum;
+
+    /// Small integers: every order gives the exact sum, so a dropped or
+    /// doubled element shows.
+    fn exact(n: usize) -> Vec<f64> {
+        (0..n).map(|i| ((i * 7919) % 13) as f64 - 6.0).collect()
+    }
+
+    const TILES: [u32; 3] = [0, 16 << 10, 64 << 10];
+
+    #[test]
+    fn rows_and_columns_count_every_element_once() {
+        for (rows, cols, pitch) in [(3, 4, 4), (1, 100_003, 100_003), (1000, 33, 35), (7, 9000, 9001), (40_000, 1, 1)] {
+            let x = exact(rows * pitch);
+            let m = Matrix::new(rows, cols).pitch(pitch);
+            let row = |r: usize| x[r * pitch..r * pitch + cols].iter().sum::<f64>();
+            let col = |c: usize| (0..rows).map(|r| x[r * pitch + c]).sum::<f64>();
+            for tile_bytes in TILES {
+                for lanes in [0, 1, 4, 32] {
+                    let s = Strategy::Segments { tile_bytes, lanes };
+                    let got = shaped_fixed_order::<Sum, f64>(&[&x], Shape::Rows(m), s).unwrap();
+                    assert_eq!(got, (0..rows).map(row).collect::<Vec<_>>(), "{rows}x{cols} pitch {pitch} {s:?}");
+                }
+            }
+            for (wide, chunks) in [(0, 0), (1, 1), (2, 3), (4, 64)] {
+                let s = Strategy::Columns { wide, chunks };
+                let got = shaped_fixed_order::<Sum, f64>(&[&x], Shape::Columns(m), s).unwrap();
+                assert_eq!(got, (0..cols).map(col).collect::<Vec<_>>(), "{rows}x{cols} pitch {pitch} {s:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn segments_count_every_element_once() {
+        let n = 100_000u64;
+        // empty ones, short ones, one across many 16 KiB tiles, one ending at n
+        let offsets = [0, 0, 3, 3, 2047, 2049, 5000, 70_000, 70_001, 70_001, n];
+        let x = exact(n as usize);
+        let segs = Segments { offsets: offsets.as_ptr(), count: offsets.len() as u64 - 1, cols: 0, pitch: 0 };
+        let want: Vec<f64> = offsets.windows(2).map(|w| x[w[0] as usize..w[1] as usize].iter().sum()).collect();
+        for tile in [2048, 8192, 32768] {
+            for lanes in [0, 1, 2, 32] {
+                // SAFETY: `offsets` holds count + 1 values, non-decreasing, within n
+                let got = unsafe { segments::<Sum, f64>(&x, &x, segs, tile, lanes) };
+                assert_eq!(got, want, "tile {tile} lanes {lanes}");
+            }
+        }
+    }
+
+    /// The twin is not a serial sum in disguise: on random data its bits
+    /// differ from the left-to-right sum's for most long rows.
+    #[test]
+    fn the_order_is_the_kernels() {
+        let x: Vec<f32> = (0..1 << 20).map(|i| ((i as f32) * 0.618).sin() * 1e3).collect();
+        let m = Matrix::new(16, 1 << 16);
+        let got = shaped_fixed_order::<Sum, f32>(&[&x], Shape::Rows(m), Strategy::Auto).unwrap();
+        let serial = x.chunks(1 << 16).map(|r| r.iter().sum::<f32>());
+        assert!(got.iter().zip(serial).filter(|(g, s)| g.to_bits() != s.to_bits()).count() > 8);
+    }
+}
