@@ -573,10 +573,12 @@ where
                 let bad = want.iter().zip(&got).position(|(w, g)| !same(*w, *g));
                 ensure(got.len() == want.len() && bad.is_none(), || {
                     let k = bad.unwrap_or(0);
+                    let count = want.iter().zip(&got).filter(|(w, g)| !same(**w, **g)).count();
                     format!(
-                        "{} {} {name} {label} run {run}: result {k}: GPU {:?}, twin {:?}",
+                        "{} {} {name} {label} run {run}: {count} of {} differ, first {k}: GPU {:?}, twin {:?}",
                         R::NAME,
                         T::NAME,
+                        want.len(),
                         got.get(k),
                         want.get(k)
                     )

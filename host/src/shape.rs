@@ -181,6 +181,16 @@ impl Shape<'_> {
         }
     }
 
+    /// The elements the shape's rows or segments span, from the input's
+    /// start: what the segments kernel cuts into warp tiles (so the tiles,
+    /// and the order of additions, do not depend on how much input follows).
+    pub fn extent(&self) -> Result<usize> {
+        match self {
+            Shape::Rows(m) | Shape::Columns(m) => m.elements_spanned(),
+            Shape::Segments(o) => Ok(o.end as usize),
+        }
+    }
+
     /// That the shape lies within an input of `len` elements.
     pub fn check(&self, len: usize) -> Result<()> {
         match self {
@@ -275,6 +285,7 @@ pub fn plan(
         });
     }
     shape.check(n)?;
+    let n = shape.extent()?; // within the input, checked just above
     let (size, lanes) = (ty.size(), 16 / ty.size() as u32);
     let too_big = |what: &str| Error::Shape(format!("{what}: more blocks than one launch can have"));
     let wrong = |what: &str| Error::Shape(format!("{strategy:?}: {what}"));

@@ -79,18 +79,25 @@ pub fn shaped_fixed_order<R: Reduction<T>, T: Element>(
         (Shape::Columns(m), _) => columns::<R, T>(a, b, m.rows, m.cols, m.pitch, vector, p.tile as u32, p.split),
         // SAFETY: `segs` points into `o.host`, `count + 1` offsets checked
         // non-decreasing and within `n` by `plan`; rows checked by `plan` too.
-        (_, Some(segs)) => unsafe { segments::<R, T>(a, b, segs, p.tile, p.split) },
+        (_, Some(segs)) => unsafe { segments::<R, T>(a, b, segs, shape.extent()? as u64, p.tile, p.split) },
         (_, None) => Vec::new(),
     })
 }
 
 /// The segments kernel's result for each segment of `segs` over `a` (and
-/// `b`), in warp tiles of `tile` elements, teams of `lanes` (0: per tile).
+/// `b`), whose first `n` elements are cut into warp tiles of `tile`, in
+/// teams of `lanes` (0: per tile).
 ///
 /// # Safety
-/// As for `Segments::bounds`; every segment within `a`.
-unsafe fn segments<R: Reduction<T>, T: Copy>(a: &[T], b: &[T], segs: Segments, tile: u64, lanes: u32) -> Vec<R::Out> {
-    let n = a.len() as u64;
+/// As for `Segments::bounds`; every segment within `a[..n]`.
+unsafe fn segments<R: Reduction<T>, T: Copy>(
+    a: &[T],
+    b: &[T],
+    segs: Segments,
+    n: u64,
+    tile: u64,
+    lanes: u32,
+) -> Vec<R::Out> {
     let count_tiles = tiles(n, tile);
     // the first `s` in `lo..=hi` with `pred(s)` (false, then true): the warp's search
     let first = |mut lo: u64, mut hi: u64, pred: &dyn Fn(u64) -> bool| {
@@ -293,7 +300,7 @@ mod tests {
         for tile in [2048, 8192, 32768] {
             for lanes in [0, 1, 2, 32] {
                 // SAFETY: `offsets` holds count + 1 values, non-decreasing, within n
-                let got = unsafe { segments::<Sum, f64>(&x, &x, segs, tile, lanes) };
+                let got = unsafe { segments::<Sum, f64>(&x, &x, segs, n, tile, lanes) };
                 assert_eq!(got, want, "tile {tile} lanes {lanes}");
             }
         }
