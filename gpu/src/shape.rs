@@ -119,6 +119,31 @@ pub const fn team_lanes(elements: u64, segments: u64, size: usize) -> u32 {
     }
 }
 
+/// Rows short enough for the warp to read its tile contiguously: the
+/// number of 16-byte vectors in a row (1, 2, 4, 8, 16 or 32) when rows of
+/// `cols` elements of `size` bytes lie back to back (`pitch == cols`), each
+/// a whole power of two of vectors up to 512 bytes, the inputs 16-byte
+/// aligned (`aligned`) and the team size automatic (`lanes == 0`); else 0.
+/// Such a row never crosses a warp tile (tiles are larger powers of two).
+///
+/// ```
+/// use gpu::shape::short_row_vectors;
+/// assert_eq!(short_row_vectors(16, 16, 4, 0, true), 4); // rows of 16 f32
+/// assert_eq!(short_row_vectors(16, 16, 2, 0, true), 2); // of 16 bf16
+/// assert_eq!(short_row_vectors(16, 17, 4, 0, true), 0); // a pitch
+/// assert_eq!(short_row_vectors(12, 12, 4, 0, true), 0); // 3 vectors
+/// assert_eq!(short_row_vectors(256, 256, 4, 0, true), 0); // 1 KiB
+/// assert_eq!(short_row_vectors(16, 16, 4, 1, true), 0); // teams fixed
+/// ```
+pub const fn short_row_vectors(cols: u64, pitch: u64, size: usize, lanes: u32, aligned: bool) -> u32 {
+    let bytes = cols * size as u64;
+    if pitch != cols || lanes != 0 || !aligned || bytes == 0 || !bytes.is_multiple_of(16) {
+        return 0;
+    }
+    let v = bytes / 16;
+    if v.is_power_of_two() && v <= 32 { v as u32 } else { 0 }
+}
+
 /// Where segment `s` lies: `offsets[s]..offsets[s+1]` when `offsets` is not
 /// null, else row `s` of a matrix, `s·pitch..s·pitch + cols`.
 #[derive(Clone, Copy, Debug)]

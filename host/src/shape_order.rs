@@ -27,7 +27,7 @@ use crate::shape::{Shape, Strategy, plan};
 use gpu::names::Op;
 use gpu::op::Reduction;
 use gpu::op::fixed_order::{WARP, team_tree, warp_tree};
-use gpu::shape::{Columns, Segments, team_lanes, tile_span, tiles, vector_columns};
+use gpu::shape::{Columns, Segments, short_row_vectors, team_lanes, tile_span, tiles, vector_columns};
 
 /// Operation `R` on each row, column or segment of `inputs` (one, or two of
 /// the same length for a dot product) in exactly the order of the shaped
@@ -98,6 +98,22 @@ unsafe fn segments<R: Reduction<T>, T: Copy>(
     tile: u64,
     lanes: u32,
 ) -> Vec<R::Out> {
+    let width = (16 / size_of::<T>()) as u64;
+    let v =
+        if segs.offsets.is_null() { short_row_vectors(segs.cols, segs.pitch, size_of::<T>(), lanes, true) } else { 0 };
+    if v != 0 {
+        // rows read by the warp as one stretch (`short_rows`): a lane a vector, the team's tree
+        return (0..segs.count)
+            .map(|r| {
+                let mut lane = [R::IDENTITY; WARP];
+                for (k, l) in lane[..v as usize].iter_mut().enumerate() {
+                    let first = r * segs.cols + k as u64 * width;
+                    *l = R::combine(R::IDENTITY, vector::<R, T>(a, b, first, r * segs.cols));
+                }
+                R::finish(team_tree(&mut lane[..v as usize], R::combine), segs.cols)
+            })
+            .collect();
+    }
     let count_tiles = tiles(n, tile);
     // the first `s` in `lo..=hi` with `pred(s)` (false, then true): the warp's search
     let first = |mut lo: u64, mut hi: u64, pred: &dyn Fn(u64) -> bool| {
@@ -181,21 +197,7 @@ fn strided_fold<R: Reduction<T>, T: Copy>(
     }
     let body = begin + head;
     let nvec = (len - head) / width;
-    // a vector's lanes pairwise, as `Lanes::map_fold`: ((0 1) (2 3)) ((4 5) (6 7))
-    let vector = |j: u64| {
-        let mut l = [R::IDENTITY; 8];
-        for (k, l) in l[..width as usize].iter_mut().enumerate() {
-            *l = element(body + j * width + k as u64);
-        }
-        let mut w = width as usize;
-        while w > 1 {
-            w /= 2;
-            for k in 0..w {
-                l[k] = R::combine(l[2 * k], l[2 * k + 1]);
-            }
-        }
-        l[0]
-    };
+    let vector = |j: u64| vector::<R, T>(a, b, body + j * width, base);
     let mut j = lane;
     while j + 3 * lanes < nvec {
         let (w, x, y, z) = (vector(j), vector(j + lanes), vector(j + 2 * lanes), vector(j + 3 * lanes));
@@ -212,6 +214,26 @@ fn strided_fold<R: Reduction<T>, T: Copy>(
         i += lanes;
     }
     v
+}
+
+/// The 16-byte vector of `a` (and `b`) at element `first`, its lanes mapped
+/// (indices from `base`) and combined pairwise, as `Lanes::map_fold`:
+/// ((0 1) (2 3)) ((4 5) (6 7)).
+fn vector<R: Reduction<T>, T: Copy>(a: &[T], b: &[T], first: u64, base: u64) -> R::Acc {
+    let width = 16 / size_of::<T>();
+    let mut l = [R::IDENTITY; 8];
+    for (k, l) in l[..width].iter_mut().enumerate() {
+        let i = first as usize + k;
+        *l = R::map(a[i], b[i], i as u64 - base);
+    }
+    let mut w = width;
+    while w > 1 {
+        w /= 2;
+        for k in 0..w {
+            l[k] = R::combine(l[2 * k], l[2 * k + 1]);
+        }
+    }
+    l[0]
 }
 
 /// The columns kernel's result for each column of the `rows × cols` matrix
@@ -269,7 +291,15 @@ mod tests {
 
     #[test]
     fn rows_and_columns_count_every_element_once() {
-        for (rows, cols, pitch) in [(3, 4, 4), (1, 100_003, 100_003), (1000, 33, 35), (7, 9000, 9001), (40_000, 1, 1)] {
+        for (rows, cols, pitch) in [
+            (3, 4, 4),
+            (1, 100_003, 100_003),
+            (1000, 33, 35),
+            (7, 9000, 9001),
+            (40_000, 1, 1),
+            (5000, 16, 16),
+            (3000, 64, 64),
+        ] {
             let x = exact(rows * pitch);
             let m = Matrix::new(rows, cols).pitch(pitch);
             let row = |r: usize| x[r * pitch..r * pitch + cols].iter().sum::<f64>();

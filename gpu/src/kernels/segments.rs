@@ -24,10 +24,17 @@
 //!    it); the warp that finishes the last of its pieces (`atomicInc` on the
 //!    segment's ticket, as `single_pass` picks its last block) combines them
 //!    in tile order with the whole warp. The ticket wraps back to 0.
+//! 4. **Short rows.** Rows of 1 to 32 16-byte vectors (a power of two, back
+//!    to back, aligned; `shape::short_row_vectors`) skip the search and the
+//!    teams: the warp reads its tile as one stretch, 512 bytes a load, and
+//!    the `v` lanes that hold a row's vectors reduce it with shuffles. A lane
+//!    a row would read 64-byte-strided 16-byte pieces, half of each sector
+//!    per load, and pay the per-segment loop for every 64 bytes.
 //!
 //! The result for a segment is the same for every launch: the tiles, the
-//! teams and the order of every combination depend on the input's length
-//! and the offsets alone (`run_to_run`; the GPU does not enter).
+//! teams and the order of every combination depend on the shape's extent,
+//! the offsets and the strategy alone (`gpu_to_gpu`: the GPU does not
+//! enter; `reduction::shape_order` does the same additions on the CPU).
 //!
 //! An empty segment gets `finish(IDENTITY, 0)`: 0 for sums, NaN for a
 //! mean, and for arg-min/max an index of `u64::MAX`, the "no element"
@@ -39,7 +46,7 @@
 
 use crate::op::{Element, Reduction};
 use crate::prim::*;
-use crate::shape::{SHAPE_WARPS, Segments, piece_slot, team_lanes, tile_span, tiles};
+use crate::shape::{SHAPE_WARPS, Segments, piece_slot, short_row_vectors, team_lanes, tile_span, tiles};
 use crate::strided_fold::strided_fold;
 use crate::warp_reduce::{team_reduce, warp_reduce};
 
@@ -102,6 +109,11 @@ pub unsafe fn segments<T: Element + Vector, R: Reduction<T>>(
     if me >= count_tiles {
         return; // the whole warp: no barrier follows
     }
+    let aligned = a as u64 % 16 == 0 && (R::INPUTS == 1 || b as u64 % 16 == 0);
+    let v = if segs.offsets.is_null() { short_row_vectors(segs.cols, segs.pitch, size, lanes, aligned) } else { 0 };
+    if v != 0 {
+        return short_rows::<T, R>(a, b, n, me * tile, tile, segs.cols, v, out);
+    }
     let w0 = me * tile;
     let w1 = w0 + tile;
     let lo = warp_search(0, segs.count, |s| segs.reaches(s, w0));
@@ -152,5 +164,66 @@ pub unsafe fn segments<T: Element + Vector, R: Reduction<T>>(
             done &= done - 1;
         }
         first += (32 / g) as u64;
+    }
+}
+
+/// Rows of `v` 16-byte vectors (`shape::short_row_vectors`: a power of two
+/// up to 32, back to back, aligned), in the warp tile `w0..w0 + tile`: the
+/// warp reads the tile as one stretch, 512 bytes a load, four loads in
+/// flight, so each row lies in `v` neighbouring lanes of one load; each
+/// lane folds its vector's lanes pairwise, and the team of `v` lanes
+/// reduces the row with shuffles (`team_reduce`). Row `r`'s result is
+/// `team_reduce` of `combine(IDENTITY, fold(vector k))`, `k < v`,
+/// whatever the tile.
+///
+/// # Safety
+/// As for [`segments`], with `a` (and `b`) 16-byte aligned and `n` a whole
+/// number of rows; all 32 lanes of the warp call it.
+#[inline(never)]
+#[allow(clippy::too_many_arguments)]
+unsafe fn short_rows<T: Element + Vector, R: Reduction<T>>(
+    a: *const T,
+    b: *const T,
+    n: u64,
+    w0: u64,
+    tile: u64,
+    cols: u64,
+    v: u32,
+    out: *mut R::Out,
+) where
+    R::Acc: Shuffle,
+{
+    let width = T::LANES as u64;
+    let (mask, shift, lane) = (v as u64 - 1, v.trailing_zeros(), lane_id() as u64); // v is a power of two
+    let (first, end) = (w0 / width, (w0 + tile).min(n) / width); // this tile's vectors
+    let load = |j: u64| {
+        let x = T::load16(a, j);
+        (x, if R::INPUTS == 2 { T::load16(b, j) } else { x })
+    };
+    let fold = |(x, y): (T::Lanes, T::Lanes), j: u64| {
+        R::combine(R::IDENTITY, x.map_fold(y, (j & mask) * width, R::map, R::combine))
+    };
+    // the rows of one load: every lane shuffles; a team is all in or all out
+    let write = |acc: R::Acc, j: u64, live: bool| {
+        let r = team_reduce(acc, v, R::combine);
+        if live && lane & mask == 0 {
+            store_u64(out, j >> shift, R::finish(r, cols));
+        }
+    };
+    let mut j0 = first;
+    while j0 + 4 * 32 <= end {
+        let j = j0 + lane;
+        let (w, x, y, z) = (load(j), load(j + 32), load(j + 64), load(j + 96));
+        write(fold(w, j), j, true);
+        write(fold(x, j + 32), j + 32, true);
+        write(fold(y, j + 64), j + 64, true);
+        write(fold(z, j + 96), j + 96, true);
+        j0 += 4 * 32;
+    }
+    while j0 < end {
+        let j = j0 + lane;
+        let live = j < end;
+        write(if live { fold(load(j), j) } else { R::IDENTITY }, j, live);
+        j0 += 32;
     }
 }
