@@ -8,19 +8,20 @@
 use crate::op::{Element, Reduction};
 use crate::prim::*;
 
+/// Vectors each thread loads before combining them.
+const UNROLL: u64 = 4;
+
 /// Fold elements `begin..end` of `a` (and `b`, read only when
 /// `R::INPUTS == 2`) as thread `lane` of `lanes`, each element `i` mapped
-/// with its index `i - base`, `UNROLL` (4 or 8) vectors in flight, combined
-/// pairwise (`((0 1) (2 3)) ((4 5) (6 7))`) before they meet the
-/// accumulator. If `a` and `b` sit differently against a 16-byte boundary,
-/// every element is read one by one. With `tail_at_once` (and `UNROLL` 4) a
-/// one-input thread's last (up to three) vectors are loaded together.
+/// with its index `i - base`. If `a` and `b` sit differently against a
+/// 16-byte boundary, every element is read one by one. With `tail_at_once`
+/// a one-input thread's last (up to three) vectors are loaded together.
 ///
 /// # Safety
 /// `a[begin..end]` (and `b[begin..end]` when `R::INPUTS == 2`) must be
 /// valid, aligned for `T` and not written during the kernel.
 #[inline(always)]
-pub unsafe fn strided_fold<T: Element + Vector, R: Reduction<T>, const UNROLL: u64>(
+pub unsafe fn strided_fold<T: Element + Vector, R: Reduction<T>>(
     a: *const T,
     b: *const T,
     begin: u64,
@@ -62,23 +63,16 @@ pub unsafe fn strided_fold<T: Element + Vector, R: Reduction<T>, const UNROLL: u
         (x, if two { T::load16(body_b, j) } else { x })
     };
     let fold = |(x, y): (T::Lanes, T::Lanes), j: u64| x.map_fold(y, body + j * width - base, R::map, R::combine);
-    const { assert!(UNROLL == 4 || UNROLL == 8) };
     let mut j = lane;
-    // four vectors from `j` on, loaded before any is folded, folded pairwise
-    let four = |(w, x, y, z): (_, _, _, _), j: u64| {
-        R::combine(
-            R::combine(fold(w, j), fold(x, j + lanes)),
-            R::combine(fold(y, j + 2 * lanes), fold(z, j + 3 * lanes)),
-        )
-    };
-    let load4 = |j: u64| (load(j), load(j + lanes), load(j + 2 * lanes), load(j + 3 * lanes));
     while j + (UNROLL - 1) * lanes < nvec {
-        if UNROLL == 8 {
-            let (p, q) = (load4(j), load4(j + 4 * lanes));
-            v = R::combine(v, R::combine(four(p, j), four(q, j + 4 * lanes)));
-        } else {
-            v = R::combine(v, four(load4(j), j));
-        }
+        let (w, x, y, z) = (load(j), load(j + lanes), load(j + 2 * lanes), load(j + 3 * lanes));
+        v = R::combine(
+            v,
+            R::combine(
+                R::combine(fold(w, j), fold(x, j + lanes)),
+                R::combine(fold(y, j + 2 * lanes), fold(z, j + 3 * lanes)),
+            ),
+        );
         j += UNROLL * lanes;
     }
     // at most three vectors left for this thread. With `tail_at_once` and
@@ -88,7 +82,7 @@ pub unsafe fn strided_fold<T: Element + Vector, R: Reduction<T>, const UNROLL: u
     // at a time: two inputs' six vectors would cost a dot product its second
     // block of 1024 threads an SM, and the segments kernel (whose tiles leave
     // no tail) a block an SM in registers.
-    if two || !tail_at_once || UNROLL != 4 {
+    if two || !tail_at_once {
         while j < nvec {
             v = R::combine(v, fold(load(j), j));
             j += lanes;

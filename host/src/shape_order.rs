@@ -13,7 +13,7 @@
 //! ```text
 //! rows, segments: tile t = elements [t·E, (t+1)·E); team of g lanes per tile (gpu::shape::team_lanes)
 //!   piece of segment s in tile t: lane l folds as strided_fold does (head one by one,
-//!   16-byte vectors eight at a time, pairwise, each vector's lanes pairwise, tail one by one),
+//!   16-byte vectors four at a time, each vector's lanes pairwise, tail one by one),
 //!   the g lane values meet in team_reduce's tree; a segment in one tile is finished at once,
 //!   else lane l of 32 combines pieces t0+l, t0+l+32, ... and the 32 meet in warp_reduce's tree
 //! columns: row lane l of `row_lanes` folds rows r0+l, r0+l+row_lanes, ... of its chunk in order;
@@ -170,8 +170,7 @@ unsafe fn segments<R: Reduction<T>, T: Copy>(
         .collect()
 }
 
-/// `gpu::strided_fold::strided_fold` as the segments kernel calls it
-/// (eight vectors in flight, without `tail_at_once`) for lane
+/// `gpu::strided_fold::strided_fold` (without `tail_at_once`) for lane
 /// `lane` of `lanes` over `begin..end` of a 16-byte-aligned `a` (and `b`),
 /// indices counted from `base`.
 fn strided_fold<R: Reduction<T>, T: Copy>(
@@ -199,15 +198,11 @@ fn strided_fold<R: Reduction<T>, T: Copy>(
     let body = begin + head;
     let nvec = (len - head) / width;
     let vector = |j: u64| vector::<R, T>(a, b, body + j * width, base);
-    // eight vectors in flight, pairwise: ((0 1) (2 3)) ((4 5) (6 7))
-    let four = |j: u64| {
-        let (w, x, y, z) = (vector(j), vector(j + lanes), vector(j + 2 * lanes), vector(j + 3 * lanes));
-        R::combine(R::combine(w, x), R::combine(y, z))
-    };
     let mut j = lane;
-    while j + 7 * lanes < nvec {
-        v = R::combine(v, R::combine(four(j), four(j + 4 * lanes)));
-        j += 8 * lanes;
+    while j + 3 * lanes < nvec {
+        let (w, x, y, z) = (vector(j), vector(j + lanes), vector(j + 2 * lanes), vector(j + 3 * lanes));
+        v = R::combine(v, R::combine(R::combine(w, x), R::combine(y, z)));
+        j += 4 * lanes;
     }
     while j < nvec {
         v = R::combine(v, vector(j));

@@ -127,11 +127,8 @@ pub unsafe fn segments<T: Element + Vector, R: Reduction<T>>(
         let active = s < hi;
         let (b0, e0) = if active { segs.bounds(s) } else { (0, 0) };
         let (p0, p1) = (b0.max(w0), e0.min(w1));
-        let v = if active && p0 < p1 {
-            strided_fold::<T, R, 8>(a, b, p0, p1, b0, lane, g as u64, false)
-        } else {
-            R::IDENTITY
-        };
+        let v =
+            if active && p0 < p1 { strided_fold::<T, R>(a, b, p0, p1, b0, lane, g as u64, false) } else { R::IDENTITY };
         let v = team_reduce(v, g, R::combine);
         let leader = active && lane == 0;
         let whole = b0 >= w0 && e0 <= w1; // empty segments too
@@ -172,9 +169,8 @@ pub unsafe fn segments<T: Element + Vector, R: Reduction<T>>(
 
 /// Rows of `v` 16-byte vectors (`shape::short_row_vectors`: a power of two
 /// up to 32, back to back, aligned), in the warp tile `w0..w0 + tile`: the
-/// warp reads the tile as one stretch, 512 bytes a load, eight loads in
-/// flight (as the other tiles: the kernel's registers allow four blocks of
-/// 256 an SM), so each row lies in `v` neighbouring lanes of one load; each
+/// warp reads the tile as one stretch, 512 bytes a load, four loads in
+/// flight, so each row lies in `v` neighbouring lanes of one load; each
 /// lane folds its vector's lanes pairwise, and the team of `v` lanes
 /// reduces the row with shuffles (`team_reduce`). Row `r`'s result is
 /// `team_reduce` of `combine(IDENTITY, fold(vector k))`, `k < v`,
@@ -215,19 +211,14 @@ unsafe fn short_rows<T: Element + Vector, R: Reduction<T>>(
         }
     };
     let mut j0 = first;
-    while j0 + 8 * 32 <= end {
+    while j0 + 4 * 32 <= end {
         let j = j0 + lane;
         let (w, x, y, z) = (load(j), load(j + 32), load(j + 64), load(j + 96));
-        let (w2, x2, y2, z2) = (load(j + 128), load(j + 160), load(j + 192), load(j + 224));
         write(fold(w, j), j, true);
         write(fold(x, j + 32), j + 32, true);
         write(fold(y, j + 64), j + 64, true);
         write(fold(z, j + 96), j + 96, true);
-        write(fold(w2, j + 128), j + 128, true);
-        write(fold(x2, j + 160), j + 160, true);
-        write(fold(y2, j + 192), j + 192, true);
-        write(fold(z2, j + 224), j + 224, true);
-        j0 += 8 * 32;
+        j0 += 4 * 32;
     }
     while j0 < end {
         let j = j0 + lane;

@@ -87,7 +87,7 @@ pub unsafe fn single_pass<T: Element + Vector, R: Reduction<T>, const BLOCK: u32
 
     // the whole input, grid-stride: 16-byte loads, four in flight per thread
     // (`strided_fold.rs`, the loop the segments kernel shares)
-    let v = strided_fold::<T, R, 4>(a, b, 0, n, 0, gtid, threads, true);
+    let v = strided_fold::<T, R>(a, b, 0, n, 0, gtid, threads, true);
 
     // one partial per block; a grid of one block is its own last block
     let v = block_reduce::<R::Acc, BLOCK>(v, R::IDENTITY, R::combine, &mut warp_sums);
