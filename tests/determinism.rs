@@ -515,7 +515,12 @@ fn shaped_cases(r: &Reducer) -> Result<(usize, Vec<(String, ShapeCase)>), Failed
                     Strategy::Segments { tile_bytes: 16 << 10, lanes: 4 },
                 ),
             ),
-            ("rows 2^18x16".into(), ShapeCase::Rows(m(1 << 18, 16, 16), Strategy::Auto)),
+            ("rows 2^18x16 (rows_short)".into(), ShapeCase::Rows(m(1 << 18, 16, 16), Strategy::Auto)),
+            (
+                "rows 16x2^18 (rows_long, 64 tiles a row)".into(),
+                ShapeCase::Rows(m(16, 1 << 18, 1 << 18), Strategy::Auto),
+            ),
+            ("rows 1024x4096 (rows_long, a tile a row)".into(), ShapeCase::Rows(m(1024, 4096, 4096), Strategy::Auto)),
             ("columns 4000x1000 pitch 1003".into(), ShapeCase::Columns(m(4000, 1000, 1003), Strategy::Auto)),
             ("columns 2^18x16".into(), ShapeCase::Columns(m(1 << 18, 16, 16), Strategy::Auto)),
             (

@@ -90,7 +90,9 @@ with_operations!(single_pass_for_operations!());
 // `segments_{op}_{type}` `(a, b, n: u64, offsets: *const u64, count: u64,
 // cols: u64, pitch: u64, tile: u64, lanes: u32, pieces: *mut Acc, tickets:
 // *mut u32, out: *mut Out)`: one result per CSR segment (`offsets` not null)
-// or row; `columns_{op}_{type}` `(a, b, rows: u64, cols: u64, pitch: u64,
+// or row; `rows_short_` and `rows_long_` (the same signature) for rows the
+// host found short or long (`shape::short_row_vectors`, `shape::long_rows`):
+// the same results with fewer registers; `columns_{op}_{type}` `(a, b, rows: u64, cols: u64, pitch: u64,
 // wide: u32, chunks: u32, partials: *mut Acc, tickets: *mut u32, out: *mut
 // Out)`: one per column. Every operation and type of `with_operations!`, block `SHAPE_BLOCK`.
 
@@ -113,6 +115,44 @@ macro_rules! shape_entries {
         ) {
             let segs = crate::shape::Segments { offsets, count, cols, pitch };
             segments::segments::<$t, $Op>(a, b, n, segs, tile, lanes, pieces, tickets, out)
+        }
+
+        #[unsafe(no_mangle)]
+        #[allow(unused_variables)]
+        pub unsafe extern "gpu-kernel" fn ${concat(rows_short_, $op, _, $t)}(
+            a: *const $t,
+            b: *const $t,
+            n: u64,
+            offsets: *const u64,
+            count: u64,
+            cols: u64,
+            pitch: u64,
+            tile: u64,
+            lanes: u32,
+            pieces: *mut <$Op as Reduction<$t>>::Acc,
+            tickets: *mut u32,
+            out: *mut <$Op as Reduction<$t>>::Out,
+        ) {
+            segments::short_rows::<$t, $Op>(a, b, n, cols, tile, out)
+        }
+
+        #[unsafe(no_mangle)]
+        #[allow(unused_variables)]
+        pub unsafe extern "gpu-kernel" fn ${concat(rows_long_, $op, _, $t)}(
+            a: *const $t,
+            b: *const $t,
+            n: u64,
+            offsets: *const u64,
+            count: u64,
+            cols: u64,
+            pitch: u64,
+            tile: u64,
+            lanes: u32,
+            pieces: *mut <$Op as Reduction<$t>>::Acc,
+            tickets: *mut u32,
+            out: *mut <$Op as Reduction<$t>>::Out,
+        ) {
+            segments::long_rows::<$t, $Op>(a, b, n, cols, tile, pieces, tickets, out)
         }
 
         #[unsafe(no_mangle)]

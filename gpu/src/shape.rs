@@ -144,6 +144,21 @@ pub const fn short_row_vectors(cols: u64, pitch: u64, size: usize, lanes: u32, a
     if v.is_power_of_two() && v <= 32 { v as u32 } else { 0 }
 }
 
+/// Rows whose warp tiles of `tile` elements each lie inside one row: rows
+/// back to back (`pitch == cols`), `cols` a whole number of tiles, teams of
+/// the whole warp (`lanes` 0 or 32). Every tile is then one piece of one
+/// row, folded by 32 lanes.
+///
+/// ```
+/// use gpu::shape::long_rows;
+/// assert!(long_rows(16384, 16384, 16384, 0)); // a row a tile
+/// assert!(long_rows(65536, 65536, 16384, 32)); // four tiles a row
+/// assert!(!long_rows(65536, 65537, 16384, 0) && !long_rows(1000, 1000, 4096, 0));
+/// ```
+pub const fn long_rows(cols: u64, pitch: u64, tile: u64, lanes: u32) -> bool {
+    pitch == cols && tile > 0 && cols >= tile && cols.is_multiple_of(tile) && (lanes == 0 || lanes == 32)
+}
+
 /// Where segment `s` lies: `offsets[s]..offsets[s+1]` when `offsets` is not
 /// null, else row `s` of a matrix, `s·pitch..s·pitch + cols`.
 #[derive(Clone, Copy, Debug)]

@@ -5,7 +5,7 @@
 
 use crate::error::{Error, Result};
 use gpu::names::{DType, Op};
-use gpu::shape::{Columns, SHAPE_WARPS, columns_smem, tiles};
+use gpu::shape::{Columns, SHAPE_WARPS, columns_smem, long_rows, short_row_vectors, tiles};
 /// The kernels' geometry (`gpu::shape`), for planners and tests.
 pub use gpu::shape::{MAX_TILE_BYTES, MIN_TILE_BYTES, SHAPE_BLOCK};
 
@@ -253,8 +253,9 @@ pub struct ShapePlan {
 }
 
 /// Plan operation `op` on `ty` (accumulators of `acc_bytes`) over `n`
-/// elements shaped as `shape`. `vector`: a column reduction's rows are
-/// 16-byte aligned (`gpu::shape::vector_columns`).
+/// elements shaped as `shape`. `aligned`: the inputs start on a 16-byte
+/// boundary, and for columns every row does too
+/// (`gpu::shape::vector_columns`).
 ///
 /// ```
 /// use reduction::shape::{Matrix, Shape, Strategy, plan};
@@ -274,7 +275,7 @@ pub fn plan(
     n: usize,
     shape: Shape<'_>,
     strategy: Strategy,
-    vector: bool,
+    aligned: bool,
 ) -> Result<ShapePlan> {
     if !op.types().contains(&ty) {
         let valid: Vec<&str> = op.types().iter().map(|t| t.name()).collect();
@@ -307,8 +308,16 @@ pub fn plan(
             let tile = tile_bytes / size as u64;
             let warp_tiles = tiles(n as u64, tile);
             let grid = u32::try_from(warp_tiles.div_ceil(SHAPE_WARPS as u64)).map_err(|_| too_big("segments"))?;
+            // rows the kernels of their own take (the same additions, fewer registers)
+            let kernel = match shape {
+                Shape::Rows(m) if short_row_vectors(m.cols as u64, m.pitch as u64, size, split, aligned) != 0 => {
+                    "rows_short"
+                }
+                Shape::Rows(m) if long_rows(m.cols as u64, m.pitch as u64, tile, split) => "rows_long",
+                _ => "segments",
+            };
             Ok(ShapePlan {
-                entry: format!("segments_{}_{}", op.name(), ty.name()), // as `entries` names them
+                entry: format!("{kernel}_{}_{}", op.name(), ty.name()), // as `entries` names them
                 grid,
                 smem: 0,
                 tile,
@@ -324,11 +333,11 @@ pub fn plan(
                 Strategy::Segments { .. } => return Err(wrong("columns take Auto or Columns")),
             };
             let wide = match wide {
-                0 => Columns::auto_wide(m.cols as u64, lanes, vector),
+                0 => Columns::auto_wide(m.cols as u64, lanes, aligned),
                 1 | 2 | 4 => wide,
                 _ => return Err(wrong("wide: 0 (automatic), 1, 2 or 4")),
             };
-            let geo = Columns::new(m.cols as u64, lanes, vector, wide);
+            let geo = Columns::new(m.cols as u64, lanes, aligned, wide);
             let chunks = if chunks == 0 { Columns::auto_chunks(m.rows as u64, geo.col_tiles) } else { chunks };
             let grid = u32::try_from(geo.col_tiles * chunks as u64)
                 .ok()
@@ -347,15 +356,16 @@ pub fn plan(
     }
 }
 
-/// Every shaped entry in the PTX: `segments_` and `columns_` for each
-/// operation and type (the registry's test checks them both ways).
+/// Every shaped entry in the PTX: `segments_`, `rows_short_`, `rows_long_`
+/// and `columns_` for each operation and type (the registry's test checks them both ways).
 ///
 /// ```
 /// assert!(reduction::shape::entries().contains(&"columns_argmax_bf16".to_string()));
 /// ```
 pub fn entries() -> Vec<String> {
     let pairs = Op::ALL.iter().flat_map(|&op| op.types().iter().map(move |&t| (op, t)));
-    pairs.flat_map(|(op, t)| ["segments", "columns"].map(|k| format!("{k}_{}_{}", op.name(), t.name()))).collect()
+    let kernels = ["segments", "rows_short", "rows_long", "columns"];
+    pairs.flat_map(|(op, t)| kernels.map(|k| format!("{k}_{}_{}", op.name(), t.name()))).collect()
 }
 
 #[cfg(test)]

@@ -241,14 +241,14 @@ impl Reducer {
     ) -> Result<()> {
         let gpu = self.gpu();
         let (a_addr, b_addr) = (a.device_ptr(gpu.stream()).0, b.map_or(0, |b| b.device_ptr(gpu.stream()).0));
-        let vector = match shape {
+        let aligned = match shape {
             Shape::Columns(m) => {
                 vector_columns(a_addr, b_addr, R::INPUTS, m.pitch as u64, m.cols as u64, size_of::<T>())
             }
-            _ => false,
+            _ => a_addr % 16 == 0 && (R::INPUTS == 1 || b_addr % 16 == 0),
         };
         let acc = size_of::<R::Acc>();
-        let plan: ShapePlan = plan(op, T::DTYPE, acc, a.len(), shape, strategy, vector)?;
+        let plan: ShapePlan = plan(op, T::DTYPE, acc, a.len(), shape, strategy, aligned)?;
         grow(gpu, partials, (plan.partials * acc).div_ceil(8), "partial results")?;
         if tickets.len() < plan.tickets {
             grow(gpu, tickets, plan.tickets, "tickets")?;

@@ -24,12 +24,15 @@
 //!    it); the warp that finishes the last of its pieces (`atomicInc` on the
 //!    segment's ticket, as `single_pass` picks its last block) combines them
 //!    in tile order with the whole warp. The ticket wraps back to 0.
-//! 4. **Short rows.** Rows of 1 to 32 16-byte vectors (a power of two, back
-//!    to back, aligned; `shape::short_row_vectors`) skip the search and the
-//!    teams: the warp reads its tile as one stretch, 512 bytes a load, and
-//!    the `v` lanes that hold a row's vectors reduce it with shuffles. A lane
-//!    a row would read 64-byte-strided 16-byte pieces, half of each sector
-//!    per load, and pay the per-segment loop for every 64 bytes.
+//! 4. **Rows, short and long.** Two entries of their own, without the
+//!    search, the teams and their registers (the host picks them): rows of
+//!    1 to 32 16-byte vectors (a power of two, back to back, aligned;
+//!    `shape::short_row_vectors`) are read by the warp as one stretch, 512
+//!    bytes a load, and the `v` lanes that hold a row's vectors reduce it
+//!    with shuffles ([`short_rows`]; a lane a row would read 64-byte-strided
+//!    16-byte pieces and pay the per-segment loop for every 64 bytes); rows
+//!    that are a whole number of tiles (`shape::long_rows`) are folded a
+//!    tile per warp with the additions of step 2 ([`long_rows`]).
 //!
 //! The result for a segment is the same for every launch: the tiles, the
 //! teams and the order of every combination depend on the shape's extent,
@@ -46,7 +49,7 @@
 
 use crate::op::{Element, Reduction};
 use crate::prim::*;
-use crate::shape::{SHAPE_WARPS, Segments, piece_slot, short_row_vectors, team_lanes, tile_span, tiles};
+use crate::shape::{SHAPE_WARPS, Segments, piece_slot, team_lanes, tile_span, tiles};
 use crate::strided_fold::strided_fold;
 use crate::warp_reduce::{team_reduce, warp_reduce};
 
@@ -109,11 +112,6 @@ pub unsafe fn segments<T: Element + Vector, R: Reduction<T>>(
     if me >= count_tiles {
         return; // the whole warp: no barrier follows
     }
-    let aligned = a as u64 % 16 == 0 && (R::INPUTS == 1 || b as u64 % 16 == 0);
-    let v = if segs.offsets.is_null() { short_row_vectors(segs.cols, segs.pitch, size, lanes, aligned) } else { 0 };
-    if v != 0 {
-        return short_rows::<T, R>(a, b, n, me * tile, tile, segs.cols, v, out);
-    }
     let w0 = me * tile;
     let w1 = w0 + tile;
     let lo = warp_search(0, segs.count, |s| segs.reaches(s, w0));
@@ -168,34 +166,38 @@ pub unsafe fn segments<T: Element + Vector, R: Reduction<T>>(
 }
 
 /// Rows of `v` 16-byte vectors (`shape::short_row_vectors`: a power of two
-/// up to 32, back to back, aligned), in the warp tile `w0..w0 + tile`: the
-/// warp reads the tile as one stretch, 512 bytes a load, four loads in
-/// flight, so each row lies in `v` neighbouring lanes of one load; each
-/// lane folds its vector's lanes pairwise, and the team of `v` lanes
-/// reduces the row with shuffles (`team_reduce`). Row `r`'s result is
-/// `team_reduce` of `combine(IDENTITY, fold(vector k))`, `k < v`,
-/// whatever the tile.
+/// up to 32, back to back, aligned), `cols` elements each, one warp tile of
+/// `tile` elements per warp: the warp reads its tile as one stretch, 512
+/// bytes a load, four loads in flight, so each row lies in `v` neighbouring
+/// lanes of one load; each lane folds its vector's lanes pairwise, and the
+/// team of `v` lanes reduces the row with shuffles (`team_reduce`). Row
+/// `r`'s result is `team_reduce` of `combine(IDENTITY, fold(vector k))`,
+/// `k < v`, whatever the tile. Its own entry (`rows_short_*`): none of the
+/// segments kernel's state, so far fewer registers and more warps an SM.
 ///
 /// # Safety
-/// As for [`segments`], with `a` (and `b`) 16-byte aligned and `n` a whole
-/// number of rows; all 32 lanes of the warp call it.
-#[inline(never)]
-#[allow(clippy::too_many_arguments)]
-unsafe fn short_rows<T: Element + Vector, R: Reduction<T>>(
+/// As for [`segments`], with `a` (and `b`) 16-byte aligned, `cols` such a
+/// row length and `n` a whole number of rows.
+#[inline(always)]
+pub unsafe fn short_rows<T: Element + Vector, R: Reduction<T>>(
     a: *const T,
     b: *const T,
     n: u64,
-    w0: u64,
-    tile: u64,
     cols: u64,
-    v: u32,
+    tile: u64,
     out: *mut R::Out,
 ) where
     R::Acc: Shuffle,
 {
+    let tile = tile.max(1);
+    let me = (block_idx_x() * SHAPE_WARPS + warp_id()) as u64; // this warp's tile
+    if me >= tiles(n, tile) {
+        return; // the whole warp
+    }
     let width = T::LANES as u64;
-    let (mask, shift, lane) = (v as u64 - 1, v.trailing_zeros(), lane_id() as u64); // v is a power of two
-    let (first, end) = (w0 / width, (w0 + tile).min(n) / width); // this tile's vectors
+    let v = (cols / width).clamp(1, 32) as u32; // a power of two (the host's contract)
+    let (mask, shift, lane) = (v as u64 - 1, v.trailing_zeros(), lane_id() as u64);
+    let (first, end) = (me * tile / width, ((me + 1) * tile).min(n) / width); // this tile's vectors
     let load = |j: u64| {
         let x = T::load16(a, j);
         (x, if R::INPUTS == 2 { T::load16(b, j) } else { x })
@@ -225,5 +227,69 @@ unsafe fn short_rows<T: Element + Vector, R: Reduction<T>>(
         let live = j < end;
         write(if live { fold(load(j), j) } else { R::IDENTITY }, j, live);
         j0 += 32;
+    }
+}
+
+/// Rows whose warp tiles each lie inside one row (`shape::long_rows`: rows
+/// back to back, `cols` a whole number of tiles): the warp folds its tile
+/// with all 32 lanes and writes the row's result, or (several tiles a row)
+/// a piece, and the last of the row's warps combines the pieces in tile
+/// order. The additions of [`segments`] with teams of 32 on the same tiles,
+/// without the search and the teams' bookkeeping: its own entry
+/// (`rows_long_*`), with fewer registers.
+///
+/// # Safety
+/// As for [`segments`], with `cols` a multiple of `tile` and `n` a whole
+/// number of rows; `pieces` with one accumulator per tile.
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+pub unsafe fn long_rows<T: Element + Vector, R: Reduction<T>>(
+    a: *const T,
+    b: *const T,
+    n: u64,
+    cols: u64,
+    tile: u64,
+    pieces: *mut R::Acc,
+    tickets: *mut u32,
+    out: *mut R::Out,
+) where
+    R::Acc: Shuffle,
+{
+    let tile = tile.max(1);
+    let me = (block_idx_x() * SHAPE_WARPS + warp_id()) as u64;
+    if me >= tiles(n, tile) {
+        return;
+    }
+    let per_row = (cols / tile).max(1); // tiles a row
+    let (row, w0) = (me / per_row, me * tile);
+    let v = strided_fold::<T, R>(a, b, w0, w0 + tile, row * cols, lane_id() as u64, 32, false);
+    let v = warp_reduce(v, R::combine);
+    if per_row == 1 {
+        if lane_id() == 0 {
+            store_u64(out, row, R::finish(v, cols));
+        }
+        return;
+    }
+    let mut last = false;
+    if lane_id() == 0 {
+        store_u64(pieces, me, v);
+        threadfence(); // the piece is visible GPU-wide before the ticket is taken
+        let k = (per_row - 1) as u32;
+        last = atomic_inc(tickets.add(row as usize), k) == k;
+    }
+    if ballot_sync(FULL_MASK, last) == 0 {
+        return;
+    }
+    threadfence();
+    let t0 = row * per_row;
+    let mut acc = R::IDENTITY;
+    let mut t = t0 + lane_id() as u64;
+    while t < t0 + per_row {
+        acc = R::combine(acc, load_relaxed(pieces.add(t as usize), 0));
+        t += 32;
+    }
+    let acc = warp_reduce(acc, R::combine);
+    if lane_id() == 0 {
+        store_u64(out, row, R::finish(acc, cols));
     }
 }
