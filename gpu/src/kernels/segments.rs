@@ -177,7 +177,7 @@ pub unsafe fn segments<T: Element + Vector, R: Reduction<T>>(
 ///
 /// # Safety
 /// As for [`segments`], with `a` (and `b`) 16-byte aligned, `cols` such a
-/// row length, `n` a whole number of rows and `tile` a power of two.
+/// row length and `n` a whole number of rows.
 #[inline(always)]
 pub unsafe fn short_rows<T: Element + Vector, R: Reduction<T>>(
     a: *const T,
@@ -189,15 +189,15 @@ pub unsafe fn short_rows<T: Element + Vector, R: Reduction<T>>(
 ) where
     R::Acc: Shuffle,
 {
-    let tile_shift = tile.trailing_zeros(); // a power of two (the host's contract): no divisions by it
+    let tile = tile.max(1);
     let me = (block_idx_x() * SHAPE_WARPS + warp_id()) as u64; // this warp's tile
-    if me >= n.div_ceil(1 << tile_shift) {
+    if me >= tiles(n, tile) {
         return; // the whole warp
     }
     let width = T::LANES as u64;
     let v = (cols / width).clamp(1, 32) as u32; // a power of two (the host's contract)
     let (mask, shift, lane) = (v as u64 - 1, v.trailing_zeros(), lane_id() as u64);
-    let (first, end) = ((me << tile_shift) / width, ((me + 1) << tile_shift).min(n) / width); // this tile's vectors
+    let (first, end) = (me * tile / width, ((me + 1) * tile).min(n) / width); // this tile's vectors
     let load = |j: u64| {
         let x = T::load16(a, j);
         (x, if R::INPUTS == 2 { T::load16(b, j) } else { x })
@@ -239,8 +239,8 @@ pub unsafe fn short_rows<T: Element + Vector, R: Reduction<T>>(
 /// (`rows_long_*`), with fewer registers.
 ///
 /// # Safety
-/// As for [`segments`], with `tile` a power of two, `cols` a multiple of it
-/// and `n` a whole number of rows; `pieces` with one accumulator per tile.
+/// As for [`segments`], with `cols` a multiple of `tile` and `n` a whole
+/// number of rows; `pieces` with one accumulator per tile.
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
 pub unsafe fn long_rows<T: Element + Vector, R: Reduction<T>>(
@@ -255,15 +255,14 @@ pub unsafe fn long_rows<T: Element + Vector, R: Reduction<T>>(
 ) where
     R::Acc: Shuffle,
 {
-    let shift = tile.trailing_zeros(); // a power of two (the host's contract): no divisions by it
+    let tile = tile.max(1);
     let me = (block_idx_x() * SHAPE_WARPS + warp_id()) as u64;
-    if me >= n.div_ceil(1 << shift) {
+    if me >= tiles(n, tile) {
         return;
     }
-    let w0 = me << shift;
-    let per_row = (cols >> shift).max(1); // tiles a row
-    let row = w0 / cols.max(1);
-    let v = strided_fold::<T, R>(a, b, w0, w0 + (1 << shift), row * cols, lane_id() as u64, 32, false);
+    let per_row = (cols / tile).max(1); // tiles a row
+    let (row, w0) = (me / per_row, me * tile);
+    let v = strided_fold::<T, R>(a, b, w0, w0 + tile, row * cols, lane_id() as u64, 32, false);
     let v = warp_reduce(v, R::combine);
     if per_row == 1 {
         if lane_id() == 0 {
