@@ -96,64 +96,44 @@ with_operations!(single_pass_for_operations!());
 // wide: u32, chunks: u32, partials: *mut Acc, tickets: *mut u32, out: *mut
 // Out)`: one per column. Every operation and type of `with_operations!`, block `SHAPE_BLOCK`.
 
+/// One entry of the segments signature: `$body` sees the parameters by the
+/// names given.
+macro_rules! segments_entry {
+    ($name:ident, $Op:ident, $t:ident,
+     |$a:ident, $b:ident, $n:ident, $o:ident, $c:ident, $cols:ident, $p:ident, $tile:ident, $l:ident, $pc:ident, $tk:ident, $out:ident| $body:expr) => {
+        #[unsafe(no_mangle)]
+        #[allow(unused_variables)]
+        pub unsafe extern "gpu-kernel" fn $name(
+            $a: *const $t,
+            $b: *const $t,
+            $n: u64,
+            $o: *const u64,
+            $c: u64,
+            $cols: u64,
+            $p: u64,
+            $tile: u64,
+            $l: u32,
+            $pc: *mut <$Op as Reduction<$t>>::Acc,
+            $tk: *mut u32,
+            $out: *mut <$Op as Reduction<$t>>::Out,
+        ) {
+            $body
+        }
+    };
+}
+
 macro_rules! shape_entries {
     (; $($Op:ident $op:ident [$($T:ident $t:ident),*]),*) => {$($(
-        #[unsafe(no_mangle)]
-        pub unsafe extern "gpu-kernel" fn ${concat(segments_, $op, _, $t)}(
-            a: *const $t,
-            b: *const $t,
-            n: u64,
-            offsets: *const u64,
-            count: u64,
-            cols: u64,
-            pitch: u64,
-            tile: u64,
-            lanes: u32,
-            pieces: *mut <$Op as Reduction<$t>>::Acc,
-            tickets: *mut u32,
-            out: *mut <$Op as Reduction<$t>>::Out,
-        ) {
-            let segs = crate::shape::Segments { offsets, count, cols, pitch };
-            segments::segments::<$t, $Op>(a, b, n, segs, tile, lanes, pieces, tickets, out)
-        }
-
-        #[unsafe(no_mangle)]
-        #[allow(unused_variables)]
-        pub unsafe extern "gpu-kernel" fn ${concat(rows_short_, $op, _, $t)}(
-            a: *const $t,
-            b: *const $t,
-            n: u64,
-            offsets: *const u64,
-            count: u64,
-            cols: u64,
-            pitch: u64,
-            tile: u64,
-            lanes: u32,
-            pieces: *mut <$Op as Reduction<$t>>::Acc,
-            tickets: *mut u32,
-            out: *mut <$Op as Reduction<$t>>::Out,
-        ) {
+        segments_entry!(${concat(segments_, $op, _, $t)}, $Op, $t, |a, b, n, o, c, cols, p, tile, l, pieces, tk, out| {
+            let segs = crate::shape::Segments { offsets: o, count: c, cols, pitch: p };
+            segments::segments::<$t, $Op>(a, b, n, segs, tile, l, pieces, tk, out)
+        });
+        segments_entry!(${concat(rows_short_, $op, _, $t)}, $Op, $t, |a, b, n, o, c, cols, p, tile, l, pieces, tk, out| {
             segments::short_rows::<$t, $Op>(a, b, n, cols, tile, out)
-        }
-
-        #[unsafe(no_mangle)]
-        #[allow(unused_variables)]
-        pub unsafe extern "gpu-kernel" fn ${concat(rows_long_, $op, _, $t)}(
-            a: *const $t,
-            b: *const $t,
-            n: u64,
-            offsets: *const u64,
-            count: u64,
-            cols: u64,
-            pitch: u64,
-            tile: u64,
-            lanes: u32,
-            pieces: *mut <$Op as Reduction<$t>>::Acc,
-            tickets: *mut u32,
-            out: *mut <$Op as Reduction<$t>>::Out,
-        ) {
-            segments::long_rows::<$t, $Op>(a, b, n, cols, tile, pieces, tickets, out)
-        }
+        });
+        segments_entry!(${concat(rows_long_, $op, _, $t)}, $Op, $t, |a, b, n, o, c, cols, p, tile, l, pieces, tk, out| {
+            segments::long_rows::<$t, $Op>(a, b, n, cols, tile, pieces, tk, out)
+        });
 
         #[unsafe(no_mangle)]
         pub unsafe extern "gpu-kernel" fn ${concat(columns_, $op, _, $t)}(
