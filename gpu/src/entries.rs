@@ -91,8 +91,8 @@ with_operations!(single_pass_for_operations!());
 // cols: u64, pitch: u64, tile: u64, lanes: u32, pieces: *mut Acc, tickets:
 // *mut u32, out: *mut Out)`: one result per CSR segment (`offsets` not null)
 // or row; `rows_short_` and `rows_long_` (the same signature) for rows the
-// host found short or long (`shape::short_row_vectors`, `shape::long_rows`):
-// the same results with fewer registers; `columns_{op}_{type}` `(a, b, rows: u64, cols: u64, pitch: u64,
+// host found short or long (`shape::short_row_vectors`, `shape::long_rows`),
+// with fewer registers; `columns_{op}_{type}` `(a, b, rows: u64, cols: u64, pitch: u64,
 // wide: u32, chunks: u32, partials: *mut Acc, tickets: *mut u32, out: *mut
 // Out)`: one per column. Every operation and type of `with_operations!`, block `SHAPE_BLOCK`.
 

@@ -233,10 +233,44 @@ pub enum Strategy {
     },
 }
 
+/// Which shaped kernel a plan launches (`gpu/src/kernels/segments.rs`,
+/// `columns.rs`): the entry `{name}_{op}_{type}`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ShapeKernel {
+    /// `segments`: any rows or CSR segments, in warp tiles and teams.
+    Segments,
+    /// `rows_short`: rows of 1 to 32 aligned 16-byte vectors, back to back
+    /// (`gpu::shape::short_row_vectors`), a lane a vector; its own order.
+    RowsShort,
+    /// `rows_long`: rows a whole number of warp tiles (`gpu::shape::long_rows`),
+    /// a tile per warp; the additions `segments` makes there.
+    RowsLong,
+    /// `columns`: one result per column.
+    Columns,
+}
+
+impl ShapeKernel {
+    /// Every shaped kernel.
+    pub const ALL: [ShapeKernel; 4] =
+        [ShapeKernel::Segments, ShapeKernel::RowsShort, ShapeKernel::RowsLong, ShapeKernel::Columns];
+
+    /// The entries' prefix.
+    pub fn name(self) -> &'static str {
+        match self {
+            ShapeKernel::Segments => "segments",
+            ShapeKernel::RowsShort => "rows_short",
+            ShapeKernel::RowsLong => "rows_long",
+            ShapeKernel::Columns => "columns",
+        }
+    }
+}
+
 /// A shaped reduction, planned: the entry, its launch and its buffers.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ShapePlan {
-    /// `segments_{op}_{type}` or `columns_{op}_{type}`.
+    /// The kernel the entry belongs to.
+    pub kernel: ShapeKernel,
+    /// `{kernel}_{op}_{type}`.
     pub entry: String,
     /// Blocks of [`SHAPE_BLOCK`] threads.
     pub grid: u32,
@@ -308,16 +342,17 @@ pub fn plan(
             let tile = tile_bytes / size as u64;
             let warp_tiles = tiles(n as u64, tile);
             let grid = u32::try_from(warp_tiles.div_ceil(SHAPE_WARPS as u64)).map_err(|_| too_big("segments"))?;
-            // rows the kernels of their own take (the same additions, fewer registers)
+            // rows that kernels of their own take (fewer registers)
             let kernel = match shape {
                 Shape::Rows(m) if short_row_vectors(m.cols as u64, m.pitch as u64, size, split, aligned) != 0 => {
-                    "rows_short"
+                    ShapeKernel::RowsShort
                 }
-                Shape::Rows(m) if long_rows(m.cols as u64, m.pitch as u64, tile, split) => "rows_long",
-                _ => "segments",
+                Shape::Rows(m) if long_rows(m.cols as u64, m.pitch as u64, tile, split) => ShapeKernel::RowsLong,
+                _ => ShapeKernel::Segments,
             };
             Ok(ShapePlan {
-                entry: format!("{kernel}_{}_{}", op.name(), ty.name()), // as `entries` names them
+                kernel,
+                entry: format!("{}_{}_{}", kernel.name(), op.name(), ty.name()), // as `entries` names them
                 grid,
                 smem: 0,
                 tile,
@@ -344,7 +379,8 @@ pub fn plan(
                 .filter(|&g| g < 1 << 31)
                 .ok_or_else(|| too_big("columns"))?;
             Ok(ShapePlan {
-                entry: format!("columns_{}_{}", op.name(), ty.name()),
+                kernel: ShapeKernel::Columns,
+                entry: format!("{}_{}_{}", ShapeKernel::Columns.name(), op.name(), ty.name()),
                 grid,
                 smem: columns_smem(geo.width, acc_bytes),
                 tile: wide as u64,
@@ -364,8 +400,7 @@ pub fn plan(
 /// ```
 pub fn entries() -> Vec<String> {
     let pairs = Op::ALL.iter().flat_map(|&op| op.types().iter().map(move |&t| (op, t)));
-    let kernels = ["segments", "rows_short", "rows_long", "columns"];
-    pairs.flat_map(|(op, t)| kernels.map(|k| format!("{k}_{}_{}", op.name(), t.name()))).collect()
+    pairs.flat_map(|(op, t)| ShapeKernel::ALL.map(|k| format!("{}_{}_{}", k.name(), op.name(), t.name()))).collect()
 }
 
 #[cfg(test)]

@@ -23,11 +23,11 @@
 
 use crate::error::Result;
 use crate::reducer::Element;
-use crate::shape::{Shape, Strategy, plan};
+use crate::shape::{Shape, ShapeKernel, Strategy, plan};
 use gpu::names::Op;
 use gpu::op::Reduction;
 use gpu::op::fixed_order::{WARP, team_tree, warp_tree};
-use gpu::shape::{Columns, Segments, short_row_vectors, team_lanes, tile_span, tiles, vector_columns};
+use gpu::shape::{Columns, Segments, team_lanes, tile_span, tiles, vector_columns};
 
 /// Operation `R` on each row, column or segment of `inputs` (one, or two of
 /// the same length for a dot product) in exactly the order of the shaped
@@ -58,30 +58,44 @@ pub fn shaped_fixed_order<R: Reduction<T>, T: Element>(
     let op = Op::from_name(R::NAME)
         .ok_or_else(|| crate::Error::Invalid(format!("{}: not an operation of the shaped kernels", R::NAME)))?;
     let size = size_of::<T>();
-    let n = a.len();
-    let (vector, segs) = match shape {
-        Shape::Columns(m) => (vector_columns(0, 0, R::INPUTS, m.pitch as u64, m.cols as u64, size), None),
-        Shape::Rows(m) => (
-            false,
-            Some(Segments {
-                offsets: core::ptr::null(),
-                count: m.rows as u64,
-                cols: m.cols as u64,
-                pitch: m.pitch as u64,
-            }),
-        ),
-        Shape::Segments(o) => {
-            (false, Some(Segments { offsets: o.host.as_ptr(), count: o.count as u64, cols: 0, pitch: 0 }))
+    // the order of an aligned input: the plan the GPU path makes for one
+    let aligned = match shape {
+        Shape::Columns(m) => vector_columns(0, 0, R::INPUTS, m.pitch as u64, m.cols as u64, size),
+        _ => true,
+    };
+    let p = plan(op, T::DTYPE, size_of::<R::Acc>(), a.len(), shape, strategy, aligned)?;
+    let segs = match shape {
+        Shape::Rows(m) => {
+            Segments { offsets: core::ptr::null(), count: m.rows as u64, cols: m.cols as u64, pitch: m.pitch as u64 }
+        }
+        Shape::Segments(o) => Segments { offsets: o.host.as_ptr(), count: o.count as u64, cols: 0, pitch: 0 },
+        Shape::Columns(m) => {
+            return Ok(columns::<R, T>(a, b, m.rows, m.cols, m.pitch, aligned, p.tile as u32, p.split));
         }
     };
-    let p = plan(op, T::DTYPE, size_of::<R::Acc>(), n, shape, strategy, vector)?;
-    Ok(match (shape, segs) {
-        (Shape::Columns(m), _) => columns::<R, T>(a, b, m.rows, m.cols, m.pitch, vector, p.tile as u32, p.split),
+    Ok(match p.kernel {
+        ShapeKernel::RowsShort => short_rows::<R, T>(a, b, segs.count, segs.cols),
         // SAFETY: `segs` points into `o.host`, `count + 1` offsets checked
-        // non-decreasing and within `n` by `plan`; rows checked by `plan` too.
-        (_, Some(segs)) => unsafe { segments::<R, T>(a, b, segs, shape.extent()? as u64, p.tile, p.split) },
-        (_, None) => Vec::new(),
+        // non-decreasing and within the input by `plan`; rows checked by `plan` too.
+        _ => unsafe { segments::<R, T>(a, b, segs, shape.extent()? as u64, p.tile, p.split) },
     })
+}
+
+/// The `rows_short` kernel's result for `rows` rows of `cols` elements, back
+/// to back: each row's vectors (a lane each) folded pairwise and combined
+/// into `IDENTITY`, then the team's tree.
+fn short_rows<R: Reduction<T>, T: Copy>(a: &[T], b: &[T], rows: u64, cols: u64) -> Vec<R::Out> {
+    let width = (16 / size_of::<T>()) as u64;
+    let v = (cols / width) as usize; // 1..=32 (the planner's `short_row_vectors`)
+    (0..rows)
+        .map(|r| {
+            let mut lane = [R::IDENTITY; WARP];
+            for (k, l) in lane[..v].iter_mut().enumerate() {
+                *l = R::combine(R::IDENTITY, vector::<R, T>(a, b, r * cols + k as u64 * width, r * cols));
+            }
+            R::finish(team_tree(&mut lane[..v], R::combine), cols)
+        })
+        .collect()
 }
 
 /// The segments kernel's result for each segment of `segs` over `a` (and
@@ -98,22 +112,6 @@ unsafe fn segments<R: Reduction<T>, T: Copy>(
     tile: u64,
     lanes: u32,
 ) -> Vec<R::Out> {
-    let width = (16 / size_of::<T>()) as u64;
-    let v =
-        if segs.offsets.is_null() { short_row_vectors(segs.cols, segs.pitch, size_of::<T>(), lanes, true) } else { 0 };
-    if v != 0 {
-        // rows read by the warp as one stretch (`short_rows`): a lane a vector, the team's tree
-        return (0..segs.count)
-            .map(|r| {
-                let mut lane = [R::IDENTITY; WARP];
-                for (k, l) in lane[..v as usize].iter_mut().enumerate() {
-                    let first = r * segs.cols + k as u64 * width;
-                    *l = R::combine(R::IDENTITY, vector::<R, T>(a, b, first, r * segs.cols));
-                }
-                R::finish(team_tree(&mut lane[..v as usize], R::combine), segs.cols)
-            })
-            .collect();
-    }
     let count_tiles = tiles(n, tile);
     // the first `s` in `lo..=hi` with `pred(s)` (false, then true): the warp's search
     let first = |mut lo: u64, mut hi: u64, pred: &dyn Fn(u64) -> bool| {
