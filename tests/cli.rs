@@ -71,7 +71,10 @@ fn main() {
         }),
         cpu_trial("cli::shaped_modes", || {
             fails_in_one_line(&["run", "--shape", "64x64", "--accurate"], USAGE, "no --accurate")?;
-            fails_in_one_line(&["run", "--shape", "64x64", "--determinism", "any"], USAGE, "--determinism \"any\"")
+            fails_in_one_line(&["run", "--shape", "64x64", "--determinism", "any"], USAGE, "--determinism \"any\"")?;
+            fails_in_one_line(&["run", "--shape", "64x64", "--tile", "48"], USAGE, "--tile 48")?;
+            fails_in_one_line(&["run", "--shape", "64x64", "--axis", "0", "--tile", "64"], USAGE, "--tile 64")?;
+            fails_in_one_line(&["run", "--tile", "64"], USAGE, "for --shape and --segments")
         }),
         cpu_trial("cli::unwritable_outputs_fail_first", || {
             fails_in_one_line(

@@ -109,6 +109,10 @@ enum Command {
         /// drawn from `loguniform` (1 to 10^6) or `pareto` (exponent 1.5).
         #[arg(long, value_name = "loguniform|pareto")]
         segments: Option<String>,
+        /// KiB of input per tile for --shape (axis 1) and --segments: 16,
+        /// 32, 64, 128 or 256 (default: chosen by shape).
+        #[arg(long, value_name = "KIB")]
+        tile: Option<u32>,
     },
     /// Print a folder holding `libnccl.so`, linked to the NCCL found on this
     /// machine (PyTorch's `libnccl.so.2`), for `LD_LIBRARY_PATH`.
@@ -557,7 +561,7 @@ fn validate(cli: Cli) -> std::result::Result<Job, String> {
     Ok(match cli.command {
         Command::List => Job::List,
         Command::Info => Job::Info(gpu),
-        Command::Run { shape, axis, segments, ty, op: o, runs, gpus, determinism, accurate, .. }
+        Command::Run { shape, axis, segments, ty, op: o, runs, gpus, determinism, accurate, tile, .. }
             if shape.is_some() || segments.is_some() =>
         {
             at_least_one("--runs", runs)?;
@@ -570,6 +574,13 @@ fn validate(cli: Cli) -> std::result::Result<Job, String> {
                         .into(),
                 );
             }
+            let strategy = match tile {
+                None => reduction::Strategy::Auto,
+                Some(k @ (16 | 32 | 64 | 128 | 256)) if !(shape.is_some() && axis == 0) => {
+                    reduction::Strategy::Segments { tile_bytes: k << 10, lanes: 0 }
+                }
+                Some(k) => return Err(format!("--tile {k}: 16, 32, 64, 128 or 256 (KiB), for rows and segments")),
+            };
             let determinism = Determinism::from_name(&determinism)
                 .ok_or_else(|| format!("--determinism {determinism:?}: expected run_to_run or gpu_to_gpu"))?;
             let case = match (shape, segments) {
@@ -597,7 +608,7 @@ fn validate(cli: Cli) -> std::result::Result<Job, String> {
                 }
                 _ => return Err("--shape and --segments: one or the other".into()),
             };
-            Job::Shapes(gpu, vec![(case, reduction::Strategy::Auto)], determinism, runs, None)
+            Job::Shapes(gpu, vec![(case, strategy)], determinism, runs, None)
         }
         Command::Shapes { runs, sweep, json } => {
             at_least_one("--runs", runs)?;
@@ -626,6 +637,7 @@ fn validate(cli: Cli) -> std::result::Result<Job, String> {
             }
             Job::Shapes(gpu, cases, Determinism::RunToRun, runs, output(json, "--json")?)
         }
+        Command::Run { tile: Some(k), .. } => return Err(format!("--tile {k}: for --shape and --segments")),
         Command::Run {
             n, ty, op: o, runs, seed, gpus: Some(g), kernel, block, finish, determinism, accurate, ..
         } => {

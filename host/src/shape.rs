@@ -213,11 +213,12 @@ pub enum Strategy {
     /// chunks that fill the GPU (columns).
     #[default]
     Auto,
-    /// Rows and segments: warp tiles of `tile_bytes` (a power of two, 16 to
-    /// 256 KiB) and teams of `lanes` lanes (1, 2, 4, 8, 16 or 32; 32 is a
-    /// warp per segment).
+    /// Rows and segments: tiles of `tile_bytes` (a power of two, 16 to
+    /// 256 KiB; a warp's, or a block's for rows a whole number of tiles)
+    /// and teams of `lanes` lanes (1, 2, 4, 8, 16 or 32; 32 is a warp per
+    /// segment).
     Segments {
-        /// Bytes of input per warp tile; 0 chooses.
+        /// Bytes of input per tile; 0 chooses.
         tile_bytes: u32,
         /// Lanes per team; 0 chooses per tile.
         lanes: u32,
@@ -242,8 +243,8 @@ pub enum ShapeKernel {
     /// `rows_short`: rows of 1 to 32 aligned 16-byte vectors, back to back
     /// (`gpu::shape::short_row_vectors`), a lane a vector; its own order.
     RowsShort,
-    /// `rows_long`: rows a whole number of warp tiles (`gpu::shape::long_rows`),
-    /// a tile per warp; the additions `segments` makes there.
+    /// `rows_long`: rows a whole number of tiles (`gpu::shape::long_rows`),
+    /// a tile per block; its own order.
     RowsLong,
     /// `columns`: one result per column.
     Columns,
@@ -276,7 +277,8 @@ pub struct ShapePlan {
     pub grid: u32,
     /// Dynamic shared memory, bytes.
     pub smem: u32,
-    /// Segments: elements per warp tile; columns: the tile width (`wide`).
+    /// Segments and short rows: elements per warp tile; long rows: per
+    /// block; columns: the tile width (`wide`).
     pub tile: u64,
     /// Lanes per team (0: per tile) for segments, chunks for columns.
     pub split: u32,
@@ -341,7 +343,6 @@ pub fn plan(
             };
             let tile = tile_bytes / size as u64;
             let warp_tiles = tiles(n as u64, tile);
-            let grid = u32::try_from(warp_tiles.div_ceil(SHAPE_WARPS as u64)).map_err(|_| too_big("segments"))?;
             // rows that kernels of their own take (fewer registers)
             let kernel = match shape {
                 Shape::Rows(m) if short_row_vectors(m.cols as u64, m.pitch as u64, size, split, aligned) != 0 => {
@@ -350,11 +351,17 @@ pub fn plan(
                 Shape::Rows(m) if long_rows(m.cols as u64, m.pitch as u64, tile, split) => ShapeKernel::RowsLong,
                 _ => ShapeKernel::Segments,
             };
+            // a warp a tile, but rows_long: a block a tile, its warps' results in shared memory
+            let (blocks, smem) = match kernel {
+                ShapeKernel::RowsLong => (warp_tiles, SHAPE_WARPS * acc_bytes as u32),
+                _ => (warp_tiles.div_ceil(SHAPE_WARPS as u64), 0),
+            };
+            let grid = u32::try_from(blocks).map_err(|_| too_big("segments"))?;
             Ok(ShapePlan {
                 kernel,
                 entry: format!("{}_{}_{}", kernel.name(), op.name(), ty.name()), // as `entries` names them
                 grid,
-                smem: 0,
+                smem,
                 tile,
                 split,
                 partials: 2 * warp_tiles as usize,

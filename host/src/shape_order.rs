@@ -16,6 +16,9 @@
 //!   16-byte vectors four at a time, each vector's lanes pairwise, tail one by one),
 //!   the g lane values meet in team_reduce's tree; a segment in one tile is finished at once,
 //!   else lane l of 32 combines pieces t0+l, t0+l+32, ... and the 32 meet in warp_reduce's tree
+//! short rows (rows_short): each row's vectors folded pairwise, a lane each, in team_reduce's tree
+//! long rows (rows_long): block tile t, thread l of 256 folds as strided_fold does, each warp's
+//!   tree, then the 8 warps' tree; pieces of a row as a segment's
 //! columns: row lane l of `row_lanes` folds rows r0+l, r0+l+row_lanes, ... of its chunk in order;
 //!   the row lanes combine in order; chunks > 1: row lane l combines chunks l, l+row_lanes, ...,
 //!   and the row lanes again in order
@@ -27,7 +30,7 @@ use crate::shape::{Shape, ShapeKernel, Strategy, plan};
 use gpu::names::Op;
 use gpu::op::Reduction;
 use gpu::op::fixed_order::{WARP, team_tree, warp_tree};
-use gpu::shape::{Columns, Segments, team_lanes, tile_span, tiles, vector_columns};
+use gpu::shape::{Columns, SHAPE_BLOCK, SHAPE_WARPS, Segments, team_lanes, tile_span, tiles, vector_columns};
 
 /// Operation `R` on each row, column or segment of `inputs` (one, or two of
 /// the same length for a dot product) in exactly the order of the shaped
@@ -75,6 +78,7 @@ pub fn shaped_fixed_order<R: Reduction<T>, T: Element>(
     };
     Ok(match p.kernel {
         ShapeKernel::RowsShort => short_rows::<R, T>(a, b, segs.count, segs.cols),
+        ShapeKernel::RowsLong => long_rows::<R, T>(a, b, segs.count, segs.cols, p.tile),
         // SAFETY: `segs` points into `o.host`, `count + 1` offsets checked
         // non-decreasing and within the input by `plan`; rows checked by `plan` too.
         _ => unsafe { segments::<R, T>(a, b, segs, shape.extent()? as u64, p.tile, p.split) },
@@ -158,12 +162,41 @@ unsafe fn segments<R: Reduction<T>, T: Copy>(
             if t0 == t1 {
                 return R::finish(piece(t0), e0 - b0);
             }
-            let pieces: Vec<R::Acc> = (t0..=t1).map(piece).collect();
-            let mut lane = [R::IDENTITY; WARP];
-            for (k, p) in pieces.iter().enumerate() {
-                lane[k % WARP] = R::combine(lane[k % WARP], *p);
-            }
-            R::finish(warp_tree(lane, R::combine), e0 - b0)
+            R::finish(combine_pieces::<R, T>((t0..=t1).map(piece)), e0 - b0)
+        })
+        .collect()
+}
+
+/// A segment's pieces, in tile order, combined as the last warp does:
+/// lane `l` of 32 takes pieces `l, l + 32, ...`, then the warp's tree.
+fn combine_pieces<R: Reduction<T>, T>(pieces: impl Iterator<Item = R::Acc>) -> R::Acc {
+    let mut lane = [R::IDENTITY; WARP];
+    for (k, p) in pieces.enumerate() {
+        lane[k % WARP] = R::combine(lane[k % WARP], p);
+    }
+    warp_tree(lane, R::combine)
+}
+
+/// The `rows_long` kernel's result for `rows` rows of `cols` elements, back
+/// to back, in block tiles of `tile` (`cols` a multiple): thread `l` of
+/// `SHAPE_BLOCK` folds tile `t` as `strided_fold` does, each warp's 32
+/// meet in its tree, the `SHAPE_WARPS` warps' results in `team_reduce`'s
+/// tree; a row of one tile is finished at once, else its pieces combine as
+/// a segment's do.
+fn long_rows<R: Reduction<T>, T: Copy>(a: &[T], b: &[T], rows: u64, cols: u64, tile: u64) -> Vec<R::Out> {
+    let (block, warps) = (SHAPE_BLOCK as usize, SHAPE_WARPS as usize);
+    let piece = |t: u64, base: u64| {
+        let fold = |l: usize| strided_fold::<R, T>(a, b, t * tile, (t + 1) * tile, base, l as u64, block as u64);
+        let mut lanes: Vec<R::Acc> = (0..block).map(fold).collect();
+        let mut w: Vec<R::Acc> = lanes.chunks_mut(WARP).map(|c| team_tree(c, R::combine)).collect();
+        team_tree(&mut w[..warps], R::combine)
+    };
+    let per_row = (cols / tile).max(1);
+    (0..rows)
+        .map(|r| {
+            let tiles = (r * per_row..(r + 1) * per_row).map(|t| piece(t, r * cols));
+            let v = if per_row == 1 { piece(r, r * cols) } else { combine_pieces::<R, T>(tiles) };
+            R::finish(v, cols)
         })
         .collect()
 }
@@ -297,6 +330,7 @@ mod tests {
             (40_000, 1, 1),
             (5000, 16, 16),
             (3000, 64, 64),
+            (3, 8192, 8192), // rows_long: 1 or 4 block tiles a row
         ] {
             let x = exact(rows * pitch);
             let m = Matrix::new(rows, cols).pitch(pitch);

@@ -25,14 +25,16 @@
 //!    segment's ticket, as `single_pass` picks its last block) combines them
 //!    in tile order with the whole warp. The ticket wraps back to 0.
 //! 4. **Rows, short and long.** Two entries of their own, without the
-//!    search, the teams and their registers (the host picks them): rows of
-//!    1 to 32 16-byte vectors (a power of two, back to back, aligned;
-//!    `shape::short_row_vectors`) are read by the warp as one stretch, 512
-//!    bytes a load, and the `v` lanes that hold a row's vectors reduce it
-//!    with shuffles ([`short_rows`]; a lane a row would read 64-byte-strided
-//!    16-byte pieces and pay the per-segment loop for every 64 bytes); rows
-//!    that are a whole number of tiles (`shape::long_rows`) are folded a
-//!    tile per warp with the additions of step 2 ([`long_rows`]).
+//!    search, the teams and their registers (the host picks them), whose
+//!    blocks read one contiguous run at a time rather than a stretch per
+//!    warp (fewer DRAM streams at once: CUB's block per row): rows of 1 to
+//!    32 16-byte vectors (a power of two, back to back, aligned;
+//!    `shape::short_row_vectors`) are read by the block as one stretch, and
+//!    the `v` lanes that hold a row's vectors reduce it with shuffles
+//!    ([`short_rows`]; a lane a row would read 64-byte-strided 16-byte
+//!    pieces and pay the per-segment loop for every 64 bytes); rows that
+//!    are a whole number of *block* tiles (`shape::long_rows`) are folded a
+//!    tile per block by all its threads ([`long_rows`]).
 //!
 //! The result for a segment is the same for every launch: the tiles, the
 //! teams and the order of every combination depend on the shape's extent,
@@ -43,13 +45,14 @@
 //! mean, and for arg-min/max an index of `u64::MAX`, the "no element"
 //! marker.
 //!
-//! Launch: block `SHAPE_BLOCK`, one warp per tile (`shape::tiles`),
-//! `pieces` with two accumulators per tile, `tickets[0..count]` zero, no
-//! shared memory.
+//! Launch: block `SHAPE_BLOCK`; `segments` and `rows_short` one warp per
+//! tile (`shape::tiles`), no shared memory, `rows_long` one block per tile
+//! and `SHAPE_WARPS` accumulators of shared memory; `pieces` with two
+//! accumulators per tile, `tickets[0..count]` zero.
 
 use crate::op::{Element, Reduction};
 use crate::prim::*;
-use crate::shape::{SHAPE_WARPS, Segments, piece_slot, team_lanes, tile_span, tiles};
+use crate::shape::{SHAPE_BLOCK, SHAPE_WARPS, Segments, piece_slot, team_lanes, tile_span, tiles};
 use crate::strided_fold::strided_fold;
 use crate::warp_reduce::{team_reduce, warp_reduce};
 
@@ -166,13 +169,15 @@ pub unsafe fn segments<T: Element + Vector, R: Reduction<T>>(
 }
 
 /// Rows of `v` 16-byte vectors (`shape::short_row_vectors`: a power of two
-/// up to 32, back to back, aligned), `cols` elements each, one warp tile of
-/// `tile` elements per warp: the warp reads its tile as one stretch, 512
-/// bytes a load, four loads in flight, so each row lies in `v` neighbouring
+/// up to 32, back to back, aligned), `cols` elements each. The block takes
+/// its `SHAPE_WARPS` warp tiles of `tile` elements as one stretch and
+/// reads it 16 KiB a round: each warp 2 KiB of it, four 512-byte loads in
+/// flight, so the block's loads are one contiguous run (fewer DRAM
+/// streams than a tile per warp) and each row lies in `v` neighbouring
 /// lanes of one load; each lane folds its vector's lanes pairwise, and the
 /// team of `v` lanes reduces the row with shuffles (`team_reduce`). Row
 /// `r`'s result is `team_reduce` of `combine(IDENTITY, fold(vector k))`,
-/// `k < v`, whatever the tile. Its own entry (`rows_short_*`): none of the
+/// `k < v`, whoever reads it. Its own entry (`rows_short_*`): none of the
 /// segments kernel's state, so far fewer registers and more warps an SM.
 ///
 /// # Safety
@@ -189,15 +194,12 @@ pub unsafe fn short_rows<T: Element + Vector, R: Reduction<T>>(
 ) where
     R::Acc: Shuffle,
 {
-    let tile = tile.max(1);
-    let me = (block_idx_x() * SHAPE_WARPS + warp_id()) as u64; // this warp's tile
-    if me >= tiles(n, tile) {
-        return; // the whole warp
-    }
     let width = T::LANES as u64;
+    let stretch = tile.max(1) * SHAPE_WARPS as u64; // this block's warp tiles, elements
+    let me = block_idx_x() as u64;
+    let (first, end) = (me * stretch / width, ((me + 1) * stretch).min(n) / width); // its vectors
     let v = (cols / width).clamp(1, 32) as u32; // a power of two (the host's contract)
     let (mask, shift, lane) = (v as u64 - 1, v.trailing_zeros(), lane_id() as u64);
-    let (first, end) = (me * tile / width, ((me + 1) * tile).min(n) / width); // this tile's vectors
     let load = |j: u64| {
         let x = T::load16(a, j);
         (x, if R::INPUTS == 2 { T::load16(b, j) } else { x })
@@ -212,35 +214,40 @@ pub unsafe fn short_rows<T: Element + Vector, R: Reduction<T>>(
             store_u64(out, j >> shift, R::finish(r, cols));
         }
     };
-    let mut j0 = first;
-    while j0 + 4 * 32 <= end {
-        let j = j0 + lane;
+    const ROUND: u64 = 4 * SHAPE_BLOCK as u64; // vectors a block reads a round
+    let mut j0 = first; // a multiple of ROUND (tiles are at least 16 KiB)
+    while j0 + ROUND <= end {
+        let j = j0 + warp_id() as u64 * 128 + lane;
         let (w, x, y, z) = (load(j), load(j + 32), load(j + 64), load(j + 96));
         write(fold(w, j), j, true);
         write(fold(x, j + 32), j + 32, true);
         write(fold(y, j + 64), j + 64, true);
         write(fold(z, j + 96), j + 96, true);
-        j0 += 4 * 32;
+        j0 += ROUND;
     }
     while j0 < end {
-        let j = j0 + lane;
+        let j = j0 + thread_idx_x() as u64; // a warp's 32 vectors: whole rows
         let live = j < end;
         write(if live { fold(load(j), j) } else { R::IDENTITY }, j, live);
-        j0 += 32;
+        j0 += SHAPE_BLOCK as u64;
     }
 }
 
-/// Rows whose warp tiles each lie inside one row (`shape::long_rows`: rows
-/// back to back, `cols` a whole number of tiles): the warp folds its tile
-/// with all 32 lanes and writes the row's result, or (several tiles a row)
-/// a piece, and the last of the row's warps combines the pieces in tile
-/// order. The additions of [`segments`] with teams of 32 on the same tiles,
-/// without the search and the teams' bookkeeping: its own entry
-/// (`rows_long_*`), with fewer registers.
+/// Rows whose block tiles of `tile` elements each lie inside one row
+/// (`shape::long_rows`: rows back to back, `cols` a whole number of
+/// tiles): the block folds its tile with all `SHAPE_BLOCK` threads, as
+/// `single_pass` folds its input (each load of the block one contiguous
+/// 4 KiB run, four in flight), the warps reduce with shuffles and warp 0
+/// combines their `SHAPE_WARPS` results (`team_reduce`'s tree); it writes
+/// the row's result, or (several tiles a row) a piece, and the last of
+/// the row's blocks combines the pieces in tile order with warp 0 (as
+/// [`segments`] combines pieces). Its own entry (`rows_long_*`) and order
+/// (`reduction::shape_order`).
 ///
 /// # Safety
 /// As for [`segments`], with `cols` a multiple of `tile` and `n` a whole
-/// number of rows; `pieces` with one accumulator per tile.
+/// number of rows; `pieces` with one accumulator per tile; `SHAPE_WARPS`
+/// accumulators of dynamic shared memory.
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
 pub unsafe fn long_rows<T: Element + Vector, R: Reduction<T>>(
@@ -256,14 +263,24 @@ pub unsafe fn long_rows<T: Element + Vector, R: Reduction<T>>(
     R::Acc: Shuffle,
 {
     let tile = tile.max(1);
-    let me = (block_idx_x() * SHAPE_WARPS + warp_id()) as u64;
+    let me = block_idx_x() as u64; // this block's tile
     if me >= tiles(n, tile) {
-        return;
+        return; // the whole block: no barrier follows
     }
     let per_row = (cols / tile).max(1); // tiles a row
     let (row, w0) = (me / per_row, me * tile);
-    let v = strided_fold::<T, R>(a, b, w0, w0 + tile, row * cols, lane_id() as u64, 32, false);
+    let v = strided_fold::<T, R>(a, b, w0, w0 + tile, row * cols, thread_idx_x() as u64, SHAPE_BLOCK as u64, false);
     let v = warp_reduce(v, R::combine);
+    let mut warps = dyn_shared::<R::Acc>();
+    if lane_id() == 0 {
+        warps[warp_id()] = v;
+    }
+    sync_threads();
+    if warp_id() != 0 {
+        return;
+    }
+    let v = if lane_id() < SHAPE_WARPS { warps[lane_id()] } else { R::IDENTITY };
+    let v = team_reduce(v, SHAPE_WARPS, R::combine);
     if per_row == 1 {
         if lane_id() == 0 {
             store_u64(out, row, R::finish(v, cols));
