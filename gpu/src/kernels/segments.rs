@@ -214,15 +214,32 @@ pub unsafe fn short_rows<T: Element + Vector, R: Reduction<T>>(
             store_u64(out, j >> shift, R::finish(r, cols));
         }
     };
+    let per_load: u32 = 32 >> shift; // rows a load holds, `m`: row k of load q in lane k·v
     const ROUND: u64 = 4 * SHAPE_BLOCK as u64; // vectors a block reads a round
     let mut j0 = first; // a multiple of ROUND (tiles are at least 16 KiB)
     while j0 + ROUND <= end {
         let j = j0 + warp_id() as u64 * 128 + lane;
         let (w, x, y, z) = (load(j), load(j + 32), load(j + 64), load(j + 96));
-        write(fold(w, j), j, true);
-        write(fold(x, j + 32), j + 32, true);
-        write(fold(y, j + 64), j + 64, true);
-        write(fold(z, j + 96), j + 96, true);
+        let r = [fold(w, j), fold(x, j + 32), fold(y, j + 64), fold(z, j + 96)].map(|a| team_reduce(a, v, R::combine));
+        // the warp's 4m rows, 32 a store: lane o of store s gathers row s·32 + o from load q = row / m
+        let first_row = (j - lane) >> shift;
+        for s in 0..(4 * per_load).div_ceil(32) {
+            let o = s * 32 + lane_id();
+            let (q, k) = (o / per_load, o % per_load);
+            let mut row = R::IDENTITY;
+            for (qq, &rq) in r.iter().enumerate() {
+                let qq = qq as u32;
+                if qq * per_load <= s * 32 + 31 && (qq + 1) * per_load > s * 32 {
+                    let t = shfl_sync(FULL_MASK, rq, k << shift); // every lane: a uniform condition
+                    if qq == q {
+                        row = t;
+                    }
+                }
+            }
+            if o < 4 * per_load {
+                store_u64(out, first_row + o as u64, R::finish(row, cols));
+            }
+        }
         j0 += ROUND;
     }
     while j0 < end {
@@ -245,9 +262,9 @@ pub unsafe fn short_rows<T: Element + Vector, R: Reduction<T>>(
 /// (`reduction::shape_order`).
 ///
 /// # Safety
-/// As for [`segments`], with `cols` a multiple of `tile` and `n` a whole
-/// number of rows; `pieces` with one accumulator per tile; `SHAPE_WARPS`
-/// accumulators of dynamic shared memory.
+/// As for [`segments`], with `tile` a power of two, `cols` a multiple of
+/// it and `n` a whole number of rows; `pieces` with one accumulator per
+/// tile; `SHAPE_WARPS` accumulators of dynamic shared memory.
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
 pub unsafe fn long_rows<T: Element + Vector, R: Reduction<T>>(
@@ -262,13 +279,15 @@ pub unsafe fn long_rows<T: Element + Vector, R: Reduction<T>>(
 ) where
     R::Acc: Shuffle,
 {
-    let tile = tile.max(1);
-    let me = block_idx_x() as u64; // this block's tile
-    if me >= tiles(n, tile) {
+    // no division before the first load (a 64-bit one is a long subroutine)
+    let (shift, me) = (tile.trailing_zeros(), block_idx_x() as u64); // this block's tile
+    let w0 = me << shift;
+    if w0 >= n {
         return; // the whole block: no barrier follows
     }
-    let per_row = (cols / tile).max(1); // tiles a row
-    let (row, w0) = (me / per_row, me * tile);
+    let per_row = (cols >> shift).max(1); // tiles a row
+    let row = if per_row == 1 { me } else { me / per_row };
+    let tile = 1 << shift;
     let v = strided_fold::<T, R>(a, b, w0, w0 + tile, row * cols, thread_idx_x() as u64, SHAPE_BLOCK as u64, false);
     let v = warp_reduce(v, R::combine);
     let mut warps = dyn_shared::<R::Acc>();
