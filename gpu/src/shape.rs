@@ -144,10 +144,10 @@ pub const fn short_row_vectors(cols: u64, pitch: u64, size: usize, lanes: u32, a
     if v.is_power_of_two() && v <= 32 { v as u32 } else { 0 }
 }
 
-/// Rows whose warp tiles of `tile` elements each lie inside one row: rows
-/// back to back (`pitch == cols`), `cols` a whole number of tiles, teams of
-/// the whole warp (`lanes` 0 or 32). Every tile is then one piece of one
-/// row, folded by 32 lanes.
+/// Rows whose tiles of `tile` elements (a power of two) each lie inside
+/// one row: rows back to back (`pitch == cols`), `cols` a whole number of
+/// tiles, teams of the whole warp (`lanes` 0 or 32). Every tile is then one
+/// piece of one row, folded by a block (`rows_long`).
 ///
 /// ```
 /// use gpu::shape::long_rows;
@@ -156,7 +156,7 @@ pub const fn short_row_vectors(cols: u64, pitch: u64, size: usize, lanes: u32, a
 /// assert!(!long_rows(65536, 65537, 16384, 0) && !long_rows(1000, 1000, 4096, 0));
 /// ```
 pub const fn long_rows(cols: u64, pitch: u64, tile: u64, lanes: u32) -> bool {
-    pitch == cols && tile > 0 && cols >= tile && cols.is_multiple_of(tile) && (lanes == 0 || lanes == 32)
+    pitch == cols && tile.is_power_of_two() && cols >= tile && cols.is_multiple_of(tile) && (lanes == 0 || lanes == 32)
 }
 
 /// Where segment `s` lies: `offsets[s]..offsets[s+1]` when `offsets` is not

@@ -13,7 +13,7 @@ use crate::launch::{Buffers, Job, Out, enqueue, enqueue_partials, grow};
 use crate::modes::{Determinism, ModeJob, mode_kernel};
 use crate::plan::{Level, plan};
 use crate::ptx::Ptx;
-use crate::registry::{DEFAULT_BLOCK, DEFAULT_KERNEL, Kernel, Scheme, default_block};
+use crate::registry::{DEFAULT_BLOCK, DEFAULT_KERNEL, Kernel, Scheme, default_block, fit_block};
 use gpu::half::{bf16, f16};
 use gpu::op::{Bits, ReduceOp, Reduction};
 
@@ -565,7 +565,12 @@ impl Reducer {
             return self.mode_job::<R, T>(mode, n, opts);
         }
         let (kernel, block) = self.choose(n, opts)?;
-        let entry = kernel.entry_named(block, R::NAME, T::NAME);
+        let (block, entry) = fit_block(
+            opts.block,
+            block,
+            |b| kernel.entry_named(b, R::NAME, T::NAME),
+            |e| self.gpu.max_threads_per_block(e),
+        )?;
         let levels = self.plan_entry(kernel, &entry, block, n, size_of::<T>(), opts.max_grid)?;
         let func = self.gpu.function(&entry)?;
         Ok(Job { kernel, block, entry, func, levels, inputs: R::INPUTS, acc_bytes: size_of::<R::Acc>(), mode: None })
@@ -590,20 +595,13 @@ impl Reducer {
                 valid: "the library's sum, dot, sum_squares, norm, mean".into(),
             });
         }
-        let entry = crate::modes::entry(mode, R::NAME, T::DTYPE);
         // the accurate kernels' registers allow fewer than 1024 threads a block
-        let most = self.gpu.max_threads_per_block(&entry)?;
-        let block = match opts.block {
-            Some(b) if b > most => {
-                return Err(Error::Unsupported {
-                    kernel: entry,
-                    what: format!("block size {b} (its registers allow at most {most} threads a block)"),
-                    valid: "powers of two from 32 up to that".into(),
-                });
-            }
-            Some(b) => b,
-            None => default_block(n).min(1 << most.max(32).ilog2()),
-        };
+        let (block, entry) = fit_block(
+            opts.block,
+            default_block(n),
+            |_| crate::modes::entry(mode, R::NAME, T::DTYPE),
+            |e| self.gpu.max_threads_per_block(e),
+        )?;
         DEFAULT_KERNEL.check_block(block)?;
         let resident = self.gpu.resident_blocks(&entry, block, gpu::layout::MODES_SMEM)?;
         let resident = opts.max_grid.map_or(resident, |g| resident.min(g.max(1)));

@@ -214,32 +214,15 @@ pub unsafe fn short_rows<T: Element + Vector, R: Reduction<T>>(
             store_u64(out, j >> shift, R::finish(r, cols));
         }
     };
-    let per_load: u32 = 32 >> shift; // rows a load holds, `m`: row k of load q in lane k·v
     const ROUND: u64 = 4 * SHAPE_BLOCK as u64; // vectors a block reads a round
     let mut j0 = first; // a multiple of ROUND (tiles are at least 16 KiB)
     while j0 + ROUND <= end {
         let j = j0 + warp_id() as u64 * 128 + lane;
         let (w, x, y, z) = (load(j), load(j + 32), load(j + 64), load(j + 96));
-        let r = [fold(w, j), fold(x, j + 32), fold(y, j + 64), fold(z, j + 96)].map(|a| team_reduce(a, v, R::combine));
-        // the warp's 4m rows, 32 a store: lane o of store s gathers row s·32 + o from load q = row / m
-        let first_row = (j - lane) >> shift;
-        for s in 0..(4 * per_load).div_ceil(32) {
-            let o = s * 32 + lane_id();
-            let (q, k) = (o / per_load, o % per_load);
-            let mut row = R::IDENTITY;
-            for (qq, &rq) in r.iter().enumerate() {
-                let qq = qq as u32;
-                if qq * per_load <= s * 32 + 31 && (qq + 1) * per_load > s * 32 {
-                    let t = shfl_sync(FULL_MASK, rq, k << shift); // every lane: a uniform condition
-                    if qq == q {
-                        row = t;
-                    }
-                }
-            }
-            if o < 4 * per_load {
-                store_u64(out, first_row + o as u64, R::finish(row, cols));
-            }
-        }
+        write(fold(w, j), j, true);
+        write(fold(x, j + 32), j + 32, true);
+        write(fold(y, j + 64), j + 64, true);
+        write(fold(z, j + 96), j + 96, true);
         j0 += ROUND;
     }
     while j0 < end {
