@@ -129,7 +129,7 @@ macro_rules! shape_entries {
             segments::segments::<$t, $Op>(a, b, n, segs, tile, l, pieces, tk, out)
         });
         segments_entry!(${concat(rows_short_, $op, _, $t)}, $Op, $t, |a, b, n, o, c, cols, p, tile, l, pieces, tk, out| {
-            segments::short_rows::<$t, $Op>(a, b, n, cols, out)
+            segments::short_rows::<$t, $Op>(a, b, n, cols, tile, out)
         });
         segments_entry!(${concat(rows_long_, $op, _, $t)}, $Op, $t, |a, b, n, o, c, cols, p, tile, l, pieces, tk, out| {
             segments::long_rows::<$t, $Op>(a, b, n, cols, tile, pieces, tk, out)

@@ -32,10 +32,6 @@ pub const SHAPE_BLOCK: u32 = 256;
 /// Warps per block.
 pub const SHAPE_WARPS: u32 = SHAPE_BLOCK / 32;
 
-/// 16-byte vectors a block of `rows_short` reads a round: four loads of
-/// each of its threads, 16 KiB.
-pub const SHORT_ROUND: u64 = 4 * SHAPE_BLOCK as u64;
-
 /// Warps the automatic tile size keeps at least (while tiles stay at
 /// least [`MIN_TILE_BYTES`]): about two rounds of an H200's 132 SMs x 64
 /// warps, so the last round of tiles is not one SM's lonely tail.

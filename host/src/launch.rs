@@ -354,15 +354,8 @@ impl Gpu {
             }
         }
         args.arg(&partials.addr).arg(tickets).arg(&out.addr);
-        // rows_short strides its rounds over any grid: the blocks that fit at once
-        let grid = match plan.kernel {
-            crate::shape::ShapeKernel::RowsShort => {
-                plan.grid.min(self.resident_blocks(entry, crate::shape::SHAPE_BLOCK, plan.smem)?)
-            }
-            _ => plan.grid,
-        };
         let cfg = LaunchConfig {
-            grid_dim: (grid, 1, 1),
+            grid_dim: (plan.grid, 1, 1),
             block_dim: (crate::shape::SHAPE_BLOCK, 1, 1),
             shared_mem_bytes: plan.smem,
         };

@@ -5,7 +5,7 @@
 
 use crate::error::{Error, Result};
 use gpu::names::{DType, Op};
-use gpu::shape::{Columns, SHAPE_WARPS, SHORT_ROUND, columns_smem, long_rows, short_row_vectors, tiles};
+use gpu::shape::{Columns, SHAPE_WARPS, columns_smem, long_rows, short_row_vectors, tiles};
 /// The kernels' geometry (`gpu::shape`), for planners and tests.
 pub use gpu::shape::{MAX_TILE_BYTES, MIN_TILE_BYTES, SHAPE_BLOCK};
 
@@ -241,8 +241,7 @@ pub enum ShapeKernel {
     /// `segments`: any rows or CSR segments, in warp tiles and teams.
     Segments,
     /// `rows_short`: rows of 1 to 32 aligned 16-byte vectors, back to back
-    /// (`gpu::shape::short_row_vectors`), a lane a vector, 16 KiB rounds
-    /// grid-stride (no tiles); its own order.
+    /// (`gpu::shape::short_row_vectors`), a lane a vector; its own order.
     RowsShort,
     /// `rows_long`: rows a whole number of tiles (`gpu::shape::long_rows`),
     /// a tile per block; its own order.
@@ -352,11 +351,9 @@ pub fn plan(
                 Shape::Rows(m) if long_rows(m.cols as u64, m.pitch as u64, tile, split) => ShapeKernel::RowsLong,
                 _ => ShapeKernel::Segments,
             };
-            // a warp a tile; rows_long: a block a tile, its warps' results in shared memory;
-            // rows_short: a block a round at most (the launch caps it at the resident blocks)
+            // a warp a tile, but rows_long: a block a tile, its warps' results in shared memory
             let (blocks, smem) = match kernel {
                 ShapeKernel::RowsLong => (warp_tiles, SHAPE_WARPS * acc_bytes as u32),
-                ShapeKernel::RowsShort => ((n as u64 * size as u64 / 16).div_ceil(SHORT_ROUND).max(1), 0),
                 _ => (warp_tiles.div_ceil(SHAPE_WARPS as u64), 0),
             };
             let grid = u32::try_from(blocks).map_err(|_| too_big("segments"))?;

@@ -29,8 +29,7 @@
 //!    blocks read one contiguous run at a time rather than a stretch per
 //!    warp (fewer DRAM streams at once: CUB's block per row): rows of 1 to
 //!    32 16-byte vectors (a power of two, back to back, aligned;
-//!    `shape::short_row_vectors`) are read in 16 KiB rounds spread over
-//!    the grid as the flat kernel spreads its input, and
+//!    `shape::short_row_vectors`) are read by the block as one stretch, and
 //!    the `v` lanes that hold a row's vectors reduce it with shuffles
 //!    ([`short_rows`]; a lane a row would read 64-byte-strided 16-byte
 //!    pieces and pay the per-segment loop for every 64 bytes); rows that
@@ -46,15 +45,14 @@
 //! mean, and for arg-min/max an index of `u64::MAX`, the "no element"
 //! marker.
 //!
-//! Launch: block `SHAPE_BLOCK`; `segments` one warp per tile
-//! (`shape::tiles`), no shared memory; `rows_short` any grid (at most a
-//! block per round), no shared memory; `rows_long` one block per tile and
-//! `SHAPE_WARPS` accumulators of shared memory; `pieces` with two
+//! Launch: block `SHAPE_BLOCK`; `segments` and `rows_short` one warp per
+//! tile (`shape::tiles`), no shared memory, `rows_long` one block per tile
+//! and `SHAPE_WARPS` accumulators of shared memory; `pieces` with two
 //! accumulators per tile, `tickets[0..count]` zero.
 
 use crate::op::{Element, Reduction};
 use crate::prim::*;
-use crate::shape::{SHAPE_BLOCK, SHAPE_WARPS, SHORT_ROUND, Segments, piece_slot, team_lanes, tile_span, tiles};
+use crate::shape::{SHAPE_BLOCK, SHAPE_WARPS, Segments, piece_slot, team_lanes, tile_span, tiles};
 use crate::strided_fold::strided_fold;
 use crate::warp_reduce::{team_reduce, warp_reduce};
 
@@ -171,31 +169,35 @@ pub unsafe fn segments<T: Element + Vector, R: Reduction<T>>(
 }
 
 /// Rows of `v` 16-byte vectors (`shape::short_row_vectors`: a power of two
-/// up to 32, back to back, aligned), `cols` elements each. The grid reads
-/// the input as the flat kernel does, one window at a time: round `r` (of
-/// `SHORT_ROUND` vectors, 16 KiB of f32) goes to block `r mod grid`, each
-/// warp 2 KiB of it, four 512-byte loads in flight, so each row lies in `v`
-/// neighbouring lanes of one load; each lane folds its vector's lanes
-/// pairwise, and the team of `v` lanes reduces the row with shuffles
-/// (`team_reduce`). Row `r`'s result is `team_reduce` of
-/// `combine(IDENTITY, fold(vector k))`, `k < v`, whoever reads it, on any
-/// grid. Its own entry (`rows_short_*`): none of the segments kernel's
-/// state, so far fewer registers and more warps an SM.
+/// up to 32, back to back, aligned), `cols` elements each. The block takes
+/// its `SHAPE_WARPS` warp tiles of `tile` elements as one stretch and
+/// reads it 16 KiB a round: each warp 2 KiB of it, four 512-byte loads in
+/// flight, so the block's loads are one contiguous run (fewer DRAM
+/// streams than a tile per warp) and each row lies in `v` neighbouring
+/// lanes of one load; each lane folds its vector's lanes pairwise, and the
+/// team of `v` lanes reduces the row with shuffles (`team_reduce`). Row
+/// `r`'s result is `team_reduce` of `combine(IDENTITY, fold(vector k))`,
+/// `k < v`, whoever reads it. Its own entry (`rows_short_*`): none of the
+/// segments kernel's state, so far fewer registers and more warps an SM.
 ///
 /// # Safety
 /// As for [`segments`], with `a` (and `b`) 16-byte aligned, `cols` such a
-/// row length and `n` a whole number of rows; any grid.
+/// row length and `n` a whole number of rows.
 #[inline(always)]
 pub unsafe fn short_rows<T: Element + Vector, R: Reduction<T>>(
     a: *const T,
     b: *const T,
     n: u64,
     cols: u64,
+    tile: u64,
     out: *mut R::Out,
 ) where
     R::Acc: Shuffle,
 {
     let width = T::LANES as u64;
+    let stretch = tile.max(1) * SHAPE_WARPS as u64; // this block's warp tiles, elements
+    let me = block_idx_x() as u64;
+    let (first, end) = (me * stretch / width, ((me + 1) * stretch).min(n) / width); // its vectors
     let v = (cols / width).clamp(1, 32) as u32; // a power of two (the host's contract)
     let (mask, shift, lane) = (v as u64 - 1, v.trailing_zeros(), lane_id() as u64);
     let load = |j: u64| {
@@ -212,27 +214,22 @@ pub unsafe fn short_rows<T: Element + Vector, R: Reduction<T>>(
             store_u64(out, j >> shift, R::finish(r, cols));
         }
     };
-    let (vectors, grid) = (n / width, grid_dim_x() as u64);
-    let rounds = vectors / SHORT_ROUND; // whole ones; rows never cross them
-    let mut r = block_idx_x() as u64;
-    while r < rounds {
-        let j = r * SHORT_ROUND + warp_id() as u64 * 128 + lane;
+    const ROUND: u64 = 4 * SHAPE_BLOCK as u64; // vectors a block reads a round
+    let mut j0 = first; // a multiple of ROUND (tiles are at least 16 KiB)
+    while j0 + ROUND <= end {
+        let j = j0 + warp_id() as u64 * 128 + lane;
         let (w, x, y, z) = (load(j), load(j + 32), load(j + 64), load(j + 96));
         write(fold(w, j), j, true);
         write(fold(x, j + 32), j + 32, true);
         write(fold(y, j + 64), j + 64, true);
         write(fold(z, j + 96), j + 96, true);
-        r += grid;
+        j0 += ROUND;
     }
-    if r == rounds {
-        // the last, partial round: its block, a vector a thread at a time
-        let mut j0 = rounds * SHORT_ROUND;
-        while j0 < vectors {
-            let j = j0 + thread_idx_x() as u64; // a warp's 32 vectors: whole rows
-            let live = j < vectors;
-            write(if live { fold(load(j), j) } else { R::IDENTITY }, j, live);
-            j0 += SHAPE_BLOCK as u64;
-        }
+    while j0 < end {
+        let j = j0 + thread_idx_x() as u64; // a warp's 32 vectors: whole rows
+        let live = j < end;
+        write(if live { fold(load(j), j) } else { R::IDENTITY }, j, live);
+        j0 += SHAPE_BLOCK as u64;
     }
 }
 
