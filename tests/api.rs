@@ -179,16 +179,26 @@ fn cpu_finish_with_the_default_kernel() -> Result<(), Failed> {
     Ok(())
 }
 
-/// A launch the driver refuses: reduce3 compiled for at most 64 threads
-/// per block (`.maxntid 64`) and launched with 128. The error is typed, names
-/// the kernel and shape, and the same reducer works afterwards.
+/// A launch the driver refuses: reduce3 given 48768 bytes of static shared
+/// memory, so that 128 threads' dynamic 512 bytes pass the 48 KiB a block
+/// may have without opting in (64 threads' 256 bytes do not). The error is
+/// typed, names the kernel and shape, and the same reducer works
+/// afterwards. And a block its registers or `.maxntid` do not allow is
+/// refused before any launch (`registry::fit_block`).
 fn driver_error_leaves_reducer_usable() -> Result<(), Failed> {
     let one = Ptx::embedded().module_for("reduce3_sum_i32")?;
     let (head, entry) = one.split_once(".visible .entry reduce3_sum_i32(").ok_or("no reduce3 entry")?;
-    let entry = entry.replacen("\n{\n", "\n.maxntid 64, 1, 1\n{\n", 1); // the entry's body opens
-    let limited = format!("{head}.visible .entry reduce3_sum_i32({entry}");
-    ensure(limited.contains(".maxntid 64"), || "could not add .maxntid to the PTX".into())?;
-    let r = Reducer::with_ptx(0, Ptx::from_text(limited, "reduce3 with .maxntid 64"))?;
+    // the module with `module_scope` before the entry, `in_body` at its opening, `after_tid` after
+    // its first `%tid.x` read
+    let with = |module_scope: &str, in_body: &str, after_tid: &str| {
+        let e = entry.replacen("\n{\n", &format!("\n{in_body}\n{{\n"), 1); // the entry's body opens
+        let e = e.replacen("%tid.x;\n", &format!("%tid.x;\n{after_tid}"), 1);
+        format!("{head}{module_scope}.visible .entry reduce3_sum_i32({e}")
+    };
+    // a store keeps the array
+    let big = with(".shared .align 4 .b8 planted[48768];\n", "", "\tst.shared.b32 \t[planted], 0;\n");
+    ensure(big.contains("[planted], 0"), || "could not plant the array".into())?;
+    let r = Reducer::with_ptx(0, Ptx::from_text(big, "reduce3 with 48768 bytes of static shared memory"))?;
     let data = vec![2i32; 10_000];
     let opts = |block| Options {
         kernel: Some(Kernel::find("reduce3").unwrap()),
@@ -198,6 +208,12 @@ fn driver_error_leaves_reducer_usable() -> Result<(), Failed> {
     };
     let err = r.reduce_with::<Sum, _, _>(&data, &opts(128)).err().ok_or("the driver launched 128 threads")?;
     ensure(matches!(&err, Error::Launch { entry, block: 128, .. } if entry == "reduce3_sum_i32"), || {
+        format!("{err:?}")
+    })?;
+    let narrow = with("", ".maxntid 64, 1, 1", "");
+    let r64 = Reducer::with_ptx(0, Ptx::from_text(narrow, "reduce3 with .maxntid 64"))?;
+    let err = r64.reduce_with::<Sum, _, _>(&data, &opts(128)).err().ok_or("128 threads of a .maxntid 64 entry")?;
+    ensure(matches!(&err, Error::Unsupported { .. }) && err.to_string().contains("at most 64 threads"), || {
         format!("{err:?}")
     })?;
     ensure(r.reduce_with::<Sum, _, _>(&data, &opts(64))? == 20_000, || "not usable after the error".into())?;
