@@ -217,34 +217,12 @@ pub unsafe fn short_rows<T: Element + Vector, R: Reduction<T>>(
     const ROUND: u64 = 4 * SHAPE_BLOCK as u64; // vectors a block reads a round
     let mut j0 = first; // a multiple of ROUND (tiles are at least 16 KiB)
     while j0 + ROUND <= end {
-        let chunk = j0 + warp_id() as u64 * 128; // this warp's 128 vectors
-        if v <= 4 {
-            // rows of one, two or four vectors: a thread a row (four, two, one of them), its
-            // vectors combined in team_reduce's order, no shuffles, one store per 32 rows
-            let at = |q: u64| chunk + ((lane + 32 * (q >> shift)) << shift) + (q & mask);
-            let (j, k, l, m) = (at(0), at(1), at(2), at(3));
-            let (lj, lk, ll, lm) = (load(j), load(k), load(l), load(m));
-            let (g0, g1, g2, g3) = (fold(lj, j), fold(lk, k), fold(ll, l), fold(lm, m));
-            let row = (chunk >> shift) + lane;
-            if v == 1 {
-                store_u64(out, row, R::finish(g0, cols));
-                store_u64(out, row + 32, R::finish(g1, cols));
-                store_u64(out, row + 64, R::finish(g2, cols));
-                store_u64(out, row + 96, R::finish(g3, cols));
-            } else if v == 2 {
-                store_u64(out, row, R::finish(R::combine(g0, g1), cols));
-                store_u64(out, row + 32, R::finish(R::combine(g2, g3), cols));
-            } else {
-                store_u64(out, row, R::finish(R::combine(R::combine(g0, g2), R::combine(g1, g3)), cols));
-            }
-        } else {
-            let j = chunk + lane;
-            let (w, x, y, z) = (load(j), load(j + 32), load(j + 64), load(j + 96));
-            write(fold(w, j), j, true);
-            write(fold(x, j + 32), j + 32, true);
-            write(fold(y, j + 64), j + 64, true);
-            write(fold(z, j + 96), j + 96, true);
-        }
+        let j = j0 + warp_id() as u64 * 128 + lane;
+        let (w, x, y, z) = (load(j), load(j + 32), load(j + 64), load(j + 96));
+        write(fold(w, j), j, true);
+        write(fold(x, j + 32), j + 32, true);
+        write(fold(y, j + 64), j + 64, true);
+        write(fold(z, j + 96), j + 96, true);
         j0 += ROUND;
     }
     while j0 < end {
