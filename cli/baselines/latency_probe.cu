@@ -1,7 +1,8 @@
 // Where a small reduction's time goes on this GPU: GPU time between CUDA
 // events queued behind a hold kernel (nvbench's blocking kernel), median of
 // RUNS, for an empty kernel, one-block reductions of 2^10 floats writing
-// device or mapped host memory, the single-pass ticket pattern, and CUB.
+// device or mapped host memory, the single-pass ticket pattern, and CUB;
+// also 2^23 floats (32 MiB: a 2^22 dot product's two inputs).
 //
 //   nvcc -O3 -arch=sm_90 -std=c++17 -o probe cli/baselines/latency_probe.cu && ./probe
 //
@@ -107,6 +108,19 @@ int main() {
     printf("%-48s %8.2f\n", name, queued(st, RUNS, [&](int i) { ticket<0><<<grid, 256, 0, st>>>(src(i, big), big / 4, partials, tk, dout, nullptr); }));
     snprintf(name, 64, "2^22 ticket grid %d x256, mapped out", grid);
     printf("%-48s %8.2f\n", name, queued(st, RUNS, [&](int i) { ticket<1><<<grid, 256, 0, st>>>(src(i, big), big / 4, partials, tk, dmapped, ddone); }));
+  }
+  // 32 MiB, the bytes of a dot product of two 2^22-float vectors: four
+  // disjoint windows of the 128 MiB buffer, so no run finds its input in L2
+  auto wide = [&](int i) { return (const float4 *)(in + (i % 4) * 2 * big); };
+  for (int grid : {528, 1056, 2112}) {
+    char name[64]; snprintf(name, 64, "2^23 ticket grid %d x256, device out", grid);
+    printf("%-48s %8.2f\n", name, queued(st, RUNS, [&](int i) { ticket<0><<<grid, 256, 0, st>>>(wide(i), big / 2, partials, tk, dout, nullptr); }));
+  }
+  {
+    size_t temp = 0; CK(cub::DeviceReduce::Sum(nullptr, temp, in, dout, (int)(2 * big), st));
+    void *t; CK(cudaMalloc(&t, temp));
+    printf("%-48s %8.2f\n", "CUB DeviceReduce::Sum n=2^23 (32 MiB)", queued(st, RUNS, [&](int i) { cub::DeviceReduce::Sum(t, temp, (const float *)wide(i), dout, (int)(2 * big), st); }));
+    CK(cudaFree(t));
   }
   for (size_t n : {size_t(1024), big}) {
     size_t temp = 0; CK(cub::DeviceReduce::Sum(nullptr, temp, in, dout, (int)n, st));
