@@ -214,7 +214,7 @@ pub enum Strategy {
     #[default]
     Auto,
     /// Rows and segments: tiles of `tile_bytes` (a power of two, 16 to
-    /// 256 KiB; a warp's, or a block's for rows a whole number of tiles)
+    /// 256 KiB; a warp's, or for the rows kernels a block's)
     /// and teams of `lanes` lanes (1, 2, 4, 8, 16 or 32; 32 is a warp per
     /// segment).
     Segments {
@@ -241,7 +241,8 @@ pub enum ShapeKernel {
     /// `segments`: any rows or CSR segments, in warp tiles and teams.
     Segments,
     /// `rows_short`: rows of 1 to 32 aligned 16-byte vectors, back to back
-    /// (`gpu::shape::short_row_vectors`), a lane a vector; its own order.
+    /// (`gpu::shape::short_row_vectors`), a tile per block, a lane a
+    /// vector; its own order.
     RowsShort,
     /// `rows_long`: rows a whole number of tiles (`gpu::shape::long_rows`),
     /// a tile per block; its own order.
@@ -277,8 +278,8 @@ pub struct ShapePlan {
     pub grid: u32,
     /// Dynamic shared memory, bytes.
     pub smem: u32,
-    /// Segments and short rows: elements per warp tile; long rows: per
-    /// block; columns: the tile width (`wide`).
+    /// Segments: elements per warp tile; rows (short and long): per block;
+    /// columns: the tile width (`wide`).
     pub tile: u64,
     /// Lanes per team (0: per tile) for segments, chunks for columns.
     pub split: u32,
@@ -351,10 +352,11 @@ pub fn plan(
                 Shape::Rows(m) if long_rows(m.cols as u64, m.pitch as u64, tile, split) => ShapeKernel::RowsLong,
                 _ => ShapeKernel::Segments,
             };
-            // a warp a tile, but rows_long: a block a tile, its warps' results in shared memory
+            // segments: a warp a tile; rows: a block a tile (rows_long's warps' results in shared memory)
             let (blocks, smem) = match kernel {
                 ShapeKernel::RowsLong => (warp_tiles, SHAPE_WARPS * acc_bytes as u32),
-                _ => (warp_tiles.div_ceil(SHAPE_WARPS as u64), 0),
+                ShapeKernel::RowsShort => (warp_tiles, 0),
+                ShapeKernel::Segments | ShapeKernel::Columns => (warp_tiles.div_ceil(SHAPE_WARPS as u64), 0),
             };
             let grid = u32::try_from(blocks).map_err(|_| too_big("segments"))?;
             Ok(ShapePlan {

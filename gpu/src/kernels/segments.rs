@@ -45,9 +45,10 @@
 //! mean, and for arg-min/max an index of `u64::MAX`, the "no element"
 //! marker.
 //!
-//! Launch: block `SHAPE_BLOCK`; `segments` and `rows_short` one warp per
-//! tile (`shape::tiles`), no shared memory, `rows_long` one block per tile
-//! and `SHAPE_WARPS` accumulators of shared memory; `pieces` with two
+//! Launch: block `SHAPE_BLOCK`; `segments` one warp per tile
+//! (`shape::tiles`), no shared memory; `rows_short` one block per tile, no
+//! shared memory; `rows_long` one block per tile and `SHAPE_WARPS`
+//! accumulators of shared memory; `pieces` with two
 //! accumulators per tile, `tickets[0..count]` zero.
 
 use crate::op::{Element, Reduction};
@@ -170,10 +171,10 @@ pub unsafe fn segments<T: Element + Vector, R: Reduction<T>>(
 
 /// Rows of `v` 16-byte vectors (`shape::short_row_vectors`: a power of two
 /// up to 32, back to back, aligned), `cols` elements each. The block takes
-/// its `SHAPE_WARPS` warp tiles of `tile` elements as one stretch and
-/// reads it 16 KiB a round: each warp 2 KiB of it, four 512-byte loads in
-/// flight, so the block's loads are one contiguous run (fewer DRAM
-/// streams than a tile per warp) and each row lies in `v` neighbouring
+/// a tile of `tile` elements (16 KiB or more) as one stretch and reads it
+/// 16 KiB a round: each warp 2 KiB of it, four 512-byte loads in flight, so
+/// the block's loads are one contiguous run (fewer DRAM streams than a
+/// tile per warp) and each row lies in `v` neighbouring
 /// lanes of one load; each lane folds its vector's lanes pairwise, and the
 /// team of `v` lanes reduces the row with shuffles (`team_reduce`). Row
 /// `r`'s result is `team_reduce` of `combine(IDENTITY, fold(vector k))`,
@@ -195,7 +196,7 @@ pub unsafe fn short_rows<T: Element + Vector, R: Reduction<T>>(
     R::Acc: Shuffle,
 {
     let width = T::LANES as u64;
-    let stretch = tile.max(1) * SHAPE_WARPS as u64; // this block's warp tiles, elements
+    let stretch = tile.max(1); // this block's tile, elements
     let me = block_idx_x() as u64;
     let (first, end) = (me * stretch / width, ((me + 1) * stretch).min(n) / width); // its vectors
     let v = (cols / width).clamp(1, 32) as u32; // a power of two (the host's contract)
