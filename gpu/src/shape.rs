@@ -11,7 +11,9 @@
 //! written at once, one that crosses tiles leaves a partial per tile, and
 //! the last warp to finish one of its tiles combines them in tile order.
 //! Every warp reads the same number of bytes, however long the segments: a
-//! row of 16 elements and a row of 2^28 cost the same per byte.
+//! row of 16 elements and a row of 2^28 cost the same per byte. Rows that
+//! kernels of their own take (`short_row_vectors`, `long_rows`) are cut
+//! into tiles of the same sizes, a tile per *block*.
 //!
 //! **Columns** (one result per column): a block covers `unit_lanes` column
 //! units (16-byte vectors, or single elements when rows are not
