@@ -121,12 +121,13 @@ pub const fn team_lanes(elements: u64, segments: u64, size: usize) -> u32 {
     }
 }
 
-/// Rows short enough for the warp to read its tile contiguously: the
+/// Rows short enough for `rows_short`, whose blocks read their tile
+/// contiguously, a row in neighbouring lanes of one load: the
 /// number of 16-byte vectors in a row (1, 2, 4, 8, 16 or 32) when rows of
 /// `cols` elements of `size` bytes lie back to back (`pitch == cols`), each
 /// a whole power of two of vectors up to 512 bytes, the inputs 16-byte
 /// aligned (`aligned`) and the team size automatic (`lanes == 0`); else 0.
-/// Such a row never crosses a warp tile (tiles are larger powers of two).
+/// Such a row never crosses a tile (tiles are larger powers of two).
 ///
 /// ```
 /// use gpu::shape::short_row_vectors;

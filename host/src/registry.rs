@@ -34,7 +34,6 @@ pub fn default_block(n: usize) -> u32 {
 /// hand: an arg-max of bf16 built for 1024 threads needs 67 registers a
 /// thread on an A100, more than 64). Asking for more is a typed error,
 /// before any launch.
-///
 pub(crate) fn fit_block(
     asked: Option<u32>,
     default: u32,
