@@ -1,0 +1,328 @@
+//! The command line as clap reads it: each subcommand and option with its
+//! help text, and the parsers of sizes and timings. Syntax only: what the
+//! values mean together is checked in `validate`.
+
+use std::path::PathBuf;
+
+use clap::{Parser, Subcommand};
+use reduce::timing::Timing;
+use reduction::DEFAULT_BLOCK;
+
+#[derive(Parser)]
+#[command(name = "reduce", version, about = "Parallel reductions written in Rust, run on your GPU")]
+pub(crate) struct Cli {
+    /// CUDA device ordinal.
+    #[arg(long, global = true, default_value_t = 0)]
+    pub(crate) device: usize,
+    /// Load the kernels from this PTX file instead of the embedded one.
+    #[arg(long, global = true, value_name = "FILE")]
+    pub(crate) ptx: Option<String>,
+    #[command(subcommand)]
+    pub(crate) command: Command,
+}
+
+#[derive(Subcommand)]
+pub(crate) enum Command {
+    /// List the kernels of the registry.
+    List,
+    /// Show the GPU.
+    Info,
+    /// Reduce random data with each kernel: GPU result, CPU result, OK or
+    /// MISMATCH, median time of the whole reduction and bandwidth.
+    Run {
+        /// A kernel id from `reduce list`, `all`, or `default` (what the
+        /// library picks: single_pass at the block size tuned for `n`).
+        #[arg(long, default_value = "all")]
+        kernel: String,
+        /// Elements: 4194304, 4M, 2^22.
+        #[arg(long, default_value = "2^22", value_parser = parse_count)]
+        n: usize,
+        /// Threads per block (a power of two, 32..=1024); default 128, Harris's.
+        #[arg(long)]
+        block: Option<u32>,
+        /// Element type: i32, u32, i64, u64, f32, f64, f16, bf16 (default
+        /// i32; f32 with --shape and --segments).
+        #[arg(long = "type")]
+        ty: Option<String>,
+        /// Operation: sum, min, max (every kernel), argmin, argmax, dot,
+        /// sum_squares, norm, mean (the default kernel).
+        #[arg(long, default_value = "sum")]
+        op: String,
+        /// Where the partials are combined: gpu (more launches) or cpu.
+        #[arg(long, default_value = "gpu")]
+        finish: String,
+        /// run_to_run (the default kernel) or gpu_to_gpu (the same bits on
+        /// any GPU: f32/f64 sum, dot, sum_squares, norm, mean).
+        #[arg(long, default_value = "run_to_run")]
+        determinism: String,
+        /// The accurate f32/f64 sum (f32 correctly rounded; docs/determinism.md).
+        #[arg(long)]
+        accurate: bool,
+        /// Timed runs (after warm-up).
+        #[arg(long, default_value_t = 30)]
+        runs: usize,
+        /// Seed of the random input.
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+        /// Split the data over GPUs, `all` or the first N (default kernel,
+        /// NCCL between GPUs): per-GPU and total bandwidth, and the same n
+        /// on GPU 0 alone.
+        #[arg(long, value_name = "all|N")]
+        gpus: Option<String>,
+        /// Reduce a ROWSxCOLS f32 matrix (of the first 2^28 elements)
+        /// along --axis instead: one sum per row (1) or column (0).
+        #[arg(long, value_name = "ROWSxCOLS")]
+        shape: Option<String>,
+        /// The axis of --shape: 1 (a sum per row) or 0 (per column).
+        #[arg(long, default_value_t = 1)]
+        axis: usize,
+        /// Sum CSR segments of 2^28 f32 elements instead, with lengths
+        /// drawn from `loguniform` (1 to 10^6) or `pareto` (exponent 1.5).
+        #[arg(long, value_name = "loguniform|pareto")]
+        segments: Option<String>,
+        /// KiB of input per tile for --shape (axis 1) and --segments: 16,
+        /// 32, 64, 128 or 256 (default: chosen by shape).
+        #[arg(long, value_name = "KIB")]
+        tile: Option<u32>,
+    },
+    /// Print a folder holding `libnccl.so`, linked to the NCCL found on this
+    /// machine (PyTorch's `libnccl.so.2`), for `LD_LIBRARY_PATH`.
+    Nccl,
+    /// Check kernels against the CPU (no timing): every kernel, each size,
+    /// type and operator given, at each block size the kernel supports or the
+    /// one given. The driver program of `cargo xtask sanitize`.
+    Check {
+        /// A kernel id from `reduce list`, or `all` (with reduction by key).
+        #[arg(long, default_value = "all")]
+        kernel: String,
+        /// Sizes, comma-separated.
+        #[arg(long, value_delimiter = ',', value_parser = parse_count, default_value = "1000,2^20+7")]
+        n: Vec<usize>,
+        /// Element types, comma-separated.
+        #[arg(long = "type", value_delimiter = ',', default_value = "i32")]
+        ty: Vec<String>,
+        /// Operators, comma-separated.
+        #[arg(long, value_delimiter = ',', default_value = "sum")]
+        op: Vec<String>,
+        /// One block size instead of every one the kernel supports.
+        #[arg(long)]
+        block: Option<u32>,
+        /// Seed of the random input.
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+    },
+    /// Time rows, columns and segments: f32 sums of the 1 GiB matrices
+    /// 16384x16384, 1048576x256, 256x1048576, 16777216x16, 4096x65536 along
+    /// both axes and of 2^28 elements in power-law segments, each checked
+    /// against the CPU first; --sweep adds the strategy sweeps behind the
+    /// automatic choice.
+    Shapes {
+        /// Timed runs per case, after 5 warm-up runs.
+        #[arg(long, default_value_t = 50)]
+        runs: usize,
+        /// Also time every lanes-per-row strategy on rows of 16 to 65536
+        /// and column chunks on the matrices.
+        #[arg(long)]
+        sweep: bool,
+        /// Also write the rows as JSON.
+        #[arg(long, value_name = "FILE")]
+        json: Option<PathBuf>,
+    },
+    /// Time the library's operations on the default kernel (every input
+    /// byte read counts, both vectors of a dot product), each checked
+    /// against the CPU first. Pairs a type does not have are left out.
+    Ops {
+        /// Sizes, comma-separated.
+        #[arg(long, value_delimiter = ',', value_parser = parse_count, default_value = "2^22,2^28")]
+        n: Vec<usize>,
+        /// Operations, comma-separated.
+        #[arg(long, value_delimiter = ',', default_value = "sum,argmax,dot,norm")]
+        op: Vec<String>,
+        /// Element types, comma-separated.
+        #[arg(long = "type", value_delimiter = ',', default_value = "f32,bf16")]
+        ty: Vec<String>,
+        /// Threads per block (default: the library's choice for each size).
+        #[arg(long)]
+        block: Option<u32>,
+        /// Timed runs per measurement, after 5 warm-up runs.
+        #[arg(long, default_value_t = 100)]
+        runs: usize,
+        /// Seed of the random input.
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+        /// How the timed runs are queued, comma-separated for both in one
+        /// sitting: host-loop (each run queued as the GPU runs; short runs
+        /// include the host's submission) or queued (batches behind a hold
+        /// kernel, then back to back: the GPU's work alone).
+        #[arg(long, value_delimiter = ',', value_parser = parse_timing, default_value = "host-loop")]
+        timing: Vec<Timing>,
+        /// Also write the rows as JSON.
+        #[arg(long, value_name = "FILE")]
+        json: Option<PathBuf>,
+    },
+    /// The default, reproducible (gpu_to_gpu) and accurate float sums side
+    /// by side, in one sitting: GB/s and the ratio to the default sum, each
+    /// checked against the CPU first (docs/determinism.md).
+    Modes {
+        /// Elements.
+        #[arg(long, default_value = "2^28", value_parser = parse_count)]
+        n: usize,
+        /// Element types, comma-separated (f32, f64).
+        #[arg(long = "type", value_delimiter = ',', default_value = "f32,f64")]
+        ty: Vec<String>,
+        /// Timed runs per measurement, after 5 warm-up runs.
+        #[arg(long, default_value_t = 100)]
+        runs: usize,
+        /// Seed of the random input.
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+        /// Also write the rows as JSON.
+        #[arg(long, value_name = "FILE")]
+        json: Option<PathBuf>,
+    },
+    /// Seed 003: sum values by key (one atomic per element vs warp-aggregated
+    /// atomics vs shared-memory hashing), f32 and f64, four key
+    /// distributions; elements per second and speedups.
+    ByKey {
+        /// Elements.
+        #[arg(long, default_value = "10000000", value_parser = parse_count)]
+        n: usize,
+        /// Distinct keys (the output array's length).
+        #[arg(long, default_value_t = 1_000_000)]
+        keys: u32,
+        /// Timed runs per measurement.
+        #[arg(long, default_value_t = 30)]
+        runs: usize,
+    },
+    /// Nsight Compute's counters for each teaching step (branch efficiency,
+    /// bank conflicts, instructions per element, stalls, DRAM, occupancy):
+    /// the measured reasons behind Harris's steps. Needs `ncu`.
+    Explain {
+        /// Elements.
+        #[arg(long, default_value = "2^22", value_parser = parse_count)]
+        n: usize,
+        /// Element type.
+        #[arg(long = "type", default_value = "i32")]
+        ty: String,
+        /// Threads per block (Harris's 128).
+        #[arg(long, default_value_t = DEFAULT_BLOCK)]
+        block: u32,
+        /// Also write ncu's raw CSV output here.
+        #[arg(long, value_name = "FILE")]
+        raw: Option<PathBuf>,
+        /// Print the table from a raw file written by `--raw` (no GPU, no ncu).
+        #[arg(long, value_name = "FILE", conflicts_with = "raw")]
+        from_raw: Option<PathBuf>,
+    },
+    /// Regenerate a results page from benchmark JSON (no GPU needed): for
+    /// each FILE.json, its chart FILE.svg beside it and, in the page, the
+    /// text between `<!-- report FILE.json -->` and `<!-- /report -->`.
+    Report {
+        /// Reports written by `reduce bench --json`.
+        #[arg(required = true)]
+        json: Vec<PathBuf>,
+        /// The Markdown page whose marked sections are rewritten.
+        #[arg(long, value_name = "FILE")]
+        page: Option<PathBuf>,
+    },
+    /// What a user's call `r.sum(&device_slice)` costs on the host clock,
+    /// next to the kernels' time between CUDA events (default kernel).
+    Latency {
+        /// Sizes, comma-separated.
+        #[arg(long, value_delimiter = ',', value_parser = parse_count, default_value = "2^10,2^16,2^20,2^22")]
+        n: Vec<usize>,
+        /// Element type: i32, u32, i64, u64, f32, f64.
+        #[arg(long = "type", default_value = "f32")]
+        ty: String,
+        /// Timed calls per size and kind (after 5 warm-up calls).
+        #[arg(long, default_value_t = 300)]
+        runs: usize,
+        /// Seed of the random input.
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+        /// At most this many blocks (the default: what the GPU holds).
+        #[arg(long)]
+        max_grid: Option<u32>,
+        /// How the event-timed columns' runs are queued, comma-separated
+        /// for one table each: host-loop or queued (as for `reduce ops`).
+        #[arg(long, value_delimiter = ',', value_parser = parse_timing, default_value = "host-loop")]
+        timing: Vec<Timing>,
+    },
+    /// Harris's table for this GPU: every kernel at each size, time, GB/s,
+    /// step and cumulative speedup, % of peak, and the same kernels in CUDA
+    /// C++ (compiled with NVRTC, if present) side by side.
+    Bench {
+        /// Sizes, comma-separated (Harris's 4M ints, seed 004's 32M, and 2^28).
+        #[arg(long, value_delimiter = ',', value_parser = parse_count, default_value = "2^22,2^25,2^28")]
+        n: Vec<usize>,
+        /// Element type: i32, u32, i64, u64, f32, f64.
+        #[arg(long = "type", default_value = "i32")]
+        ty: String,
+        /// Operator: sum, min, max.
+        #[arg(long, default_value = "sum")]
+        op: String,
+        /// A kernel id from `reduce list`, or `all`.
+        #[arg(long, default_value = "all")]
+        kernel: String,
+        /// Threads per block for every kernel (Harris used 128; a kernel
+        /// whose minimum is larger runs at its minimum).
+        #[arg(long, default_value_t = DEFAULT_BLOCK)]
+        block: u32,
+        /// Timed runs per measurement, after 5 warm-up runs.
+        #[arg(long, default_value_t = 30)]
+        runs: usize,
+        /// Seed of the random input.
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+        /// Leave out the CUDA C++ column.
+        #[arg(long)]
+        no_cuda: bool,
+        /// Also write the report as JSON.
+        #[arg(long, value_name = "FILE")]
+        json: Option<PathBuf>,
+        /// Also write a bar chart of GB/s per kernel as SVG.
+        #[arg(long, value_name = "FILE")]
+        svg: Option<PathBuf>,
+    },
+}
+
+/// `--timing`: `host-loop` or `queued`.
+pub(crate) fn parse_timing(s: &str) -> std::result::Result<Timing, String> {
+    s.parse()
+}
+
+/// `4194304`, `4M`, `16K`, `2^22`, `1G`, `2^20+7`.
+pub(crate) fn parse_count(s: &str) -> std::result::Result<usize, String> {
+    let bad = || format!("not a count: {s:?} (examples: 4194304, 4M, 2^22, 2^20+7)");
+    if let Some((a, b)) = s.split_once('+') {
+        return parse_count(a)?.checked_add(parse_count(b)?).ok_or_else(bad);
+    }
+    if let Some((base, exp)) = s.split_once('^') {
+        let (base, exp): (usize, u32) = (base.parse().map_err(|_| bad())?, exp.parse().map_err(|_| bad())?);
+        return base.checked_pow(exp).ok_or_else(bad);
+    }
+    let (digits, scale) = match s.char_indices().last() {
+        Some((i, 'K' | 'k')) => (&s[..i], 1 << 10),
+        Some((i, 'M' | 'm')) => (&s[..i], 1 << 20),
+        Some((i, 'G' | 'g')) => (&s[..i], 1 << 30),
+        _ => (s, 1),
+    };
+    digits.parse::<usize>().ok().and_then(|d| d.checked_mul(scale)).ok_or_else(bad)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn counts() {
+        assert_eq!(parse_count("4194304"), Ok(1 << 22));
+        assert_eq!(parse_count("4M"), Ok(1 << 22));
+        assert_eq!(parse_count("2^22"), Ok(1 << 22));
+        assert_eq!(parse_count("16k"), Ok(16384));
+        assert_eq!(parse_count("2^20+7"), Ok((1 << 20) + 7));
+        assert!(parse_count("2^99").is_err());
+        assert!(parse_count("lots").is_err());
+        assert!(parse_count("").is_err());
+    }
+}

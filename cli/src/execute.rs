@@ -1,0 +1,359 @@
+//! Running a checked [`Job`]: open the GPU, reduce, time, print; `Ok(false)`
+//! when a result differs from the CPU reference.
+
+use std::fs::File;
+use std::path::PathBuf;
+
+use crate::validate::{BenchArgs, Gpu, Job, RunArgs, every_kernel};
+use indicatif::{ProgressBar, ProgressStyle};
+use reduce::bench::{Rotated, measure, run_bench};
+use reduce::by_key_bench;
+use reduce::nvrtc;
+use reduce::timing::Timing;
+use reduction::check::by_key::{KeyDist, generate_keys, reference};
+use reduction::check::data::{Pattern, Sample, generate};
+use reduction::check::reference::Reference;
+use reduction::check::{CheckInput, verify};
+use reduction::{
+    ByKeyKernel, DType, Determinism, Element, Error, Finish, KERNELS, Kernel, Op, Options, ReduceOp, Reducer, Result,
+    with_op, with_plain_dtype,
+};
+
+/// Ok(false) when a result did not match the reference.
+pub(crate) fn execute(job: Job) -> Result<bool> {
+    match job {
+        Job::List => {
+            let width = KERNELS.iter().map(|k| k.id.len()).max().unwrap_or(6).max("kernel".len());
+            let title = KERNELS.iter().map(|k| k.title.len()).max().unwrap_or(4);
+            let source = KERNELS.iter().map(|k| k.source.len()).max().unwrap_or(6);
+            println!("{:<width$} {:>4}  {:<title$}  {:<source$}  block sizes", "kernel", "step", "what", "source");
+            for k in KERNELS {
+                let blocks: Vec<String> = k.block_sizes().map(|b| b.to_string()).collect();
+                println!(
+                    "{:<width$} {:>4}  {:<title$}  {:<source$}  {}",
+                    k.id,
+                    k.step,
+                    k.title,
+                    k.source,
+                    blocks.join(" ")
+                );
+            }
+            Ok(true)
+        }
+        Job::Info(gpu) => {
+            let r = gpu.open()?;
+            let i = r.gpu().info();
+            println!(
+                "{} ({}), {} SMs, {} MiB L2, {} MiB memory, {}-bit bus at {} MHz: {:.0} GB/s theoretical, driver {}.{}",
+                i.name,
+                i.arch(),
+                i.sm_count,
+                i.l2_bytes >> 20,
+                i.total_mem >> 20,
+                i.bus_width_bits,
+                i.mem_clock_khz / 1000,
+                i.peak_bandwidth() / 1e9,
+                i.driver_version / 1000,
+                i.driver_version % 1000 / 10
+            );
+            Ok(true)
+        }
+        Job::Run(gpu, a) => {
+            let r = gpu.open()?;
+            println!(
+                "{}, n = {} {}, {}, finish on the {:?}, median of {} runs",
+                r.gpu().info().name,
+                a.n,
+                a.dtype.name(),
+                a.op.name(),
+                a.finish,
+                a.runs
+            );
+            let default_mode = a.mode.determinism == Determinism::RunToRun && !a.mode.accurate;
+            if default_mode && every_kernel(a.op, a.dtype).unwrap_or(false) {
+                with_plain_dtype!(a.dtype, |T| with_op!(a.op, |O| run_kernels::<O, T>(&r, &a), else Ok(false)), else Ok(false))
+            } else {
+                // the modes' kernels pick their own block unless one was asked for
+                let block = if default_mode { a.kernels.first().map(|&(_, b)| b) } else { a.mode.block };
+                let row = reduce::ops_bench::measure(
+                    &r,
+                    a.op,
+                    a.dtype,
+                    a.n,
+                    block,
+                    a.runs,
+                    a.seed,
+                    a.mode,
+                    Timing::HostLoop,
+                )?;
+                print!("{}", reduce::ops_bench::table(std::slice::from_ref(&row)));
+                Ok(row.ok)
+            }
+        }
+        Job::Multi(a) => reduce::multi_gpu::run(&a),
+        Job::Nccl => {
+            println!("{}", reduction::multi::link_dir()?.display());
+            Ok(true)
+        }
+        Job::Check(gpu, a) => {
+            let r = gpu.open()?;
+            let mut all_ok = true;
+            for &dtype in &a.types {
+                for &op in &a.ops {
+                    for &n in &a.sizes {
+                        all_ok &= match every_kernel(op, dtype) {
+                            Ok(true) => {
+                                with_plain_dtype!(dtype, |T| with_op!(op, |O| check_kernels::<O, T>(&r, &a.kernels, n, a.seed), else Ok(false)), else Ok(false))?
+                            }
+                            _ => check_operation(&r, op, dtype, n, a.seed)?,
+                        };
+                    }
+                }
+            }
+            if a.by_key {
+                for &n in &a.sizes {
+                    all_ok &= check_by_key(&r, n, a.seed)?;
+                }
+            }
+            println!("{}", if all_ok { "check: every result matches the CPU" } else { "check: MISMATCH" });
+            Ok(all_ok)
+        }
+        Job::ByKey(gpu, n, keys, runs) => {
+            let r = gpu.open()?;
+            println!("{}, n = {n}, {keys} keys, median of {runs} runs", r.gpu().info().name);
+            let rows = by_key_bench::bench(&r, n, keys, runs)?;
+            by_key_bench::print_table(&rows);
+            Ok(rows.iter().all(|row| row.ok))
+        }
+        Job::Latency(gpu, sizes, dtype, runs, seed, max_grid, timings) => {
+            let r = gpu.open()?;
+            println!(
+                "{}, {} sum, default kernel, medians of {runs} calls, inputs rotated past the L2",
+                r.gpu().info().name,
+                dtype.name()
+            );
+            let mut all_ok = true;
+            for timing in timings {
+                println!("{}", timing.describe());
+                let rows = with_plain_dtype!(dtype, |T| reduce::latency::latency::<reduction::Sum, T>(
+                    &r, &sizes, runs, seed, max_grid, timing
+                ), else Err(Error::Invalid("latency: the primitive types only".into())))?;
+                print!("{}", reduce::latency::table(&rows));
+                all_ok &= rows.iter().all(|row| row.ok);
+            }
+            Ok(all_ok)
+        }
+        Job::Bench(gpu, a) => bench(&gpu, a),
+        Job::Ops(gpu, a) => {
+            let r = gpu.open()?;
+            println!("{}, default kernel, medians of {} runs, inputs rotated past the L2", r.gpu().info().name, a.runs);
+            for timing in &a.timings {
+                println!("{}", timing.describe());
+            }
+            let mut rows = Vec::new();
+            for &n in &a.sizes {
+                for &(op, t) in &a.pairs {
+                    for &timing in &a.timings {
+                        let mode = Options::default();
+                        rows.push(reduce::ops_bench::measure(&r, op, t, n, a.block, a.runs, a.seed, mode, timing)?);
+                    }
+                }
+            }
+            print!("{}", reduce::ops_bench::table(&rows));
+            if let Some(out) = a.json {
+                write_output(out, serde_json::to_string_pretty(&rows).map_err(|e| Error::Invalid(e.to_string()))?)?;
+            }
+            Ok(rows.iter().all(|row| row.ok))
+        }
+        Job::Modes(gpu, n, types, runs, seed, json) => {
+            let r = gpu.open()?;
+            println!(
+                "{}, n = {n}, sum: default (run_to_run), gpu_to_gpu, accurate; medians of {runs} runs, inputs rotated past the L2",
+                r.gpu().info().name
+            );
+            let rows = reduce::ops_bench::modes(&r, &types, n, runs, seed)?;
+            print!("{}", reduce::ops_bench::modes_table(&rows));
+            if let Some(out) = json {
+                let plain: Vec<_> = rows.iter().map(|(row, _)| row.clone()).collect();
+                write_output(out, serde_json::to_string_pretty(&plain).map_err(|e| Error::Invalid(e.to_string()))?)?;
+            }
+            Ok(rows.iter().all(|(row, _)| row.ok))
+        }
+        Job::Shapes(gpu, cases, determinism, runs, json) => {
+            let r = gpu.open()?;
+            println!(
+                "{}, f32 sums ({}), medians of {runs} event-timed launches, checked against the CPU",
+                r.gpu().info().name,
+                determinism.name()
+            );
+            let opts = Options { determinism, ..Options::default() };
+            let (host, device) = reduce::shapes_bench::input(&r)?;
+            println!("{}", reduce::shapes_bench::header());
+            let mut rows = Vec::new();
+            for (case, strategy) in &cases {
+                let row = reduce::shapes_bench::measure(&r, case, *strategy, &opts, &host, &device, runs)?;
+                println!("{}", reduce::shapes_bench::line(&row));
+                rows.push(row);
+            }
+            if let Some(out) = json {
+                write_output(out, serde_json::to_string_pretty(&rows).map_err(|e| Error::Invalid(e.to_string()))?)?;
+            }
+            Ok(rows.iter().all(|row| row.ok))
+        }
+        Job::Explain(n, dtype, block, raw) => {
+            let ncu = reduce::explain::find_ncu()?;
+            let kernels: Vec<&'static Kernel> = KERNELS.iter().filter(|k| k.check_block(block).is_ok()).collect();
+            let mut text = String::new();
+            let args = ["--type".to_string(), dtype.name().to_string()];
+            let rows = reduce::explain::profile(&ncu, &kernels, n, block, &args, &mut text)?;
+            println!("ncu --clock-control none --set full, n = {n} {}, block {block}, one launch each", dtype.name());
+            print!("{}", reduce::explain::table(&rows, n));
+            if let Some(out) = raw {
+                write_output(out, text)?;
+            }
+            let missing: Vec<&str> = rows.iter().filter(|(_, m)| m.is_none()).map(|(k, _)| k.id).collect();
+            if !missing.is_empty() {
+                return Err(Error::Invalid(format!("ncu profiled no launch of {}", missing.join(", "))));
+            }
+            Ok(true)
+        }
+        Job::ExplainFromRaw(path, n) => {
+            let text = std::fs::read_to_string(&path)
+                .map_err(|e| Error::Invalid(format!("--from-raw {}: {e}", path.display())))?;
+            print!("{}", reduce::explain::table(&reduce::explain::from_raw(&text)?, n));
+            Ok(true)
+        }
+        Job::Report(json, page) => {
+            reduce::bench::regenerate(&json, page.as_deref())?;
+            Ok(true)
+        }
+    }
+}
+
+fn bench(gpu: &Gpu, a: BenchArgs) -> Result<bool> {
+    let rust = gpu.open()?;
+    let info = rust.gpu().info().clone();
+    let cuda = if a.no_cuda {
+        Err("left out with --no-cuda".to_string())
+    } else {
+        nvrtc::compile_reference(&info).and_then(|ptx| Reducer::with_ptx(gpu.device, ptx).map_err(|e| e.to_string()))
+    };
+    let per_kernel = if cuda.is_ok() { 2 } else { 1 };
+    let progress = ProgressBar::new((a.config.sizes.len() * a.config.kernels.len() * per_kernel) as u64);
+    if let Ok(style) = ProgressStyle::with_template("{bar:30} {pos}/{len} {msg}") {
+        progress.set_style(style);
+    }
+    let cuda_ref = cuda.as_ref().map_err(String::as_str);
+    let tick = |what: &str| {
+        progress.set_message(what.to_string());
+        progress.inc(1);
+    };
+    let unsupported = || Error::Invalid("bench: sum, min and max of the primitive types only".into());
+    let report = with_plain_dtype!(a.dtype, |T| with_op!(a.op, |O| run_bench::<O, T>(&rust, cuda_ref, &a.config, tick), else Err(unsupported())), else Err(unsupported()))?;
+    progress.finish_and_clear();
+    print!("{}", report.text());
+    if let Some(out) = a.json {
+        write_output(out, serde_json::to_string_pretty(&report).map_err(|e| Error::Invalid(e.to_string()))?)?;
+    }
+    if let Some(out) = a.svg {
+        write_output(out, reduce::svg::chart(&report))?;
+    }
+    Ok(true)
+}
+
+/// Replace what an output file opened by [`output`] holds with `text`.
+fn write_output((path, mut file): (PathBuf, File), text: String) -> Result<()> {
+    use std::io::Write;
+    file.set_len(0)
+        .and_then(|()| file.write_all(text.as_bytes()))
+        .map_err(|e| Error::Invalid(format!("cannot write {}: {e}", path.display())))
+}
+
+/// Check operation `op` on `n` random elements of `dtype` once with the
+/// default kernel; print a line if it differs from the CPU.
+fn check_operation(r: &Reducer, op: Op, dtype: DType, n: usize, seed: u64) -> Result<bool> {
+    if matches!(op, Op::ArgMin | Op::ArgMax) && n == 0 {
+        return Ok(true);
+    }
+    let row = reduce::ops_bench::check(r, op, dtype, n, seed)?;
+    if !row.ok {
+        println!("MISMATCH {} {} n={n}: GPU {}, CPU {}", op.name(), dtype.name(), row.got, row.expected);
+    }
+    Ok(row.ok)
+}
+
+/// Reduce `n` random elements with every (kernel, block) given; print one
+/// line per mismatch and a summary line.
+fn check_kernels<O: ReduceOp<T>, T: Element + Reference + Sample>(
+    r: &Reducer,
+    kernels: &[(&'static Kernel, u32)],
+    n: usize,
+    seed: u64,
+) -> Result<bool> {
+    let input = CheckInput::<T>::new(r, Pattern::Random, n, seed)?;
+    let mut bad = 0;
+    for &(kernel, block) in kernels {
+        let c = verify::<O, T>(r, kernel, block, Finish::Gpu, &input)?;
+        if let Some(e) = c.mismatch() {
+            bad += 1;
+            println!("MISMATCH {e}");
+        }
+    }
+    println!("{} {} n={n}: {} configurations, {bad} mismatches", T::NAME, O::NAME, kernels.len());
+    Ok(bad == 0)
+}
+
+/// Every reduce-by-key kernel on `n` f32 and f64 values with sorted and
+/// random keys (about 10 per key), against the CPU group-by sum.
+fn check_by_key(r: &Reducer, n: usize, seed: u64) -> Result<bool> {
+    let num_keys = (n / 10).max(1) as u32;
+    let mut bad = 0;
+    for dist in [KeyDist::Sorted, KeyDist::Random] {
+        let keys = generate_keys(dist, n, num_keys, seed);
+        let f32s: Vec<f32> = generate(Pattern::Random, n, seed)?;
+        let f64s: Vec<f64> = generate(Pattern::Random, n, seed)?;
+        let (ref32, ref64) = (reference(&keys, &f32s, num_keys as usize), reference(&keys, &f64s, num_keys as usize));
+        for kernel in ByKeyKernel::ALL {
+            let case = format!("by-key {} {} n={n}", kernel.id(), dist.name());
+            let got = r.reduce_by_key_with(&keys, &f32s, num_keys as usize, kernel)?;
+            if let Err(e) = ref32.check(&got, &format!("{case} f32"), false) {
+                println!("MISMATCH {e}");
+                bad += 1;
+            }
+            let got = r.reduce_by_key_with(&keys, &f64s, num_keys as usize, kernel)?;
+            if let Err(e) = ref64.check(&got, &format!("{case} f64"), false) {
+                println!("MISMATCH {e}");
+                bad += 1;
+            }
+        }
+    }
+    println!("by-key n={n}: {} configurations, {bad} mismatches", 2 * 2 * ByKeyKernel::ALL.len());
+    Ok(bad == 0)
+}
+
+fn run_kernels<O: ReduceOp<T>, T: Element + Reference + Sample>(r: &Reducer, a: &RunArgs) -> Result<bool> {
+    let input = Rotated::<T>::new(r, Pattern::Random, a.n, a.seed)?;
+    let width = a.kernels.iter().map(|(k, _)| k.id.len()).max().unwrap_or(6).max("kernel".len());
+    println!(
+        "{:<width$} {:>5}  {:>22} {:>22}  {:<8} {:>10} {:>10} {:>10} {:>9}",
+        "kernel", "block", "GPU", "CPU", "check", "median ms", "min ms", "max ms", "GB/s"
+    );
+    let mut all_ok = true;
+    for &(kernel, block) in &a.kernels {
+        let (_, m) = measure::<O, T>(r, kernel, block, a.finish, &input, a.runs)?;
+        all_ok &= m.ok;
+        println!(
+            "{:<width$} {:>5}  {:>22} {:>22}  {:<8} {:>10.4} {:>10.4} {:>10.4} {:>9.1}",
+            m.kernel,
+            m.block,
+            m.got,
+            m.expected,
+            if m.ok { "OK" } else { "MISMATCH" },
+            m.stats.median_ms,
+            m.stats.min_ms,
+            m.stats.max_ms,
+            m.bandwidth / 1e9
+        );
+    }
+    Ok(all_ok)
+}

@@ -1,0 +1,473 @@
+//! Every argument checked before the GPU is touched: [`validate`] turns the
+//! command line into a [`Job`] whose values all make sense together, or into
+//! a one-line usage error (exit code 2, nothing run).
+
+use std::fs::File;
+use std::path::PathBuf;
+
+use crate::args::{Cli, Command, parse_count};
+use reduce::bench::BenchConfig;
+use reduce::timing::Timing;
+use reduction::{
+    BLOCK_SIZES, DEFAULT_BLOCK, DEFAULT_KERNEL, DType, Determinism, Error, Finish, KERNELS, Kernel, Op, Options, Ptx,
+    Reducer, Result, default_block,
+};
+
+/// Each timing once, in the order first given.
+fn distinct(timings: Vec<Timing>) -> Vec<Timing> {
+    let mut out = Vec::new();
+    for t in timings {
+        if !out.contains(&t) {
+            out.push(t);
+        }
+    }
+    out
+}
+
+/// What to do, every argument checked.
+pub(crate) enum Job {
+    List,
+    Info(Gpu),
+    Run(Gpu, RunArgs),
+    Multi(reduce::multi_gpu::MultiRun),
+    Nccl,
+    Check(Gpu, CheckArgs),
+    ByKey(Gpu, usize, u32, usize),
+    Latency(Gpu, Vec<usize>, DType, usize, u64, Option<u32>, Vec<Timing>),
+    Report(Vec<PathBuf>, Option<PathBuf>),
+    Explain(usize, DType, u32, Option<(PathBuf, File)>),
+    ExplainFromRaw(PathBuf, usize),
+    Bench(Gpu, BenchArgs),
+    Ops(Gpu, OpsArgs),
+    Modes(Gpu, usize, Vec<DType>, usize, u64, Option<(PathBuf, File)>),
+    Shapes(Gpu, Vec<(reduce::shapes_bench::Case, reduction::Strategy)>, Determinism, usize, Option<(PathBuf, File)>),
+}
+
+pub(crate) struct OpsArgs {
+    pub(crate) pairs: Vec<(Op, DType)>,
+    pub(crate) sizes: Vec<usize>,
+    pub(crate) block: Option<u32>,
+    pub(crate) runs: usize,
+    pub(crate) seed: u64,
+    pub(crate) timings: Vec<Timing>,
+    pub(crate) json: Option<(PathBuf, File)>,
+}
+
+/// Which GPU and PTX: opened only after the arguments are known to be good.
+pub(crate) struct Gpu {
+    pub(crate) device: usize,
+    pub(crate) ptx: Option<String>,
+}
+
+impl Gpu {
+    pub(crate) fn open(&self) -> Result<Reducer> {
+        let ptx = match &self.ptx {
+            Some(path) => Ptx::from_file(path)?,
+            None => Ptx::embedded(),
+        };
+        Reducer::with_ptx(self.device, ptx)
+    }
+}
+
+pub(crate) struct RunArgs {
+    pub(crate) kernels: Vec<(&'static Kernel, u32)>,
+    pub(crate) n: usize,
+    pub(crate) dtype: DType,
+    pub(crate) op: Op,
+    pub(crate) finish: Finish,
+    /// `--determinism`, `--accurate` and `--block` as given (the rest unset).
+    pub(crate) mode: Options,
+    pub(crate) runs: usize,
+    pub(crate) seed: u64,
+}
+
+pub(crate) struct CheckArgs {
+    pub(crate) kernels: Vec<(&'static Kernel, u32)>,
+    pub(crate) by_key: bool,
+    pub(crate) sizes: Vec<usize>,
+    pub(crate) types: Vec<DType>,
+    pub(crate) ops: Vec<Op>,
+    pub(crate) seed: u64,
+}
+
+pub(crate) struct BenchArgs {
+    pub(crate) config: BenchConfig,
+    pub(crate) dtype: DType,
+    pub(crate) op: Op,
+    pub(crate) no_cuda: bool,
+    pub(crate) json: Option<(PathBuf, File)>,
+    pub(crate) svg: Option<(PathBuf, File)>,
+}
+
+pub(crate) fn dtype(name: &str) -> std::result::Result<DType, String> {
+    let valid: Vec<&str> = DType::ALL.iter().map(|t| t.name()).collect();
+    DType::from_name(name).ok_or_else(|| format!("unknown type {name:?} (valid: {})", valid.join(", ")))
+}
+
+pub(crate) fn op(name: &str) -> std::result::Result<Op, String> {
+    let valid: Vec<&str> = Op::ALL.iter().map(|o| o.name()).collect();
+    Op::from_name(name).ok_or_else(|| format!("unknown operation {name:?} (valid: {})", valid.join(", ")))
+}
+
+/// Whether every kernel takes `op` on `t` (a plain operator on a primitive
+/// type), else only the default kernel, if the type has the operation at all.
+pub(crate) fn every_kernel(op: Op, t: DType) -> std::result::Result<bool, String> {
+    if !op.types().contains(&t) {
+        return Err(reduce::ops_bench::unsupported(op, t).to_string());
+    }
+    Ok(op.is_plain() && !t.is_half())
+}
+
+pub(crate) fn at_least_one(what: &str, value: usize) -> std::result::Result<(), String> {
+    if value == 0 { Err(format!("{what} must be at least 1")) } else { Ok(()) }
+}
+
+/// `n` elements of the widest type fit in memory's address space.
+pub(crate) fn size_fits(n: usize, types: &[DType]) -> std::result::Result<(), String> {
+    for t in types {
+        if n.checked_mul(t.size()).is_none_or(|b| b > isize::MAX as usize) {
+            return Err(format!("--n {n}: {n} elements of {} do not fit in memory", t.name()));
+        }
+    }
+    Ok(())
+}
+
+/// `--kernel NAME|all|default` and `--block`: each kernel with the block it
+/// runs at. A named kernel must accept the block; with `all`, the kernels
+/// that accept it (at least one must), or each at `fallback(kernel)`.
+pub(crate) fn select_kernels(
+    name: &str,
+    block: Option<u32>,
+    fallback: impl Fn(&Kernel) -> u32,
+) -> std::result::Result<Vec<(&'static Kernel, u32)>, String> {
+    let kernels: Vec<&'static Kernel> = match name {
+        "all" => KERNELS.iter().collect(),
+        "default" => vec![DEFAULT_KERNEL],
+        id => vec![Kernel::find(id).map_err(|_| {
+            let ids: Vec<&str> = KERNELS.iter().map(|k| k.id).collect();
+            Error::UnknownKernel { name: id.to_string(), valid: format!("{}, all, default", ids.join(", ")) }
+                .to_string()
+        })?],
+    };
+    let Some(b) = block else {
+        return Ok(kernels.into_iter().map(|k| (k, fallback(k))).collect());
+    };
+    if let [k] = kernels.as_slice() {
+        k.check_block(b).map_err(|e| e.to_string())?;
+    }
+    let chosen: Vec<_> = kernels.into_iter().filter(|k| k.check_block(b).is_ok()).map(|k| (k, b)).collect();
+    if chosen.is_empty() {
+        let valid: Vec<String> = BLOCK_SIZES.iter().map(u32::to_string).collect();
+        return Err(format!("no kernel accepts block size {b} (valid: {})", valid.join(", ")));
+    }
+    Ok(chosen)
+}
+
+/// An output file, created (or opened, keeping what it holds) now, so that
+/// a path that cannot be written fails before a long benchmark.
+pub(crate) fn output(path: Option<PathBuf>, flag: &str) -> std::result::Result<Option<(PathBuf, File)>, String> {
+    path.map(|p| match File::options().append(true).create(true).open(&p) {
+        Ok(f) => Ok((p, f)),
+        Err(e) => Err(format!("{flag} {}: {e}", p.display())),
+    })
+    .transpose()
+}
+
+pub(crate) fn validate(cli: Cli) -> std::result::Result<Job, String> {
+    let gpu = Gpu { device: cli.device, ptx: cli.ptx };
+    Ok(match cli.command {
+        Command::List => Job::List,
+        Command::Info => Job::Info(gpu),
+        Command::Run { shape, axis, segments, ty, op: o, runs, gpus, determinism, accurate, tile, .. }
+            if shape.is_some() || segments.is_some() =>
+        {
+            at_least_one("--runs", runs)?;
+            if ty.as_deref().is_some_and(|t| t != "f32") || o != "sum" || gpus.is_some() {
+                return Err("--shape and --segments time f32 sums on one GPU (the library's API takes every operation and type)".into());
+            }
+            if accurate {
+                return Err(
+                    "--shape and --segments: no --accurate (the accurate sums are flat; --determinism gpu_to_gpu is)"
+                        .into(),
+                );
+            }
+            let strategy = match tile {
+                None => reduction::Strategy::Auto,
+                Some(k @ (16 | 32 | 64 | 128 | 256)) if !(shape.is_some() && axis == 0) => {
+                    reduction::Strategy::Segments { tile_bytes: k << 10, lanes: 0 }
+                }
+                Some(k) => return Err(format!("--tile {k}: 16, 32, 64, 128 or 256 (KiB), for rows and segments")),
+            };
+            let determinism = Determinism::from_name(&determinism)
+                .ok_or_else(|| format!("--determinism {determinism:?}: expected run_to_run or gpu_to_gpu"))?;
+            let case = match (shape, segments) {
+                (Some(s), None) => {
+                    let (rows, cols) = s
+                        .split_once('x')
+                        .and_then(|(r, c)| Some((parse_count(r).ok()?, parse_count(c).ok()?)))
+                        .ok_or_else(|| format!("--shape {s:?}: expected ROWSxCOLS, e.g. 16384x16384"))?;
+                    if rows.checked_mul(cols).is_none_or(|e| e > reduce::shapes_bench::ELEMENTS) {
+                        return Err(format!("--shape {s}: at most 2^28 elements"));
+                    }
+                    let m = reduction::Matrix::new(rows, cols);
+                    reduction::Shape::axis(m, axis).map_err(|e| e.to_string())?;
+                    reduce::shapes_bench::Case::Axis(m, axis)
+                }
+                (None, Some(kind)) => {
+                    let pareto = match kind.as_str() {
+                        "loguniform" => false,
+                        "pareto" => true,
+                        other => return Err(format!("--segments {other:?}: expected loguniform or pareto")),
+                    };
+                    let lengths = reduce::shapes_bench::power_law(reduce::shapes_bench::ELEMENTS, pareto, 5)
+                        .map_err(|e| e.to_string())?;
+                    reduce::shapes_bench::Case::Segments(kind, lengths)
+                }
+                _ => return Err("--shape and --segments: one or the other".into()),
+            };
+            Job::Shapes(gpu, vec![(case, strategy)], determinism, runs, None)
+        }
+        Command::Shapes { runs, sweep, json } => {
+            at_least_one("--runs", runs)?;
+            use reduce::shapes_bench::{Case, matrices, segment_cases, sweep_cases};
+            use reduction::Strategy;
+            let mut cases: Vec<_> = matrices().into_iter().map(|c| (c, Strategy::Auto)).collect();
+            cases.extend(segment_cases().map_err(|e| e.to_string())?.into_iter().map(|c| (c, Strategy::Auto)));
+            if sweep {
+                for c in sweep_cases() {
+                    let teams = [1, 2, 4, 8, 16, 32].map(|lanes| Strategy::Segments { tile_bytes: 0, lanes });
+                    cases.extend(teams.map(|s| (c.clone(), s)));
+                }
+                let rows_or_segments = |c: &Case| !matches!(c, Case::Axis(_, 0));
+                for c in matrices().into_iter().chain(segment_cases().map_err(|e| e.to_string())?) {
+                    if rows_or_segments(&c) {
+                        let tiles =
+                            [16, 32, 64, 128, 256].map(|k| Strategy::Segments { tile_bytes: k << 10, lanes: 0 });
+                        cases.extend(tiles.map(|s| (c.clone(), s)));
+                    } else {
+                        for wide in [1, 2, 4] {
+                            let chunks = [1, 4, 16, 64, 256, 1024].map(|chunks| Strategy::Columns { wide, chunks });
+                            cases.extend(chunks.map(|s| (c.clone(), s)));
+                        }
+                    }
+                }
+            }
+            Job::Shapes(gpu, cases, Determinism::RunToRun, runs, output(json, "--json")?)
+        }
+        Command::Run { tile: Some(k), .. } => return Err(format!("--tile {k}: for --shape and --segments")),
+        Command::Run {
+            n, ty, op: o, runs, seed, gpus: Some(g), kernel, block, finish, determinism, accurate, ..
+        } => {
+            let ty = ty.unwrap_or_else(|| "i32".into());
+            at_least_one("--n", n)?;
+            at_least_one("--runs", runs)?;
+            let (dtype, op) = (dtype(&ty)?, op(&o)?);
+            size_fits(n.saturating_mul(2), &[dtype])?;
+            every_kernel(op, dtype)?;
+            if !["all", "default", DEFAULT_KERNEL.id].contains(&kernel.as_str()) || block.is_some() || finish != "gpu" {
+                return Err(format!(
+                    "--gpus runs the default kernel ({}) at its own block size, finishing on the GPU",
+                    DEFAULT_KERNEL.id
+                ));
+            }
+            if determinism != "run_to_run" || accurate {
+                return Err("--gpus runs the default mode (run_to_run, not --accurate)".into());
+            }
+            let gpus = match g.as_str() {
+                "all" => None,
+                k => match k.parse::<usize>() {
+                    Ok(0) | Err(_) => return Err(format!("--gpus {k:?}: all, or a number of GPUs from 1")),
+                    Ok(k) => Some(k),
+                },
+            };
+            Job::Multi(reduce::multi_gpu::MultiRun { gpus, op, dtype, n, runs, seed })
+        }
+        Command::Nccl => Job::Nccl,
+        Command::Run { kernel, n, block, ty, op: o, finish, determinism, accurate, runs, seed, gpus: None, .. } => {
+            let ty = ty.unwrap_or_else(|| "i32".into());
+            at_least_one("--n", n)?;
+            at_least_one("--runs", runs)?;
+            let dtype = dtype(&ty)?;
+            size_fits(n, &[dtype])?;
+            let finish = match finish.as_str() {
+                "gpu" => Finish::Gpu,
+                "cpu" => Finish::Cpu,
+                other => return Err(format!("--finish {other:?}: expected gpu or cpu")),
+            };
+            let fallback = |k: &Kernel| {
+                if k.id == DEFAULT_KERNEL.id && kernel == "default" {
+                    default_block(n)
+                } else {
+                    DEFAULT_BLOCK.max(k.min_block)
+                }
+            };
+            let op = op(&o)?;
+            let determinism = Determinism::from_name(&determinism)
+                .ok_or_else(|| format!("--determinism {determinism:?}: expected run_to_run or gpu_to_gpu"))?;
+            let mode = Options { determinism, accurate, finish, block, ..Options::default() };
+            let named = ["all", "default", DEFAULT_KERNEL.id].contains(&kernel.as_str());
+            let explicit = Options { kernel: if named { None } else { Kernel::find(&kernel).ok() }, ..mode };
+            if reduction::mode_entry(op.name(), dtype, &explicit).map_err(|e| e.to_string())?.is_some() {
+                if let Some(b) = block {
+                    DEFAULT_KERNEL.check_block(b).map_err(|e| e.to_string())?;
+                }
+                let kernels = vec![(DEFAULT_KERNEL, block.unwrap_or(default_block(n)))];
+                return Ok(Job::Run(gpu, RunArgs { kernels, n, dtype, op, finish, mode, runs, seed }));
+            }
+            let kernels = if every_kernel(op, dtype)? {
+                select_kernels(&kernel, block, fallback)?
+            } else if ["all", "default", DEFAULT_KERNEL.id].contains(&kernel.as_str()) && finish == Finish::Gpu {
+                vec![(DEFAULT_KERNEL, block.unwrap_or(default_block(n)))]
+            } else {
+                return Err(format!(
+                    "--op {} --type {}: only the default kernel ({}) takes it, finishing on the GPU",
+                    op.name(),
+                    dtype.name(),
+                    DEFAULT_KERNEL.id
+                ));
+            };
+            if let Some(b) = block {
+                DEFAULT_KERNEL.check_block(b).map_err(|e| e.to_string())?;
+            }
+            Job::Run(gpu, RunArgs { kernels, n, dtype, op, finish, mode, runs, seed })
+        }
+        Command::Check { kernel, n, ty, op: ops, block, seed } => {
+            let types = ty.iter().map(|t| dtype(t)).collect::<std::result::Result<Vec<_>, _>>()?;
+            let ops = ops.iter().map(|o| op(o)).collect::<std::result::Result<Vec<_>, _>>()?;
+            for &size in &n {
+                at_least_one("every --n", size)?;
+                size_fits(size.saturating_mul(2), &types)?;
+            }
+            for &o in &ops {
+                for &t in &types {
+                    every_kernel(o, t)?;
+                }
+            }
+            // every block size of each kernel: one entry per (kernel, block)
+            let kernels = match block {
+                Some(_) => select_kernels(&kernel, block, |_| 0)?,
+                None => select_kernels(&kernel, None, |_| 0)?
+                    .into_iter()
+                    .flat_map(|(k, _)| k.block_sizes().map(move |b| (k, b)))
+                    .collect(),
+            };
+            Job::Check(gpu, CheckArgs { kernels, by_key: kernel == "all", sizes: n, types, ops, seed })
+        }
+        Command::ByKey { n, keys, runs } => {
+            at_least_one("--n", n)?;
+            at_least_one("--keys", keys as usize)?;
+            at_least_one("--runs", runs)?;
+            size_fits(n, &[DType::F64])?;
+            Job::ByKey(gpu, n, keys, runs)
+        }
+        Command::Report { json, page } => Job::Report(json, page),
+        Command::Explain { n, from_raw: Some(path), .. } => Job::ExplainFromRaw(path, n),
+        Command::Explain { n, ty, block, raw, from_raw: None } => {
+            at_least_one("--n", n)?;
+            let dtype = dtype(&ty)?;
+            if dtype.is_half() {
+                return Err(format!("--type {}: the teaching kernels take the primitive types", dtype.name()));
+            }
+            size_fits(n, &[dtype])?;
+            select_kernels("all", Some(block), |_| block)?;
+            Job::Explain(n, dtype, block, output(raw, "--raw")?)
+        }
+        Command::Latency { n, ty, runs, seed, max_grid, timing } => {
+            at_least_one("--runs", runs)?;
+            let dtype = dtype(&ty)?;
+            if dtype.is_half() {
+                return Err(format!("--type {}: latency measures the primitive types", dtype.name()));
+            }
+            for &size in &n {
+                at_least_one("every --n", size)?;
+                size_fits(size, &[dtype])?;
+            }
+            if max_grid == Some(0) {
+                return Err("--max-grid must be at least 1".into());
+            }
+            Job::Latency(gpu, n, dtype, runs, seed, max_grid, distinct(timing))
+        }
+        Command::Ops { n, op: ops, ty, block, runs, seed, timing, json } => {
+            at_least_one("--runs", runs)?;
+            let types = ty.iter().map(|t| dtype(t)).collect::<std::result::Result<Vec<_>, _>>()?;
+            let ops = ops.iter().map(|o| op(o)).collect::<std::result::Result<Vec<_>, _>>()?;
+            for &size in &n {
+                at_least_one("every --n", size)?;
+                size_fits(size.saturating_mul(2), &types)?; // two inputs for a dot product
+            }
+            if let Some(b) = block {
+                DEFAULT_KERNEL.check_block(b).map_err(|e| e.to_string())?;
+            }
+            let pairs: Vec<(Op, DType)> = ops
+                .iter()
+                .flat_map(|&o| types.iter().map(move |&t| (o, t)))
+                .filter(|(o, t)| o.types().contains(t))
+                .collect();
+            if pairs.is_empty() {
+                return Err("no type given has any of the operations given".into());
+            }
+            let timings = distinct(timing);
+            Job::Ops(gpu, OpsArgs { pairs, sizes: n, block, runs, seed, timings, json: output(json, "--json")? })
+        }
+        Command::Modes { n, ty, runs, seed, json } => {
+            at_least_one("--n", n)?;
+            at_least_one("--runs", runs)?;
+            let types = ty.iter().map(|t| dtype(t)).collect::<std::result::Result<Vec<_>, _>>()?;
+            for &t in &types {
+                if !reduction::modes::entries().contains(&format!("accurate_sum_{}", t.name())) {
+                    return Err(format!("--type {}: the modes are f32 and f64 sums", t.name()));
+                }
+            }
+            size_fits(n, &types)?;
+            Job::Modes(gpu, n, types, runs, seed, output(json, "--json")?)
+        }
+        Command::Bench { n, ty, op: o, kernel, block, runs, seed, no_cuda, json, svg } => {
+            at_least_one("--runs", runs)?;
+            at_least_one("the number of sizes", n.len())?;
+            let dtype = dtype(&ty)?;
+            for &size in &n {
+                at_least_one("every --n", size)?;
+                size_fits(size, &[dtype])?;
+            }
+            if !block.is_power_of_two() || !(32..=1024).contains(&block) {
+                let valid: Vec<String> = BLOCK_SIZES.iter().map(u32::to_string).collect();
+                return Err(format!("--block {block}: not a block size (valid: {})", valid.join(", ")));
+            }
+            let kernels =
+                select_kernels(&kernel, None, |k| block.max(k.min_block))?.into_iter().map(|(k, _)| k).collect();
+            let op = op(&o)?;
+            if !every_kernel(op, dtype)? {
+                return Err(format!(
+                    "--op {} --type {}: bench compares every kernel, which only sum, min and max of i32, u32, i64, u64, f32, f64 have; use `reduce ops`",
+                    op.name(),
+                    dtype.name()
+                ));
+            }
+            let config = BenchConfig { sizes: n, kernels, block, runs, seed };
+            let (json, svg) = (output(json, "--json")?, output(svg, "--svg")?);
+            Job::Bench(gpu, BenchArgs { config, dtype, op, no_cuda, json, svg })
+        }
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_block_no_kernel_takes_is_an_error() {
+        for bad in [0, 3, 4096] {
+            assert!(select_kernels("all", Some(bad), |_| 0).unwrap_err().contains("no kernel accepts"), "{bad}");
+        }
+        // with `all`, kernels that cannot take the block are left out
+        let at_32 = select_kernels("all", Some(32), |_| 0).unwrap();
+        assert!(!at_32.is_empty() && at_32.iter().all(|(k, b)| *b == 32 && k.id != "reduce5"));
+        assert!(select_kernels("reduce0", None, |_| 0).unwrap_err().ends_with("single_pass, all, default)"));
+    }
+
+    #[test]
+    fn sizes_that_cannot_exist_are_refused() {
+        assert!(size_fits(1 << 62, &[DType::F32]).is_err());
+        assert!(size_fits(1 << 30, &[DType::F64]).is_ok());
+    }
+}
