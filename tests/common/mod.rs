@@ -9,7 +9,7 @@
 use std::sync::{OnceLock, RwLock};
 
 use libtest_mimic::{Arguments, Failed, Trial};
-use reduction::{Reducer, no_gpu_reason};
+use reduction::{Ptx, Reducer, no_gpu_reason};
 
 /// Why GPU trials cannot run here, or `None`.
 pub fn skip_reason() -> &'static Option<String> {
@@ -17,10 +17,18 @@ pub fn skip_reason() -> &'static Option<String> {
     REASON.get_or_init(no_gpu_reason)
 }
 
-/// The process's reducer on device 0.
+/// The process's reducer on device 0: the embedded kernels, or those of
+/// the PTX file `REDUCTION_TEST_PTX` names (a kernel variant tried with the
+/// same test executables, without rebuilding them).
 pub fn reducer() -> &'static Reducer {
     static R: OnceLock<Reducer> = OnceLock::new();
-    R.get_or_init(|| Reducer::new().unwrap_or_else(|e| panic!("no_gpu_reason() said a GPU is here, but: {e}")))
+    R.get_or_init(|| {
+        let made = match std::env::var_os("REDUCTION_TEST_PTX") {
+            Some(path) => Ptx::from_file(path).and_then(|ptx| Reducer::with_ptx(0, ptx)),
+            None => Reducer::new(),
+        };
+        made.unwrap_or_else(|e| panic!("no_gpu_reason() said a GPU is here, but: {e}"))
+    })
 }
 
 /// Trials share the GPU; the ones that fill its memory run alone.
