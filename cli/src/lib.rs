@@ -1,5 +1,5 @@
 //! The tools around the `reduction` library, behind the `reduce` command:
-//! the benchmark and its report ([`bench`]), the same kernels in CUDA C++
+//! the benchmark and its report ([`bench`](mod@bench)), the same kernels in CUDA C++
 //! through NVRTC ([`nvrtc`]), the chart ([`svg`]), CUDA-event timing
 //! ([`timing`]), the operations' benchmark ([`ops_bench`]) and the
 //! reduce-by-key benchmark ([`by_key_bench`]), rows, columns and segments

@@ -1,4 +1,4 @@
-//! Half-precision element types: IEEE 754 binary16 ([`f16`]) and bfloat16
+//! Half-precision element types: IEEE 754 binary16 ([`f16`](struct@f16)) and bfloat16
 //! ([`bf16`]), the types of most tensors that are reduced.
 //!
 //! On the host they are the [`half`](https://docs.rs/half) crate's types, so

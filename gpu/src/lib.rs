@@ -3,7 +3,7 @@
 //! This crate is compiled twice:
 //!
 //! * for `nvptx64-nvidia-cuda`, where it becomes the PTX that the host crate
-//!   loads: device primitives ([`prim`]), the warp/block building blocks, one
+//!   loads: device primitives (`prim`), the warp/block building blocks, one
 //!   file per optimisation step in `kernels/`, and the table of
 //!   `extern "gpu-kernel"` entries in `entries.rs`;
 //! * for the host, where only [`names`], [`half`], [`op`], [`layout`] and [`shape`]

@@ -2,7 +2,7 @@
 //! `check` command and the benchmark share. Not needed to reduce; needed to
 //! trust a reduction.
 //!
-//! * [`reference`]: the serial CPU reference, written independently of the
+//! * [`reference`](mod@reference): the serial CPU reference, written independently of the
 //!   kernels' operators;
 //! * [`data`]: seeded inputs, the same on every machine, never all zeros;
 //! * [`verify`]: one kernel at one block size on one input, against the

@@ -104,7 +104,7 @@ fn terms<T: Number>(op: Op, a: &[T], b: &[T]) -> Vec<f64> {
     }
 }
 
-/// The correctly rounded sum of an operation's terms (see [`terms`]; `b`
+/// The correctly rounded sum of an operation's terms (see `terms`; `b`
 /// is read by `Dot` only), and Σ|term|, for the error bound. Before the
 /// finish: take the square root for `Norm` and divide by `n` for `Mean`
 /// ([`finish_reference`]).
