@@ -13,6 +13,15 @@ use reduction::{
     Reducer, Result, default_block,
 };
 
+/// The tile sizes rows and segments take, in KiB: the library's powers of
+/// two from `MIN_TILE_BYTES` to `MAX_TILE_BYTES` (16 to 256).
+fn tile_kib() -> impl Iterator<Item = u32> {
+    use reduction::shape::{MAX_TILE_BYTES, MIN_TILE_BYTES};
+    std::iter::successors(Some(MIN_TILE_BYTES), |t| Some(t * 2))
+        .take_while(|&t| t <= MAX_TILE_BYTES)
+        .map(|t| (t >> 10) as u32)
+}
+
 /// Each timing once, in the order first given.
 fn distinct(timings: Vec<Timing>) -> Vec<Timing> {
     let mut out = Vec::new();
@@ -193,10 +202,14 @@ pub(crate) fn validate(cli: Cli) -> std::result::Result<Job, String> {
             }
             let strategy = match tile {
                 None => reduction::Strategy::Auto,
-                Some(k @ (16 | 32 | 64 | 128 | 256)) if !(shape.is_some() && axis == 0) => {
+                Some(k) if tile_kib().any(|t| t == k) && !(shape.is_some() && axis == 0) => {
                     reduction::Strategy::Segments { tile_bytes: k << 10, lanes: 0 }
                 }
-                Some(k) => return Err(format!("--tile {k}: 16, 32, 64, 128 or 256 (KiB), for rows and segments")),
+                Some(k) => {
+                    let sizes: Vec<String> = tile_kib().map(|t| t.to_string()).collect();
+                    let (last, rest) = sizes.split_last().ok_or("no tile sizes")?;
+                    return Err(format!("--tile {k}: {} or {last} (KiB), for rows and segments", rest.join(", ")));
+                }
             };
             let determinism = Determinism::from_name(&determinism)
                 .ok_or_else(|| format!("--determinism {determinism:?}: expected run_to_run or gpu_to_gpu"))?;
@@ -241,8 +254,7 @@ pub(crate) fn validate(cli: Cli) -> std::result::Result<Job, String> {
                 let rows_or_segments = |c: &Case| !matches!(c, Case::Axis(_, 0));
                 for c in matrices().into_iter().chain(segment_cases().map_err(|e| e.to_string())?) {
                     if rows_or_segments(&c) {
-                        let tiles =
-                            [16, 32, 64, 128, 256].map(|k| Strategy::Segments { tile_bytes: k << 10, lanes: 0 });
+                        let tiles = tile_kib().map(|k| Strategy::Segments { tile_bytes: k << 10, lanes: 0 });
                         cases.extend(tiles.map(|s| (c.clone(), s)));
                     } else {
                         for wide in [1, 2, 4] {
@@ -463,6 +475,11 @@ mod tests {
         let at_32 = select_kernels("all", Some(32), |_| 0).unwrap();
         assert!(!at_32.is_empty() && at_32.iter().all(|(k, b)| *b == 32 && k.id != "reduce5"));
         assert!(select_kernels("reduce0", None, |_| 0).unwrap_err().ends_with("single_pass, all, default)"));
+    }
+
+    #[test]
+    fn tiles_are_the_librarys() {
+        assert_eq!(tile_kib().collect::<Vec<_>>(), [16, 32, 64, 128, 256]);
     }
 
     #[test]
