@@ -12,6 +12,7 @@ use common::{ensure, gpu_trial, reducer};
 use libtest_mimic::{Failed, Trial};
 use reduction::check::data::{Pattern, Sample, generate};
 use reduction::check::ops::{Number, Outcome, verify_op};
+use reduction::cudarc::driver::CudaView;
 use reduction::half::{bf16, f16};
 use reduction::{
     Arg, ArgMax, DType, Dot, Element, Error, Kernel, Op, Options, Reduction, Sum, default_block, with_operation,
@@ -68,6 +69,24 @@ fn run<R: Reduction<T>, T: TestElement>(a: &[T], b: &[T]) -> reduction::Result<R
     reducer().reduce_op::<R, T, [T]>(&inputs, &Options::default())
 }
 
+/// Run operation `R` on device views through `prepare` and
+/// `enqueue_op_into`, the result left in a device buffer poisoned first
+/// (all ones: NaN, or an index no input has), then read back.
+fn into_device<R: Reduction<T>, T: TestElement>(inputs: &[&CudaView<'_, T>]) -> Result<R::Out, Failed> {
+    let r = reducer();
+    let s = r.gpu().stream();
+    let mut bytes = s.clone_htod(&vec![0xffu8; size_of::<R::Out>()])?;
+    // SAFETY: every bit pattern is an `R::Out` (`Bits`), and a fresh
+    // allocation is aligned for it.
+    let mut out = unsafe { bytes.transmute_mut::<R::Out>(1) }.ok_or("no room for the output")?;
+    let p = r.prepare::<R, T>(inputs[0].len(), &Options::default())?;
+    r.enqueue_op_into(&p, inputs[0], inputs.get(1).copied(), &mut out)?;
+    let b = s.clone_dtoh(&bytes)?;
+    // SAFETY: `b` holds `size_of::<R::Out>()` bytes, any bit pattern is an
+    // `R::Out`, and the read is unaligned.
+    Ok(unsafe { b.as_ptr().cast::<R::Out>().read_unaligned() })
+}
+
 fn sizes<R: Reduction<T>, T: TestElement>(op: Op, _: DType) -> Result<(), Failed>
 where
     R::Out: Outcome,
@@ -88,6 +107,8 @@ where
             let inputs = if R::INPUTS == 2 { vec![&va, &vb] } else { vec![&va] };
             let got = reducer().reduce_op::<R, T, _>(&inputs, &Options::default())?;
             verify::<R, T>(op, &a[1..], &b[1..], got)?;
+            // and left in a device buffer (`enqueue_op_into`)
+            verify::<R, T>(op, &a[1..], &b[1..], into_device::<R, T>(&inputs)?)?;
         }
     }
     Ok(())
@@ -222,6 +243,26 @@ fn typed_errors() -> Result<(), Failed> {
     let teaching = Options { kernel: Some(Kernel::find("reduce3")?), ..Options::default() };
     let e = r.reduce_op::<ArgMax, f32, [f32]>(&[&[1.0][..]], &teaching).unwrap_err();
     ensure(matches!(e, Error::Unsupported { .. }), || format!("{e:?}"))?;
+    ensure(!e.to_string().contains('\n'), || format!("not one line: {e}"))?;
+    // into a device buffer: a missing second input, a length other than
+    // prepared, no room, an output not aligned for it
+    let s = r.gpu().stream();
+    let x = s.clone_htod(&vec![1.0f32; 64])?;
+    let mut bytes = s.alloc_zeros::<u8>(64)?;
+    let dot = r.prepare::<Dot, f32>(64, &Options::default())?;
+    // SAFETY: every bit pattern is an `f32`; the views are in `bytes`.
+    let mut out = unsafe { bytes.transmute_mut::<f32>(16) }.ok_or("room")?;
+    let e = r.enqueue_op_into(&dot, &x.as_view(), None, &mut out).unwrap_err();
+    ensure(e.to_string().contains("takes 2 input"), || format!("{e}"))?;
+    let e = r.enqueue_op_into(&dot, &x.slice(1..), Some(&x.slice(1..)), &mut out).unwrap_err();
+    ensure(e.to_string().contains("hold 63 and 63 elements; the reduction was prepared for 64"), || format!("{e}"))?;
+    let e = r.enqueue_op_into(&dot, &x.as_view(), Some(&x.as_view()), &mut out.slice_mut(..0)).unwrap_err();
+    ensure(matches!(e, Error::SliceTooShort { len: 0, n: 1 }), || format!("{e:?}"))?;
+    let mut shifted = bytes.slice_mut(2..);
+    // SAFETY: as above (the view is misaligned on purpose: the library must refuse it).
+    let mut odd = unsafe { shifted.transmute_mut::<f32>(1) }.ok_or("room")?;
+    let e = r.enqueue_op_into(&dot, &x.as_view(), Some(&x.as_view()), &mut odd).unwrap_err();
+    ensure(e.to_string().contains("not aligned for f32 (4 bytes)"), || format!("{e}"))?;
     ensure(!e.to_string().contains('\n'), || format!("not one line: {e}"))?;
     // and the reducer still works afterwards
     ensure(r.sum(&vec![2.0f32; 10])? == 20.0, || "the reducer broke".into())

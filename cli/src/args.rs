@@ -5,6 +5,7 @@
 use std::path::PathBuf;
 
 use clap::{Parser, Subcommand};
+use reduce::ops_bench::ResultTo;
 use reduce::timing::Timing;
 use reduction::DEFAULT_BLOCK;
 
@@ -156,6 +157,12 @@ pub(crate) enum Command {
         /// kernel, then back to back: the GPU's work alone).
         #[arg(long, value_delimiter = ',', value_parser = parse_timing, default_value = "host-loop")]
         timing: Vec<Timing>,
+        /// Where the runs leave their result, comma-separated for both in
+        /// one sitting: host (mapped host memory and a flag, what a
+        /// reduction to the host waits for) or device (a device buffer, as
+        /// torch and CuPy leave theirs).
+        #[arg(long, value_delimiter = ',', default_value = "host")]
+        result: Vec<ResultTo>,
         /// Also write the rows as JSON.
         #[arg(long, value_name = "FILE")]
         json: Option<PathBuf>,

@@ -85,6 +85,7 @@ pub(crate) fn execute(job: Job) -> Result<bool> {
                     a.seed,
                     a.mode,
                     Timing::HostLoop,
+                    reduce::ops_bench::ResultTo::Host,
                 )?;
                 print!("{}", reduce::ops_bench::table(std::slice::from_ref(&row)));
                 Ok(row.ok)
@@ -154,8 +155,13 @@ pub(crate) fn execute(job: Job) -> Result<bool> {
             for &n in &a.sizes {
                 for &(op, t) in &a.pairs {
                     for &timing in &a.timings {
-                        let mode = Options::default();
-                        rows.push(reduce::ops_bench::measure(&r, op, t, n, a.block, a.runs, a.seed, mode, timing)?);
+                        for &result in &a.results {
+                            let mode = Options::default();
+                            let row = reduce::ops_bench::measure(
+                                &r, op, t, n, a.block, a.runs, a.seed, mode, timing, result,
+                            )?;
+                            rows.push(row);
+                        }
                     }
                 }
             }

@@ -5,17 +5,60 @@
 //! copies of the inputs that together exceed the L2 several times. GB/s
 //! count every input byte read (both vectors of a dot product). The runs
 //! are queued from the host loop or behind a hold kernel
-//! ([`crate::timing::Timing`]); each row says which.
+//! ([`crate::timing::Timing`]), and leave their result where a reduction
+//! to the host leaves it or in a device buffer ([`ResultTo`]); each row
+//! says which.
 
 use reduction::check::Checked;
 use reduction::check::data::{Pattern, Sample, generate};
 use reduction::check::ops::{Number, Outcome, verify_op};
-use reduction::cudarc::driver::CudaSlice;
+use reduction::cudarc::driver::{CudaSlice, CudaView};
 use reduction::{DType, Element, Op, Options, Reducer, Reduction, Result, default_block, with_operation};
 use serde::{Deserialize, Serialize};
 
 use crate::bench::{WARMUP, copies_wanted};
-use crate::timing::{Timing, time_runs_with};
+use crate::timing::{Timing, by_name, time_runs_with};
+
+/// Where the timed runs leave their result.
+///
+/// ```
+/// use reduce::ops_bench::ResultTo;
+/// assert_eq!("device".parse::<ResultTo>(), Ok(ResultTo::Device));
+/// assert_eq!(ResultTo::default().name(), "host");
+/// ```
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ResultTo {
+    /// The reducer's result slot in mapped host memory, published with a
+    /// system-wide fence and a flag: what `r.argmax(&x)` waits for
+    /// (`Reducer::enqueue_op`).
+    #[default]
+    Host,
+    /// A device buffer, as torch and CuPy leave theirs
+    /// (`Reducer::enqueue_op_into`).
+    Device,
+}
+
+impl ResultTo {
+    /// Both, the default first.
+    pub const ALL: [ResultTo; 2] = [ResultTo::Host, ResultTo::Device];
+
+    /// The name on the command line and in tables: `host`, `device`.
+    pub const fn name(self) -> &'static str {
+        match self {
+            ResultTo::Host => "host",
+            ResultTo::Device => "device",
+        }
+    }
+}
+
+impl std::str::FromStr for ResultTo {
+    type Err = String;
+
+    fn from_str(s: &str) -> std::result::Result<Self, String> {
+        by_name(&ResultTo::ALL, ResultTo::name, "result", s)
+    }
+}
 
 /// One operation on one type and size.
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -37,6 +80,10 @@ pub struct OpRow {
     /// ([`Timing`]); rows written before it existed were `host-loop`.
     #[serde(default)]
     pub timing: Timing,
+    /// Where the timed runs left their result ([`ResultTo`]); rows written
+    /// before it existed were `host`.
+    #[serde(default)]
+    pub result: ResultTo,
     /// Input bytes read per second at the median, in GB/s.
     pub gbps: f64,
     /// The GPU result and the CPU reference, printed, and whether they match.
@@ -49,7 +96,8 @@ pub struct OpRow {
 
 /// Check, then time `runs` launches of operation `R` on `n` random elements
 /// of `T` (two inputs for a dot product) at `block` threads, queued as
-/// `timing` says.
+/// `timing` says, the result left where `result` says. A result left on the
+/// device is poisoned first and the last timed run's is the one checked.
 #[allow(clippy::too_many_arguments)]
 pub fn measure_op<R: Reduction<T>, T: Element + Sample + Number + Outcome + Default>(
     r: &Reducer,
@@ -60,6 +108,7 @@ pub fn measure_op<R: Reduction<T>, T: Element + Sample + Number + Outcome + Defa
     seed: u64,
     mode: Options,
     timing: Timing,
+    result: ResultTo,
 ) -> Result<OpRow>
 where
     R::Out: Outcome,
@@ -68,7 +117,7 @@ where
     // the block asked for, else the library's choice for this size and mode
     let prepared = r.prepare::<R, T>(n, &Options { block, ..mode })?;
     let block = prepared.kernel().1;
-    let (host, checked) = checked_inputs::<R, T>(r, op, n, block, seed, mode)?;
+    let (host, mut checked) = checked_inputs::<R, T>(r, op, n, block, seed, mode)?;
     // copies of every input, enough to stream from DRAM
     let gpu = r.gpu();
     let bytes = n * size_of::<T>() * inputs;
@@ -79,10 +128,36 @@ where
             host.iter().map(|h| gpu.stream().clone_htod(h).map_err(reduction::Error::from_driver("cuMemcpyHtoD")));
         copies.push(set.collect::<Result<_>>()?);
     }
-    let stats = time_runs_with(gpu, timing, WARMUP, runs, |i| {
+    let views = |i: usize| -> (CudaView<'_, T>, Option<CudaView<'_, T>>) {
         let set = &copies[i % copies.len()];
-        r.enqueue_op(&prepared, &set[0].as_view(), set.get(1).map(|b| b.as_view()).as_ref())
-    })?;
+        (set[0].as_view(), set.get(1).map(|b| b.as_view()))
+    };
+    let stats = match result {
+        ResultTo::Host => time_runs_with(gpu, timing, WARMUP, runs, |i| {
+            let (a, b) = views(i);
+            r.enqueue_op(&prepared, &a, b.as_ref())
+        })?,
+        ResultTo::Device => {
+            let stream = gpu.stream();
+            let poison = vec![0xffu8; size_of::<R::Out>()];
+            let mut out_bytes = stream.clone_htod(&poison).map_err(reduction::Error::from_driver("cuMemcpyHtoD"))?;
+            // SAFETY: every bit pattern is an `R::Out` (`Bits`), and a
+            // fresh allocation is aligned for it.
+            let mut out = unsafe { out_bytes.transmute_mut::<R::Out>(1) }
+                .ok_or_else(|| reduction::Error::Invalid("no room for the result".into()))?;
+            let stats = time_runs_with(gpu, timing, WARMUP, runs, |i| {
+                let (a, b) = views(i);
+                r.enqueue_op_into(&prepared, &a, b.as_ref(), &mut out)
+            })?;
+            let last = stream.clone_dtoh(&out_bytes).map_err(reduction::Error::from_driver("cuMemcpyDtoH"))?;
+            // SAFETY: `last` holds `size_of::<R::Out>()` bytes, any bit
+            // pattern is an `R::Out`, and the read is unaligned.
+            let got = unsafe { last.as_ptr().cast::<R::Out>().read_unaligned() };
+            let refs: Vec<&[T]> = host.iter().map(Vec::as_slice).collect();
+            checked = verify_op::<R, T>(r, op, refs[0], refs.get(1).unwrap_or(&refs[0]), block, got)?;
+            stats
+        }
+    };
     Ok(OpRow {
         op: op.name().to_string(),
         ty: T::NAME.to_string(),
@@ -91,6 +166,7 @@ where
         block,
         median_us: stats.median_ms * 1e3,
         timing,
+        result,
         gbps: stats.bandwidth(bytes) / 1e9,
         got: checked.got,
         expected: checked.expected,
@@ -138,8 +214,9 @@ pub fn measure(
     seed: u64,
     mode: Options,
     timing: Timing,
+    result: ResultTo,
 ) -> Result<OpRow> {
-    with_operation!(op, ty, |R, T| measure_op::<R, T>(r, op, n, block, runs, seed, mode, timing), else Err(unsupported(op, ty)))
+    with_operation!(op, ty, |R, T| measure_op::<R, T>(r, op, n, block, runs, seed, mode, timing, result), else Err(unsupported(op, ty)))
 }
 
 /// The mode's name in tables: `default`, `gpu_to_gpu` or `accurate`.
@@ -163,7 +240,7 @@ pub fn modes(r: &Reducer, types: &[DType], n: usize, runs: usize, seed: u64) -> 
         ];
         let mut base = None;
         for mode in modes {
-            let row = measure(r, Op::Sum, ty, n, None, runs, seed, mode, Timing::HostLoop)?;
+            let row = measure(r, Op::Sum, ty, n, None, runs, seed, mode, Timing::HostLoop, ResultTo::Host)?;
             let ratio = row.gbps / *base.get_or_insert(row.gbps);
             rows.push((row, ratio));
         }
@@ -209,12 +286,12 @@ pub fn unsupported(op: Op, ty: DType) -> reduction::Error {
 /// The rows as a table.
 pub fn table(rows: &[OpRow]) -> String {
     let mut s = format!(
-        "{:<12} {:<5} {:>11} {:>5} {:>11} {:>9}  {:<9} {:<8} {}\n",
-        "operation", "type", "n", "block", "median µs", "GB/s", "timing", "check", "GPU / CPU"
+        "{:<12} {:<5} {:>11} {:>5} {:>11} {:>9}  {:<9} {:<6} {:<8} {}\n",
+        "operation", "type", "n", "block", "median µs", "GB/s", "timing", "result", "check", "GPU / CPU"
     );
     for row in rows {
         s += &format!(
-            "{:<12} {:<5} {:>11} {:>5} {:>11.2} {:>9.1}  {:<9} {:<8} {} / {}\n",
+            "{:<12} {:<5} {:>11} {:>5} {:>11.2} {:>9.1}  {:<9} {:<6} {:<8} {} / {}\n",
             row.op,
             row.ty,
             row.n,
@@ -222,6 +299,7 @@ pub fn table(rows: &[OpRow]) -> String {
             row.median_us,
             row.gbps,
             row.timing.name(),
+            row.result.name(),
             if row.ok { "OK" } else { "MISMATCH" },
             row.got,
             row.expected

@@ -72,11 +72,23 @@ impl std::str::FromStr for Timing {
     type Err = String;
 
     fn from_str(s: &str) -> std::result::Result<Self, String> {
-        Timing::ALL.into_iter().find(|t| t.name() == s).ok_or_else(|| {
-            let valid: Vec<&str> = Timing::ALL.iter().map(|t| t.name()).collect();
-            format!("unknown timing {s:?} (valid: {})", valid.join(", "))
-        })
+        by_name(&Timing::ALL, Timing::name, "timing", s)
     }
+}
+
+/// The one of `all` whose `name` is `s`, or an error naming `what` and
+/// the valid names: the parser of the benchmarks' small choices.
+///
+/// ```
+/// use reduce::timing::{Timing, by_name};
+/// assert_eq!(by_name(&Timing::ALL, Timing::name, "timing", "queued"), Ok(Timing::Queued));
+/// assert_eq!(by_name(&Timing::ALL, Timing::name, "timing", "x").unwrap_err(), "unknown timing \"x\" (valid: host-loop, queued)");
+/// ```
+pub fn by_name<T: Copy>(all: &[T], name: fn(T) -> &'static str, what: &str, s: &str) -> std::result::Result<T, String> {
+    all.iter().copied().find(|&t| name(t) == s).ok_or_else(|| {
+        let valid: Vec<&str> = all.iter().map(|&t| name(t)).collect();
+        format!("unknown {what} {s:?} (valid: {})", valid.join(", "))
+    })
 }
 
 /// At most this many runs are queued behind one hold kernel: few enough

@@ -7,6 +7,7 @@ use std::path::PathBuf;
 
 use crate::args::{Cli, Command, parse_count};
 use reduce::bench::BenchConfig;
+use reduce::ops_bench::ResultTo;
 use reduce::timing::Timing;
 use reduction::{
     BLOCK_SIZES, DEFAULT_BLOCK, DEFAULT_KERNEL, DType, Determinism, Error, Finish, KERNELS, Kernel, Op, Options, Ptx,
@@ -23,9 +24,9 @@ fn tile_kib() -> impl Iterator<Item = u32> {
 }
 
 /// Each timing once, in the order first given.
-fn distinct(timings: Vec<Timing>) -> Vec<Timing> {
+fn distinct<T: PartialEq>(choices: Vec<T>) -> Vec<T> {
     let mut out = Vec::new();
-    for t in timings {
+    for t in choices {
         if !out.contains(&t) {
             out.push(t);
         }
@@ -59,6 +60,7 @@ pub(crate) struct OpsArgs {
     pub(crate) runs: usize,
     pub(crate) seed: u64,
     pub(crate) timings: Vec<Timing>,
+    pub(crate) results: Vec<ResultTo>,
     pub(crate) json: Option<(PathBuf, File)>,
 }
 
@@ -399,7 +401,7 @@ pub(crate) fn validate(cli: Cli) -> std::result::Result<Job, String> {
             }
             Job::Latency(gpu, n, dtype, runs, seed, max_grid, distinct(timing))
         }
-        Command::Ops { n, op: ops, ty, block, runs, seed, timing, json } => {
+        Command::Ops { n, op: ops, ty, block, runs, seed, timing, result, json } => {
             at_least_one("--runs", runs)?;
             let types = ty.iter().map(|t| dtype(t)).collect::<std::result::Result<Vec<_>, _>>()?;
             let ops = ops.iter().map(|o| op(o)).collect::<std::result::Result<Vec<_>, _>>()?;
@@ -418,8 +420,11 @@ pub(crate) fn validate(cli: Cli) -> std::result::Result<Job, String> {
             if pairs.is_empty() {
                 return Err("no type given has any of the operations given".into());
             }
-            let timings = distinct(timing);
-            Job::Ops(gpu, OpsArgs { pairs, sizes: n, block, runs, seed, timings, json: output(json, "--json")? })
+            let (timings, results) = (distinct(timing), distinct(result));
+            Job::Ops(
+                gpu,
+                OpsArgs { pairs, sizes: n, block, runs, seed, timings, results, json: output(json, "--json")? },
+            )
         }
         Command::Modes { n, ty, runs, seed, json } => {
             at_least_one("--n", n)?;

@@ -56,6 +56,22 @@ impl Out {
         (Out { addr, len, done: 0 }, guard)
     }
 
+    /// [`Out::of`] for a view the caller gave: [`Error::Invalid`] unless it
+    /// is aligned for `V` (a byte buffer viewed as [`Arg`](gpu::op::Arg)s
+    /// can start anywhere, and a misaligned store would end the context).
+    pub fn of_given<'a, V>(view: &'a mut CudaViewMut<'_, V>, gpu: &'a Gpu) -> Result<(Out, impl Drop + 'a)> {
+        let (out, guard) = Out::of(view, gpu);
+        if out.addr % align_of::<V>() as u64 != 0 {
+            return Err(Error::Invalid(format!(
+                "the output at {:#x} is not aligned for {} ({} bytes)",
+                out.addr,
+                std::any::type_name::<V>(),
+                align_of::<V>()
+            )));
+        }
+        Ok((out, guard))
+    }
+
     /// The first `len` elements of `T` of `buffer`, viewed as `len × size_of::<T>() / bytes`
     /// values of `bytes` bytes (a single-pass kernel's accumulators in a
     /// buffer of elements).

@@ -295,6 +295,21 @@ impl<O, T> Prepared<O, T> {
     pub fn kernel(&self) -> (&'static Kernel, u32) {
         (self.job.kernel, self.job.block)
     }
+
+    /// `Error::Invalid` unless `a` (and `b`) hold exactly the elements it
+    /// was prepared for (the launch checks that `b` is there when the
+    /// operation reads two inputs).
+    fn check(&self, a: &CudaView<'_, T>, b: Option<&CudaView<'_, T>>) -> Result<()> {
+        if a.len() != self.n || b.is_some_and(|b| b.len() != self.n) {
+            return Err(Error::Invalid(format!(
+                "the inputs hold {}{} elements; the reduction was prepared for {}",
+                a.len(),
+                b.map(|b| format!(" and {}", b.len())).unwrap_or_default(),
+                self.n
+            )));
+        }
+        Ok(())
+    }
 }
 
 /// Reduces data on one GPU with the kernels of the registry.
@@ -490,48 +505,69 @@ impl Reducer {
 
     /// Queue `prepared` (any operation) on `a` (and `b`, for a two-input
     /// operation), exactly its length, without waiting; its result goes to
-    /// the reducer's own result slot, where the next call overwrites it. For
-    /// timing operations whose output is not an element (the benchmark).
+    /// the reducer's own result slot in mapped host memory, where the next
+    /// call overwrites it: what a reduction to the host does, for timing it
+    /// (the benchmark's `--result host`).
     pub fn enqueue_op<R: Reduction<T>, T: Element>(
         &self,
         prepared: &Prepared<R, T>,
         a: &CudaView<'_, T>,
         b: Option<&CudaView<'_, T>>,
     ) -> Result<()> {
-        if a.len() != prepared.n || b.is_some_and(|b| b.len() != prepared.n) {
-            return Err(Error::Invalid(format!(
-                "the inputs hold {} and {:?} elements; the reduction was prepared for {}",
-                a.len(),
-                b.map(|b| b.len()),
-                prepared.n
-            )));
-        }
+        prepared.check(a, b)?;
         let mut scratch = self.scratch::<T>()?;
         let s = &mut scratch.work;
         enqueue(&self.gpu, &mut s.bufs, &prepared.job, &prepared.job.levels, a, b, s.result.out())
     }
 
+    /// Queue `prepared` (any operation) on `a` (and `b`, for a two-input
+    /// operation), exactly its length, and leave the result in `out[0]` on
+    /// the device, without waiting: nothing comes back to the host (an
+    /// arg-max whose index the next kernel reads). For outputs that are not
+    /// cudarc `DeviceRepr` types (an [`Arg`](crate::Arg)), view a byte
+    /// buffer as them; an `out` not aligned for the output is an
+    /// [`Error::Invalid`].
+    ///
+    /// ```no_run
+    /// use reduction::{Arg, ArgMax, Options, Reducer};
+    /// let r = Reducer::new()?;
+    /// let s = r.gpu().stream();
+    /// let x = s.clone_htod(&[1.0f32, 7.0, 3.0, 7.0]).unwrap();
+    /// let mut bytes = s.alloc_zeros::<u8>(size_of::<Arg<f32>>()).unwrap();
+    /// // SAFETY: every bit pattern is an `Arg<f32>`, and the allocation is aligned
+    /// let mut out = unsafe { bytes.transmute_mut::<Arg<f32>>(1) }.unwrap();
+    /// let p = r.prepare::<ArgMax, f32>(4, &Options::default())?;
+    /// r.enqueue_op_into(&p, &x.as_view(), None, &mut out)?;
+    /// let b = s.clone_dtoh(&bytes).unwrap();
+    /// assert_eq!(u64::from_ne_bytes(b[8..16].try_into().unwrap()), 1); // the first 7.0
+    /// # Ok::<(), reduction::Error>(())
+    /// ```
+    pub fn enqueue_op_into<R: Reduction<T>, T: Element>(
+        &self,
+        prepared: &Prepared<R, T>,
+        a: &CudaView<'_, T>,
+        b: Option<&CudaView<'_, T>>,
+        out: &mut CudaViewMut<'_, R::Out>,
+    ) -> Result<()> {
+        prepared.check(a, b)?;
+        if out.is_empty() {
+            return Err(Error::SliceTooShort { len: 0, n: 1 });
+        }
+        let mut scratch = self.scratch::<T>()?;
+        let (out, _guard) = Out::of_given(out, &self.gpu)?;
+        enqueue(&self.gpu, &mut scratch.work.bufs, &prepared.job, &prepared.job.levels, a, b, out)
+    }
+
     /// Queue `prepared` on `data` (exactly its length) and leave the result
-    /// in `out[0]`, without waiting.
+    /// in `out[0]`, without waiting: [`Reducer::enqueue_op_into`] for the
+    /// operations whose output is an element.
     pub fn enqueue<R: Reduction<T, Out = T>, T: Element>(
         &self,
         prepared: &Prepared<R, T>,
         data: &CudaView<'_, T>,
         out: &mut CudaViewMut<'_, T>,
     ) -> Result<()> {
-        if data.len() != prepared.n {
-            return Err(Error::Invalid(format!(
-                "the data holds {} elements; the reduction was prepared for {}",
-                data.len(),
-                prepared.n
-            )));
-        }
-        if out.is_empty() {
-            return Err(Error::SliceTooShort { len: 0, n: 1 });
-        }
-        let mut scratch = self.scratch::<T>()?;
-        let (out, _guard) = Out::of(out, &self.gpu);
-        enqueue(&self.gpu, &mut scratch.work.bufs, &prepared.job, &prepared.job.levels, data, None, out)
+        self.enqueue_op_into(prepared, data, None, out)
     }
 
     /// The kernel and block size for `n` elements: the caller's, checked, or

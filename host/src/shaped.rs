@@ -185,7 +185,7 @@ impl Reducer {
         if shape.results() == 0 {
             return Ok(());
         }
-        let (out, _guard) = Out::of(out, self.gpu());
+        let (out, _guard) = Out::of_given(out, self.gpu())?;
         self.with_inputs::<T, CudaView<'_, T>, _>(inputs, realign(opts), |_, a, b| {
             self.with_shape_scratch(|s| {
                 self.launch_shape::<R, T>(op, &a, b.as_ref(), shape, strategy, &mut s.partials, &mut s.tickets, out)
