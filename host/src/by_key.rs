@@ -16,7 +16,7 @@
 use crate::check::data::Sample;
 use crate::check::reference::Reference;
 use crate::error::{Error, Result};
-use crate::reducer::Element;
+use crate::input::Element;
 use gpu::names::DType;
 /// The value types the by-key kernels are compiled for (`gpu/src/names.rs`).
 ///

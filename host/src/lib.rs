@@ -49,15 +49,19 @@ mod device;
 mod dtype;
 mod error;
 pub mod hold;
+mod input;
 mod launch;
 pub mod modes;
 pub mod multi;
 mod operations;
+mod options;
 pub mod plan;
+mod prepared;
 mod ptx;
 mod reduce_by_key;
 mod reducer;
 mod registry;
+mod scratch;
 pub mod shape;
 pub mod shape_order;
 mod shaped;
@@ -74,11 +78,14 @@ pub use gpu::names::{BLOCK_SIZES, DType, Op};
 /// Operations: the traits and every operation type (see [`Reducer::reduce_op`]).
 pub use gpu::op;
 pub use gpu::op::{Arg, ArgMax, ArgMin, Dot, Max, Mean, Min, Norm, ReduceOp, Reduction, Sum, SumSquares};
+pub use input::{Element, Input, Source};
 pub use modes::{Determinism, mode_entry};
 pub use operations::Output;
+pub use options::{Finish, Options};
+pub use prepared::Prepared;
 pub use ptx::Ptx;
 pub use reduce_by_key::check_host_input;
-pub use reducer::{Element, Finish, Input, Options, Prepared, Reducer, Source};
+pub use reducer::Reducer;
 pub use registry::{
     BlockParam, DEFAULT_BLOCK, DEFAULT_KERNEL, KERNELS, Kernel, PerThread, Scheme, default_block, shared_mem_bytes,
 };

@@ -10,7 +10,7 @@
 //! | `accurate: true`, f64 sum | `accurate_sum_f64`: double-double, fixed order | `gpu_to_gpu` |
 
 use crate::error::{Error, Result};
-use crate::reducer::Options;
+use crate::options::Options;
 use gpu::layout::ACCURATE_WORDS;
 use gpu::names::{DType, MODE_TYPES, Op, REPRODUCIBLE_OPS};
 use gpu::op::fixed_order::{Geometry, WARP, tree_len};

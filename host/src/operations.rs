@@ -7,8 +7,11 @@
 use cudarc::driver::{CudaSlice, CudaView, DevicePtr};
 
 use crate::error::{Error, Result, driver};
+use crate::input::{Element, Input, Source};
 use crate::launch::{Out, enqueue, grow};
-use crate::reducer::{Element, Input, Options, Reducer, Source, Work};
+use crate::options::Options;
+use crate::reducer::Reducer;
+use crate::scratch::Work;
 use gpu::op::{Arg, ArgMax, ArgMin, Dot, Max, Mean, Min, Norm, Reduction, Sum, SumSquares};
 
 /// What operation `R` returns for elements of `T`.

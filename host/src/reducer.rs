@@ -1,316 +1,27 @@
 //! The library API: [`Reducer`] reduces host slices and device buffers with
-//! any kernel of the registry, reusing its device scratch buffers.
+//! any kernel of the registry, reusing its device scratch buffers. Its
+//! other parts: what it reduces (`input.rs`) and how (`options.rs`), the
+//! operations (`operations.rs`), reductions planned once and queued without
+//! waiting (`prepared.rs`), rows, columns and segments (`shaped.rs`), and
+//! the memory it keeps between calls (`scratch.rs`).
 
 use std::any::{Any, TypeId};
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex};
 
-use cudarc::driver::{CudaSlice, CudaStream, CudaView, CudaViewMut, DeviceRepr, ValidAsZeroBits};
+use cudarc::driver::{CudaSlice, CudaStream, CudaView, CudaViewMut};
 
-use crate::device::{Gpu, Mapped};
+use crate::device::Gpu;
 use crate::error::{Error, Result, driver};
-use crate::launch::{Buffers, Job, Out, enqueue, enqueue_partials, grow};
-use crate::modes::{Determinism, ModeJob, mode_kernel};
+use crate::input::{Element, Input, Source};
+use crate::launch::{Job, enqueue, enqueue_partials, grow};
+use crate::modes::{ModeJob, mode_kernel};
+use crate::options::{Finish, Options};
 use crate::plan::{Level, plan};
 use crate::ptx::Ptx;
 use crate::registry::{DEFAULT_BLOCK, DEFAULT_KERNEL, Kernel, Scheme, default_block, fit_block};
-use gpu::half::{bf16, f16};
-use gpu::op::{Bits, ReduceOp, Reduction};
-
-/// An element type the library reduces: `i32, u32, i64, u64, f32, f64` and
-/// the half types `f16`, `bf16` (the `half` crate's).
-///
-/// Integer sums wrap on overflow (like CUDA's `int`); float results follow
-/// the rules in [`gpu::op`] (NaN propagates, `-0.0 < +0.0` for min/max);
-/// half-precision sums accumulate in `f32` and return `f32`.
-///
-/// ```no_run
-/// use reduction::{Element, ReduceOp, Reducer, Result, Sum};
-/// fn mean<T: Element + Into<f64>>(r: &Reducer, xs: &[T]) -> Result<f64>
-/// where
-///     Sum: ReduceOp<T>,
-/// {
-///     Ok(r.sum(xs)?.into() / xs.len() as f64)
-/// }
-/// let r = Reducer::new()?;
-/// assert_eq!(mean(&r, &[1.0f32, 2.0])?, 1.5);
-/// assert_eq!(mean(&r, &[1u32, 2, 3, 4])?, 2.5);
-/// # Ok::<(), reduction::Error>(())
-/// ```
-pub trait Element: gpu::op::Element + DeviceRepr + ValidAsZeroBits + Default + std::fmt::Display {}
-impl Element for i32 {}
-impl Element for u32 {}
-impl Element for i64 {}
-impl Element for u64 {}
-impl Element for f32 {}
-impl Element for f64 {}
-impl Element for f16 {}
-impl Element for bf16 {}
-
-/// Where the last partials are combined.
-///
-/// ```
-/// use reduction::{Finish, Options};
-/// assert_eq!(Options::default().finish, Finish::Gpu);
-/// let like_seed_004 = Options { finish: Finish::Cpu, ..Options::default() };
-/// # let _ = like_seed_004;
-/// ```
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub enum Finish {
-    /// Launch again on the partials until one value remains (Harris).
-    #[default]
-    Gpu,
-    /// One launch; copy its per-block partials to the host and combine them
-    /// there (seed 004 does this).
-    Cpu,
-}
-
-/// How to reduce: which kernel, block size and finish. The default is the
-/// library's fastest kernel for the device.
-///
-/// ```
-/// use reduction::{Finish, Kernel, Options};
-/// let teaching = Options { kernel: Some(Kernel::find("reduce4").unwrap()), block: Some(256), finish: Finish::Cpu, ..Options::default() };
-/// assert!(Options::default().kernel.is_none());
-/// # let _ = teaching;
-/// ```
-#[derive(Clone, Copy, Debug, Default)]
-pub struct Options {
-    /// `None`: the fastest kernel for this device and size.
-    pub kernel: Option<&'static Kernel>,
-    /// `None`: [`DEFAULT_BLOCK`] for an explicit kernel, the tuned size for the default.
-    pub block: Option<u32>,
-    /// Where the partials are combined.
-    pub finish: Finish,
-    /// At most this many blocks for a grid-stride kernel (`reduce7` on,
-    /// `single_pass`): `None` is what the GPU holds at once. A smaller GPU
-    /// in effect; for tuning and for results that must not depend on the
-    /// GPU's size.
-    pub max_grid: Option<u32>,
-    /// How reproducible float results must be: [`Determinism::RunToRun`]
-    /// (the default kernel) or [`Determinism::GpuToGpu`] (the same bits on
-    /// any GPU, block size and grid: f32/f64 sum, dot, sum_squares, norm,
-    /// mean). Other operations and types are refused
-    /// ([`Error::Unsupported`]) before any GPU work.
-    pub determinism: Determinism,
-    /// The accurate f32/f64 sum: f32 correctly rounded (within ½ ulp of the
-    /// exact sum, whatever the data), f64 within 1 ulp while Σ|x|/|Σx| <
-    /// 2^32 (`docs/determinism.md`); both also `gpu_to_gpu`.
-    pub accurate: bool,
-}
-
-/// Where the elements to reduce are.
-///
-/// ```
-/// use reduction::{Input, Source};
-/// let data = [1.0f32, 2.0];
-/// match data[..].source() {
-///     Source::Host(s) => assert_eq!(s, [1.0, 2.0]),
-///     Source::Device(_) => unreachable!("a host slice"),
-/// }
-/// ```
-#[derive(Debug)]
-pub enum Source<'a, T> {
-    /// In host memory: copied to a device staging buffer first.
-    Host(&'a [T]),
-    /// Already on the device.
-    Device(CudaView<'a, T>),
-}
-
-/// Something to reduce: a host slice or a cudarc device buffer.
-///
-/// ```
-/// use reduction::{Input, Source};
-/// assert!(matches!(vec![1i32, 2].source(), Source::Host(s) if s.len() == 2));
-/// ```
-pub trait Input<T> {
-    /// Where the elements are.
-    ///
-    /// ```
-    /// use reduction::{Input, Source};
-    /// let v = vec![3u64, 4];
-    /// assert!(matches!(v.source(), Source::Host([3, 4])));
-    /// ```
-    fn source(&self) -> Source<'_, T>;
-}
-
-impl<T> Input<T> for [T] {
-    fn source(&self) -> Source<'_, T> {
-        Source::Host(self)
-    }
-}
-
-impl<T> Input<T> for Vec<T> {
-    fn source(&self) -> Source<'_, T> {
-        Source::Host(self)
-    }
-}
-
-impl<T> Input<T> for CudaSlice<T> {
-    fn source(&self) -> Source<'_, T> {
-        Source::Device(self.as_view())
-    }
-}
-
-impl<T> Input<T> for CudaView<'_, T> {
-    fn source(&self) -> Source<'_, T> {
-        Source::Device(self.slice(..))
-    }
-}
-
-/// Device buffers of one element type, kept between calls and grown to the
-/// largest size seen.
-pub(crate) struct Scratch<T> {
-    pub work: Work<T>,
-    /// Host input is copied here (the second input of a dot product to the second).
-    pub staging: [CudaSlice<T>; 2],
-}
-
-/// The buffers a reduction to the host writes.
-pub(crate) struct Work<T> {
-    pub(crate) bufs: Buffers<T>,
-    /// The result, when the caller wants it on the host: written by the
-    /// kernel straight into host memory.
-    result: MappedSlot,
-    /// The first level's partials when they are finished on the CPU.
-    partials: CudaSlice<T>,
-    /// The last reduction planned, for calls that repeat it (the same
-    /// operator, size and options): planning is then skipped.
-    pub(crate) last: Option<(JobKey, Job)>,
-}
-
-/// What a [`Job`] depends on besides the element type: operator, size,
-/// kernel and block asked for.
-#[derive(Clone, Copy, PartialEq, Eq)]
-pub(crate) struct JobKey {
-    op: &'static str,
-    n: usize,
-    kernel: Option<&'static str>,
-    block: Option<u32>,
-    max_grid: Option<u32>,
-    determinism: Determinism,
-    accurate: bool,
-}
-
-/// One result (at most 16 bytes: [`Bits`]) in pinned host memory mapped
-/// into the device's address space. A reduction to the host lets its last
-/// launch store the result here, so the call waits for the kernel and
-/// reads: no copy is queued after the kernel (about half the time of a
-/// small reduction, measured in `reduce latency`).
-struct MappedSlot {
-    /// The value (16 bytes) and the flag a single-pass kernel sets once the
-    /// value is there.
-    value: Mapped<u64>,
-    flag: Mapped<u32>,
-}
-
-/// How long a caller polls the completion flag before it waits in the
-/// driver (which also reports a kernel that failed): longer than any
-/// reduction of a few GiB takes.
-const POLL_FOR: std::time::Duration = std::time::Duration::from_millis(5);
-
-impl MappedSlot {
-    fn new(gpu: &Gpu) -> Result<Self> {
-        Ok(MappedSlot { value: gpu.alloc_mapped::<u64>(2)?, flag: gpu.alloc_mapped::<u32>(1)? })
-    }
-
-    /// Where the kernel writes, the flag cleared first.
-    fn out(&self) -> Out {
-        // SAFETY: the flag's one `u32`, alive as long as `self`; no kernel
-        // writes it now (the last one that did has finished: its caller
-        // waited for it).
-        unsafe { self.flag.ptr().write_volatile(0) };
-        Out { addr: self.value.addr(), len: 1, done: self.flag.addr() }
-    }
-
-    /// Wait until the kernel has set the flag, polling host memory (no
-    /// driver call); after [`POLL_FOR`], or for kernels that do not set it
-    /// (`polls` false), wait in the driver.
-    fn wait(&self, gpu: &Gpu, polls: bool) -> Result<()> {
-        if polls {
-            let start = std::time::Instant::now();
-            // SAFETY: as in `out`; the device writes the flag, hence volatile.
-            while unsafe { self.flag.ptr().read_volatile() } == 0 {
-                if start.elapsed() > POLL_FOR {
-                    return gpu.synchronize();
-                }
-                std::hint::spin_loop();
-            }
-            std::sync::atomic::fence(std::sync::atomic::Ordering::Acquire);
-            return Ok(());
-        }
-        gpu.synchronize()
-    }
-
-    /// The value, once the work that writes it has finished (the caller
-    /// synchronizes the stream first).
-    fn read<V: Bits>(&self) -> V {
-        const { assert!(size_of::<V>() <= 16 && align_of::<V>() <= 8) };
-        // SAFETY: `value` is the slot's 16 bytes, allocated (and kept alive
-        // by `self`) and 8-byte aligned (two u64s from cuMemHostAlloc), room
-        // and alignment for V (asserted above); every bit pattern is a V
-        // (`Bits`); the kernel that wrote it is done with it (`wait`), and
-        // the read is volatile because the device, not Rust, wrote it.
-        unsafe { self.value.ptr().cast::<V>().read_volatile() }
-    }
-}
-
-/// A reduction planned once, for `n` elements of `T` with operator `O` and
-/// a kernel and block size: [`Reducer::enqueue`] then queues its launches
-/// with no host work but the launches themselves. For timing kernels (the
-/// benchmark prepares before its first CUDA event) and for calling the same
-/// reduction in a loop.
-///
-/// ```no_run
-/// use reduction::{Options, Reducer, Sum};
-/// let r = Reducer::new()?;
-/// let stream = r.gpu().stream();
-/// let data = stream.clone_htod(&vec![1u32; 1 << 20]).unwrap();
-/// let mut out = stream.alloc_zeros::<u32>(1).unwrap();
-/// let sum = r.prepare::<Sum, u32>(1 << 20, &Options::default())?;
-/// for _ in 0..10 {
-///     r.enqueue(&sum, &data.as_view(), &mut out.as_view_mut())?;
-/// }
-/// assert_eq!(stream.clone_dtoh(&out).unwrap()[0], 1 << 20);
-/// # Ok::<(), reduction::Error>(())
-/// ```
-pub struct Prepared<O, T> {
-    job: Job,
-    n: usize,
-    _op: std::marker::PhantomData<fn(O, T)>,
-}
-
-impl<O, T> Prepared<O, T> {
-    /// The elements it reduces.
-    pub fn len(&self) -> usize {
-        self.n
-    }
-
-    /// Never: a prepared reduction has at least one element.
-    pub fn is_empty(&self) -> bool {
-        false
-    }
-
-    /// The kernel and block size it launches.
-    pub fn kernel(&self) -> (&'static Kernel, u32) {
-        (self.job.kernel, self.job.block)
-    }
-
-    /// `Error::Invalid` unless `a` (and `b`) hold exactly the elements it
-    /// was prepared for (the launch checks that `b` is there when the
-    /// operation reads two inputs).
-    fn check(&self, a: &CudaView<'_, T>, b: Option<&CudaView<'_, T>>) -> Result<()> {
-        if a.len() != self.n || b.is_some_and(|b| b.len() != self.n) {
-            return Err(Error::Invalid(format!(
-                "the inputs hold {}{} elements; the reduction was prepared for {}",
-                a.len(),
-                b.map(|b| format!(" and {}", b.len())).unwrap_or_default(),
-                self.n
-            )));
-        }
-        Ok(())
-    }
-}
+use crate::scratch::{JobKey, Work};
+use gpu::op::{ReduceOp, Reduction};
 
 /// Reduces data on one GPU with the kernels of the registry.
 ///
@@ -332,7 +43,8 @@ impl<O, T> Prepared<O, T> {
 /// ```
 pub struct Reducer {
     gpu: Gpu,
-    scratch: Mutex<HashMap<TypeId, Box<dyn Any + Send>>>,
+    /// One [`Scratch`](crate::scratch::Scratch) per element type (`scratch.rs`).
+    pub(crate) scratch: Mutex<HashMap<TypeId, Box<dyn Any + Send>>>,
     /// The shaped reductions' buffers (`shaped.rs`), made on first use.
     pub(crate) shapes: Mutex<Option<crate::shaped::ShapeScratch>>,
 }
@@ -484,90 +196,6 @@ impl Reducer {
             return Ok(());
         }
         self.enqueue(&self.prepare::<O, T>(data.len(), opts)?, data, out)
-    }
-
-    /// Plan the reduction of `n > 0` elements once ([`Prepared`]).
-    ///
-    /// ```no_run
-    /// use reduction::{Error, Options, Reducer, Sum};
-    /// let r = Reducer::new()?;
-    /// let p = r.prepare::<Sum, f32>(1 << 24, &Options::default())?;
-    /// assert_eq!((p.len(), p.kernel().0.id), (1 << 24, "single_pass"));
-    /// assert!(matches!(r.prepare::<Sum, f32>(0, &Options::default()), Err(Error::Invalid(_))));
-    /// # Ok::<(), reduction::Error>(())
-    /// ```
-    pub fn prepare<R: Reduction<T>, T: Element>(&self, n: usize, opts: &Options) -> Result<Prepared<R, T>> {
-        if n == 0 {
-            return Err(Error::Invalid("a prepared reduction needs at least one element".into()));
-        }
-        Ok(Prepared { job: self.job_for::<R, T>(n, opts)?, n, _op: std::marker::PhantomData })
-    }
-
-    /// Queue `prepared` (any operation) on `a` (and `b`, for a two-input
-    /// operation), exactly its length, without waiting; its result goes to
-    /// the reducer's own result slot in mapped host memory, where the next
-    /// call overwrites it: what a reduction to the host does, for timing it
-    /// (the benchmark's `--result host`).
-    pub fn enqueue_op<R: Reduction<T>, T: Element>(
-        &self,
-        prepared: &Prepared<R, T>,
-        a: &CudaView<'_, T>,
-        b: Option<&CudaView<'_, T>>,
-    ) -> Result<()> {
-        prepared.check(a, b)?;
-        let mut scratch = self.scratch::<T>()?;
-        let s = &mut scratch.work;
-        enqueue(&self.gpu, &mut s.bufs, &prepared.job, &prepared.job.levels, a, b, s.result.out())
-    }
-
-    /// Queue `prepared` (any operation) on `a` (and `b`, for a two-input
-    /// operation), exactly its length, and leave the result in `out[0]` on
-    /// the device, without waiting: nothing comes back to the host (an
-    /// arg-max whose index the next kernel reads). For outputs that are not
-    /// cudarc `DeviceRepr` types (an [`Arg`](crate::Arg)), view a byte
-    /// buffer as them; an `out` not aligned for the output is an
-    /// [`Error::Invalid`].
-    ///
-    /// ```no_run
-    /// use reduction::{Arg, ArgMax, Options, Reducer};
-    /// let r = Reducer::new()?;
-    /// let s = r.gpu().stream();
-    /// let x = s.clone_htod(&[1.0f32, 7.0, 3.0, 7.0]).unwrap();
-    /// let mut bytes = s.alloc_zeros::<u8>(size_of::<Arg<f32>>()).unwrap();
-    /// // SAFETY: every bit pattern is an `Arg<f32>`, and the allocation is aligned
-    /// let mut out = unsafe { bytes.transmute_mut::<Arg<f32>>(1) }.unwrap();
-    /// let p = r.prepare::<ArgMax, f32>(4, &Options::default())?;
-    /// r.enqueue_op_into(&p, &x.as_view(), None, &mut out)?;
-    /// let b = s.clone_dtoh(&bytes).unwrap();
-    /// assert_eq!(u64::from_ne_bytes(b[8..16].try_into().unwrap()), 1); // the first 7.0
-    /// # Ok::<(), reduction::Error>(())
-    /// ```
-    pub fn enqueue_op_into<R: Reduction<T>, T: Element>(
-        &self,
-        prepared: &Prepared<R, T>,
-        a: &CudaView<'_, T>,
-        b: Option<&CudaView<'_, T>>,
-        out: &mut CudaViewMut<'_, R::Out>,
-    ) -> Result<()> {
-        prepared.check(a, b)?;
-        if out.is_empty() {
-            return Err(Error::SliceTooShort { len: 0, n: 1 });
-        }
-        let mut scratch = self.scratch::<T>()?;
-        let (out, _guard) = Out::of_given(out, &self.gpu)?;
-        enqueue(&self.gpu, &mut scratch.work.bufs, &prepared.job, &prepared.job.levels, a, b, out)
-    }
-
-    /// Queue `prepared` on `data` (exactly its length) and leave the result
-    /// in `out[0]`, without waiting: [`Reducer::enqueue_op_into`] for the
-    /// operations whose output is an element.
-    pub fn enqueue<R: Reduction<T, Out = T>, T: Element>(
-        &self,
-        prepared: &Prepared<R, T>,
-        data: &CudaView<'_, T>,
-        out: &mut CudaViewMut<'_, T>,
-    ) -> Result<()> {
-        self.enqueue_op_into(prepared, data, None, out)
     }
 
     /// The kernel and block size for `n` elements: the caller's, checked, or
@@ -726,15 +354,7 @@ impl Reducer {
         n: usize,
         opts: &Options,
     ) -> Result<&'s Job> {
-        let key = JobKey {
-            op: R::NAME,
-            n,
-            kernel: opts.kernel.map(|k| k.id),
-            block: opts.block,
-            max_grid: opts.max_grid,
-            determinism: opts.determinism,
-            accurate: opts.accurate,
-        };
+        let key = JobKey::new(R::NAME, n, opts);
         if last.as_ref().is_none_or(|(k, _)| *k != key) {
             *last = Some((key, self.job_for::<R, T>(n, opts)?));
         }
@@ -757,43 +377,5 @@ impl Reducer {
         enqueue(&self.gpu, &mut s.bufs, job, &job.levels, a, b, s.result.out())?;
         s.result.wait(&self.gpu, job.kernel.scheme == Scheme::SinglePass)?;
         Ok(s.result.read())
-    }
-
-    pub(crate) fn scratch<T: Element>(&self) -> Result<TypedScratch<'_, T>> {
-        let mut map = self.scratch.lock().unwrap_or_else(|p| p.into_inner());
-        if let std::collections::hash_map::Entry::Vacant(slot) = map.entry(TypeId::of::<T>()) {
-            let buffer = || self.gpu.alloc::<T>(1, "scratch");
-            let mut ticket = self.gpu.alloc::<u32>(1, "the single-pass ticket")?;
-            self.gpu.stream().memset_zeros(&mut ticket).map_err(driver("cuMemsetD8"))?;
-            let bufs = Buffers { levels: [buffer()?, buffer()?], ticket };
-            let work = Work { bufs, result: MappedSlot::new(&self.gpu)?, partials: buffer()?, last: None };
-            slot.insert(Box::new(Scratch::<T> { work, staging: [buffer()?, buffer()?] }));
-        }
-        Ok(TypedScratch { guard: map, _t: std::marker::PhantomData })
-    }
-}
-
-/// The locked scratch map, viewed as one type's [`Scratch`].
-pub(crate) struct TypedScratch<'a, T> {
-    guard: MutexGuard<'a, HashMap<TypeId, Box<dyn Any + Send>>>,
-    _t: std::marker::PhantomData<T>,
-}
-
-impl<T: 'static> std::ops::Deref for TypedScratch<'_, T> {
-    type Target = Scratch<T>;
-    fn deref(&self) -> &Scratch<T> {
-        self.guard
-            .get(&TypeId::of::<T>())
-            .and_then(|b| b.downcast_ref())
-            .expect("scratch() inserted this type before building the guard")
-    }
-}
-
-impl<T: 'static> std::ops::DerefMut for TypedScratch<'_, T> {
-    fn deref_mut(&mut self) -> &mut Scratch<T> {
-        self.guard
-            .get_mut(&TypeId::of::<T>())
-            .and_then(|b| b.downcast_mut())
-            .expect("scratch() inserted this type before building the guard")
     }
 }

@@ -25,7 +25,7 @@
 //! ```
 
 use crate::error::Result;
-use crate::reducer::Element;
+use crate::input::Element;
 use crate::shape::{Shape, ShapeKernel, Strategy, plan};
 use gpu::names::Op;
 use gpu::op::Reduction;

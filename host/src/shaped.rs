@@ -5,10 +5,12 @@
 use cudarc::driver::{CudaSlice, CudaView, CudaViewMut, DevicePtr};
 
 use crate::error::{Error, Result, driver};
+use crate::input::{Element, Input};
 use crate::launch::{Out, grow};
 use crate::modes::{Determinism, mode_kernel};
 use crate::operations::{Output, check_inputs};
-use crate::reducer::{Element, Input, Options, Reducer};
+use crate::options::Options;
+use crate::reducer::Reducer;
 use crate::shape::{Matrix, Offsets, Shape, ShapePlan, Strategy, check_offsets, plan};
 use gpu::names::Op;
 use gpu::op::{Bits, Reduction, Sum};

@@ -34,8 +34,10 @@ use std::sync::Mutex;
 use cudarc::driver::CudaSlice;
 
 use crate::error::{Error, Result, driver};
+use crate::input::Element;
+use crate::options::{Finish, Options};
 use crate::plan::depth;
-use crate::reducer::{Element, Finish, Options, Reducer};
+use crate::reducer::Reducer;
 use crate::registry::Kernel;
 use data::{Pattern, Sample, generate};
 use gpu::names::Op;

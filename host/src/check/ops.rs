@@ -21,7 +21,8 @@ use gpu::op::{Arg, Reduction};
 use super::Checked;
 use super::reference::float_sum;
 use crate::error::Result;
-use crate::reducer::{Element, Reducer};
+use crate::input::Element;
+use crate::reducer::Reducer;
 
 /// An element type seen as a number: every type widens to `f64` (64-bit
 /// integers rounded, which the references use only for sums of floats).

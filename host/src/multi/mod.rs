@@ -45,10 +45,12 @@ pub use sharded::Sharded;
 
 use crate::device::{Gpu, device_count};
 use crate::error::{Error, Result, driver};
+use crate::input::{Element, Input, Source};
 use crate::launch::Out;
 use crate::operations::{Output, check_inputs};
+use crate::options::Options;
 use crate::ptx::Ptx;
-use crate::reducer::{Element, Input, Options, Reducer, Source};
+use crate::reducer::Reducer;
 use gpu::op::{Arg, ArgMax, ArgMin, Dot, Max, Mean, Min, Norm, Reduction, Sum, SumSquares};
 use nccl::nccl;
 

@@ -1,0 +1,95 @@
+//! What the library reduces: the element types ([`Element`]) and where the
+//! elements are ([`Input`]: a host slice or a cudarc device buffer).
+
+use cudarc::driver::{CudaSlice, CudaView, DeviceRepr, ValidAsZeroBits};
+
+use gpu::half::{bf16, f16};
+
+/// An element type the library reduces: `i32, u32, i64, u64, f32, f64` and
+/// the half types `f16`, `bf16` (the `half` crate's).
+///
+/// Integer sums wrap on overflow (like CUDA's `int`); float results follow
+/// the rules in [`gpu::op`] (NaN propagates, `-0.0 < +0.0` for min/max);
+/// half-precision sums accumulate in `f32` and return `f32`.
+///
+/// ```no_run
+/// use reduction::{Element, ReduceOp, Reducer, Result, Sum};
+/// fn mean<T: Element + Into<f64>>(r: &Reducer, xs: &[T]) -> Result<f64>
+/// where
+///     Sum: ReduceOp<T>,
+/// {
+///     Ok(r.sum(xs)?.into() / xs.len() as f64)
+/// }
+/// let r = Reducer::new()?;
+/// assert_eq!(mean(&r, &[1.0f32, 2.0])?, 1.5);
+/// assert_eq!(mean(&r, &[1u32, 2, 3, 4])?, 2.5);
+/// # Ok::<(), reduction::Error>(())
+/// ```
+pub trait Element: gpu::op::Element + DeviceRepr + ValidAsZeroBits + Default + std::fmt::Display {}
+impl Element for i32 {}
+impl Element for u32 {}
+impl Element for i64 {}
+impl Element for u64 {}
+impl Element for f32 {}
+impl Element for f64 {}
+impl Element for f16 {}
+impl Element for bf16 {}
+
+/// Where the elements to reduce are.
+///
+/// ```
+/// use reduction::{Input, Source};
+/// let data = [1.0f32, 2.0];
+/// match data[..].source() {
+///     Source::Host(s) => assert_eq!(s, [1.0, 2.0]),
+///     Source::Device(_) => unreachable!("a host slice"),
+/// }
+/// ```
+#[derive(Debug)]
+pub enum Source<'a, T> {
+    /// In host memory: copied to a device staging buffer first.
+    Host(&'a [T]),
+    /// Already on the device.
+    Device(CudaView<'a, T>),
+}
+
+/// Something to reduce: a host slice or a cudarc device buffer.
+///
+/// ```
+/// use reduction::{Input, Source};
+/// assert!(matches!(vec![1i32, 2].source(), Source::Host(s) if s.len() == 2));
+/// ```
+pub trait Input<T> {
+    /// Where the elements are.
+    ///
+    /// ```
+    /// use reduction::{Input, Source};
+    /// let v = vec![3u64, 4];
+    /// assert!(matches!(v.source(), Source::Host([3, 4])));
+    /// ```
+    fn source(&self) -> Source<'_, T>;
+}
+
+impl<T> Input<T> for [T] {
+    fn source(&self) -> Source<'_, T> {
+        Source::Host(self)
+    }
+}
+
+impl<T> Input<T> for Vec<T> {
+    fn source(&self) -> Source<'_, T> {
+        Source::Host(self)
+    }
+}
+
+impl<T> Input<T> for CudaSlice<T> {
+    fn source(&self) -> Source<'_, T> {
+        Source::Device(self.as_view())
+    }
+}
+
+impl<T> Input<T> for CudaView<'_, T> {
+    fn source(&self) -> Source<'_, T> {
+        Source::Device(self.slice(..))
+    }
+}

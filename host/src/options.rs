@@ -1,0 +1,57 @@
+//! How to reduce ([`Options`]): kernel, block size, where the partials are
+//! combined ([`Finish`]), grid cap, determinism and accuracy.
+
+use crate::modes::Determinism;
+use crate::registry::Kernel;
+
+/// Where the last partials are combined.
+///
+/// ```
+/// use reduction::{Finish, Options};
+/// assert_eq!(Options::default().finish, Finish::Gpu);
+/// let like_seed_004 = Options { finish: Finish::Cpu, ..Options::default() };
+/// # let _ = like_seed_004;
+/// ```
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Finish {
+    /// Launch again on the partials until one value remains (Harris).
+    #[default]
+    Gpu,
+    /// One launch; copy its per-block partials to the host and combine them
+    /// there (seed 004 does this).
+    Cpu,
+}
+
+/// How to reduce: which kernel, block size and finish. The default is the
+/// library's fastest kernel for the device.
+///
+/// ```
+/// use reduction::{Finish, Kernel, Options};
+/// let teaching = Options { kernel: Some(Kernel::find("reduce4").unwrap()), block: Some(256), finish: Finish::Cpu, ..Options::default() };
+/// assert!(Options::default().kernel.is_none());
+/// # let _ = teaching;
+/// ```
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Options {
+    /// `None`: the fastest kernel for this device and size.
+    pub kernel: Option<&'static Kernel>,
+    /// `None`: [`DEFAULT_BLOCK`](crate::DEFAULT_BLOCK) for an explicit kernel, the tuned size for the default.
+    pub block: Option<u32>,
+    /// Where the partials are combined.
+    pub finish: Finish,
+    /// At most this many blocks for a grid-stride kernel (`reduce7` on,
+    /// `single_pass`): `None` is what the GPU holds at once. A smaller GPU
+    /// in effect; for tuning and for results that must not depend on the
+    /// GPU's size.
+    pub max_grid: Option<u32>,
+    /// How reproducible float results must be: [`Determinism::RunToRun`]
+    /// (the default kernel) or [`Determinism::GpuToGpu`] (the same bits on
+    /// any GPU, block size and grid: f32/f64 sum, dot, sum_squares, norm,
+    /// mean). Other operations and types are refused
+    /// ([`Error::Unsupported`](crate::Error::Unsupported)) before any GPU work.
+    pub determinism: Determinism,
+    /// The accurate f32/f64 sum: f32 correctly rounded (within ½ ulp of the
+    /// exact sum, whatever the data), f64 within 1 ulp while Σ|x|/|Σx| <
+    /// 2^32 (`docs/determinism.md`); both also `gpu_to_gpu`.
+    pub accurate: bool,
+}

@@ -1,0 +1,172 @@
+//! The device memory a [`Reducer`] keeps between calls, one set per element
+//! type: staging for host input, the launches' partials and ticket, the
+//! last job planned, and the result slot in mapped host memory that a
+//! reduction to the host waits on.
+
+use std::any::{Any, TypeId};
+use std::collections::HashMap;
+use std::sync::MutexGuard;
+
+use cudarc::driver::CudaSlice;
+
+use crate::device::{Gpu, Mapped};
+use crate::error::{Result, driver};
+use crate::input::Element;
+use crate::launch::{Buffers, Job, Out};
+use crate::modes::Determinism;
+use crate::options::Options;
+use crate::reducer::Reducer;
+use gpu::op::Bits;
+
+/// Device buffers of one element type, kept between calls and grown to the
+/// largest size seen.
+pub(crate) struct Scratch<T> {
+    pub work: Work<T>,
+    /// Host input is copied here (the second input of a dot product to the second).
+    pub staging: [CudaSlice<T>; 2],
+}
+
+/// The buffers a reduction to the host writes.
+pub(crate) struct Work<T> {
+    pub(crate) bufs: Buffers<T>,
+    /// The result, when the caller wants it on the host: written by the
+    /// kernel straight into host memory.
+    pub(crate) result: MappedSlot,
+    /// The first level's partials when they are finished on the CPU.
+    pub(crate) partials: CudaSlice<T>,
+    /// The last reduction planned, for calls that repeat it (the same
+    /// operator, size and options): planning is then skipped.
+    pub(crate) last: Option<(JobKey, Job)>,
+}
+
+/// What a [`Job`] depends on besides the element type: operator, size,
+/// kernel and block asked for.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) struct JobKey {
+    op: &'static str,
+    n: usize,
+    kernel: Option<&'static str>,
+    block: Option<u32>,
+    max_grid: Option<u32>,
+    determinism: Determinism,
+    accurate: bool,
+}
+
+impl JobKey {
+    /// The key of operation `op` on `n` elements with `opts`.
+    pub(crate) fn new(op: &'static str, n: usize, opts: &Options) -> JobKey {
+        JobKey {
+            op,
+            n,
+            kernel: opts.kernel.map(|k| k.id),
+            block: opts.block,
+            max_grid: opts.max_grid,
+            determinism: opts.determinism,
+            accurate: opts.accurate,
+        }
+    }
+}
+
+/// One result (at most 16 bytes: [`Bits`]) in pinned host memory mapped
+/// into the device's address space. A reduction to the host lets its last
+/// launch store the result here, so the call waits for the kernel and
+/// reads: no copy is queued after the kernel (about half the time of a
+/// small reduction, measured in `reduce latency`).
+pub(crate) struct MappedSlot {
+    /// The value (16 bytes) and the flag a single-pass kernel sets once the
+    /// value is there.
+    value: Mapped<u64>,
+    flag: Mapped<u32>,
+}
+
+/// How long a caller polls the completion flag before it waits in the
+/// driver (which also reports a kernel that failed): longer than any
+/// reduction of a few GiB takes.
+const POLL_FOR: std::time::Duration = std::time::Duration::from_millis(5);
+
+impl MappedSlot {
+    fn new(gpu: &Gpu) -> Result<Self> {
+        Ok(MappedSlot { value: gpu.alloc_mapped::<u64>(2)?, flag: gpu.alloc_mapped::<u32>(1)? })
+    }
+
+    /// Where the kernel writes, the flag cleared first.
+    pub(crate) fn out(&self) -> Out {
+        // SAFETY: the flag's one `u32`, alive as long as `self`; no kernel
+        // writes it now (the last one that did has finished: its caller
+        // waited for it).
+        unsafe { self.flag.ptr().write_volatile(0) };
+        Out { addr: self.value.addr(), len: 1, done: self.flag.addr() }
+    }
+
+    /// Wait until the kernel has set the flag, polling host memory (no
+    /// driver call); after [`POLL_FOR`], or for kernels that do not set it
+    /// (`polls` false), wait in the driver.
+    pub(crate) fn wait(&self, gpu: &Gpu, polls: bool) -> Result<()> {
+        if polls {
+            let start = std::time::Instant::now();
+            // SAFETY: as in `out`; the device writes the flag, hence volatile.
+            while unsafe { self.flag.ptr().read_volatile() } == 0 {
+                if start.elapsed() > POLL_FOR {
+                    return gpu.synchronize();
+                }
+                std::hint::spin_loop();
+            }
+            std::sync::atomic::fence(std::sync::atomic::Ordering::Acquire);
+            return Ok(());
+        }
+        gpu.synchronize()
+    }
+
+    /// The value, once the work that writes it has finished (the caller
+    /// synchronizes the stream first).
+    pub(crate) fn read<V: Bits>(&self) -> V {
+        const { assert!(size_of::<V>() <= 16 && align_of::<V>() <= 8) };
+        // SAFETY: `value` is the slot's 16 bytes, allocated (and kept alive
+        // by `self`) and 8-byte aligned (two u64s from cuMemHostAlloc), room
+        // and alignment for V (asserted above); every bit pattern is a V
+        // (`Bits`); the kernel that wrote it is done with it (`wait`), and
+        // the read is volatile because the device, not Rust, wrote it.
+        unsafe { self.value.ptr().cast::<V>().read_volatile() }
+    }
+}
+
+impl Reducer {
+    /// This type's scratch, made on first use, with the map locked.
+    pub(crate) fn scratch<T: Element>(&self) -> Result<TypedScratch<'_, T>> {
+        let mut map = self.scratch.lock().unwrap_or_else(|p| p.into_inner());
+        if let std::collections::hash_map::Entry::Vacant(slot) = map.entry(TypeId::of::<T>()) {
+            let buffer = || self.gpu().alloc::<T>(1, "scratch");
+            let mut ticket = self.gpu().alloc::<u32>(1, "the single-pass ticket")?;
+            self.gpu().stream().memset_zeros(&mut ticket).map_err(driver("cuMemsetD8"))?;
+            let bufs = Buffers { levels: [buffer()?, buffer()?], ticket };
+            let work = Work { bufs, result: MappedSlot::new(self.gpu())?, partials: buffer()?, last: None };
+            slot.insert(Box::new(Scratch::<T> { work, staging: [buffer()?, buffer()?] }));
+        }
+        Ok(TypedScratch { guard: map, _t: std::marker::PhantomData })
+    }
+}
+
+/// The locked scratch map, viewed as one type's [`Scratch`].
+pub(crate) struct TypedScratch<'a, T> {
+    guard: MutexGuard<'a, HashMap<TypeId, Box<dyn Any + Send>>>,
+    _t: std::marker::PhantomData<T>,
+}
+
+impl<T: 'static> std::ops::Deref for TypedScratch<'_, T> {
+    type Target = Scratch<T>;
+    fn deref(&self) -> &Scratch<T> {
+        self.guard
+            .get(&TypeId::of::<T>())
+            .and_then(|b| b.downcast_ref())
+            .expect("scratch() inserted this type before building the guard")
+    }
+}
+
+impl<T: 'static> std::ops::DerefMut for TypedScratch<'_, T> {
+    fn deref_mut(&mut self) -> &mut Scratch<T> {
+        self.guard
+            .get_mut(&TypeId::of::<T>())
+            .and_then(|b| b.downcast_mut())
+            .expect("scratch() inserted this type before building the guard")
+    }
+}
