@@ -31,6 +31,7 @@
 //! until the process exits: make one and keep it.
 
 mod nccl;
+mod operations;
 mod sharded;
 
 use std::mem::ManuallyDrop;
@@ -47,11 +48,11 @@ use crate::device::{Gpu, device_count};
 use crate::error::{Error, Result, driver};
 use crate::input::{Element, Input, Source};
 use crate::launch::Out;
-use crate::operations::{Output, check_inputs};
+use crate::operations::check_inputs;
 use crate::options::Options;
 use crate::ptx::Ptx;
 use crate::reducer::Reducer;
-use gpu::op::{Arg, ArgMax, ArgMin, Dot, Max, Mean, Min, Norm, Reduction, Sum, SumSquares};
+use gpu::op::Reduction;
 use nccl::nccl;
 
 /// Bytes each rank contributes to the exchange: its shard's result (at most
@@ -352,91 +353,6 @@ impl MultiReducer {
         let parts: Vec<&[T]> = self.split(data.len()).into_iter().map(|p| &data[p]).collect();
         self.one_input::<R, T, [T]>(&parts)
     }
-
-    /// The sum over every shard (one per GPU of this process).
-    pub fn sum<T: Element, D: Input<T> + ?Sized>(&self, shards: &[&D]) -> Result<Output<Sum, T>>
-    where
-        Sum: Sharded<T>,
-    {
-        self.one_input::<Sum, T, D>(shards)
-    }
-
-    /// The smallest element of all shards.
-    pub fn min<T: Element, D: Input<T> + ?Sized>(&self, shards: &[&D]) -> Result<Output<Min, T>>
-    where
-        Min: Sharded<T>,
-    {
-        self.one_input::<Min, T, D>(shards)
-    }
-
-    /// The largest element of all shards.
-    pub fn max<T: Element, D: Input<T> + ?Sized>(&self, shards: &[&D]) -> Result<Output<Max, T>>
-    where
-        Max: Sharded<T>,
-    {
-        self.one_input::<Max, T, D>(shards)
-    }
-
-    /// The smallest element and its global index (shards in rank order,
-    /// one after the other), torch's rules (the first index on ties, the
-    /// first NaN).
-    pub fn argmin<T: Element, D: Input<T> + ?Sized>(&self, shards: &[&D]) -> Result<Arg<T>>
-    where
-        ArgMin: Sharded<T> + Reduction<T, Out = Arg<T>>,
-    {
-        self.one_input::<ArgMin, T, D>(shards)
-    }
-
-    /// The largest element and its global index (see [`argmin`](Self::argmin)).
-    pub fn argmax<T: Element, D: Input<T> + ?Sized>(&self, shards: &[&D]) -> Result<Arg<T>>
-    where
-        ArgMax: Sharded<T> + Reduction<T, Out = Arg<T>>,
-    {
-        self.one_input::<ArgMax, T, D>(shards)
-    }
-
-    /// `Σ a[i]·b[i]`, `a` and `b` sharded alike (shard `k` of both on GPU `k`).
-    pub fn dot<T: Element, D: Input<T> + ?Sized>(&self, a: &[&D], b: &[&D]) -> Result<Output<Dot, T>>
-    where
-        Dot: Sharded<T>,
-    {
-        if a.len() != b.len() {
-            return Err(Error::Invalid(format!("dot: {} shards of a, {} of b", a.len(), b.len())));
-        }
-        let pairs: Vec<[&D; 2]> = a.iter().zip(b).map(|(x, y)| [*x, *y]).collect();
-        let shards: Vec<&[&D]> = pairs.iter().map(|p| &p[..]).collect();
-        self.reduce_op::<Dot, T, D>(&shards)
-    }
-
-    /// `Σ x[i]²` over all shards.
-    pub fn sum_squares<T: Element, D: Input<T> + ?Sized>(&self, shards: &[&D]) -> Result<Output<SumSquares, T>>
-    where
-        SumSquares: Sharded<T>,
-    {
-        self.one_input::<SumSquares, T, D>(shards)
-    }
-
-    /// The L2 norm of all shards together.
-    pub fn norm<T: Element, D: Input<T> + ?Sized>(&self, shards: &[&D]) -> Result<Output<Norm, T>>
-    where
-        Norm: Sharded<T>,
-    {
-        self.one_input::<Norm, T, D>(shards)
-    }
-
-    /// The mean of all shards together.
-    pub fn mean<T: Element, D: Input<T> + ?Sized>(&self, shards: &[&D]) -> Result<Output<Mean, T>>
-    where
-        Mean: Sharded<T>,
-    {
-        self.one_input::<Mean, T, D>(shards)
-    }
-
-    fn one_input<R: Sharded<T>, T: Element, D: Input<T> + ?Sized>(&self, shards: &[&D]) -> Result<R::Out> {
-        let shards: Vec<[&D; 1]> = shards.iter().map(|s| [*s]).collect();
-        let shards: Vec<&[&D]> = shards.iter().map(|s| &s[..]).collect();
-        self.reduce_op::<R, T, D>(&shards)
-    }
 }
 
 /// A reducer on GPU `ordinal` with a stream of its own (NCCL's work goes
@@ -519,6 +435,7 @@ pub(crate) fn combine<R: Sharded<T>, T: Element>(gathered: &[u8]) -> Result<R::O
 mod tests {
     use super::*;
     use gpu::half::f16;
+    use gpu::op::{ArgMax, ArgMin, Mean, Min, Norm, Sum};
 
     /// A rank's slot: the result's bytes at 0, the count at `COUNT_AT`.
     fn slot(result: &[u8], n: u64) -> Vec<u8> {
