@@ -18,7 +18,8 @@
 //!   else lane l of 32 combines pieces t0+l, t0+l+32, ... and the 32 meet in warp_reduce's tree
 //! short rows (rows_short): each row's vectors folded pairwise, a lane each, in team_reduce's tree
 //! long rows (rows_long): block tile t, thread l of 256 folds as strided_fold does, each warp's
-//!   tree, then the 8 warps' tree; pieces of a row as a segment's
+//!   tree, then warp 0's tree over the 8 warps' results and IDENTITY (block_reduce); pieces of a
+//!   row as a segment's
 //! columns: row lane l of `row_lanes` folds rows r0+l, r0+l+row_lanes, ... of its chunk in order;
 //!   the row lanes combine in order; chunks > 1: row lane l combines chunks l, l+row_lanes, ...,
 //!   and the row lanes again in order
@@ -30,7 +31,7 @@ use crate::shape::{Shape, ShapeKernel, Strategy, plan};
 use gpu::names::Op;
 use gpu::op::Reduction;
 use gpu::op::fixed_order::{WARP, team_tree, warp_tree};
-use gpu::shape::{Columns, SHAPE_BLOCK, SHAPE_WARPS, Segments, team_lanes, tile_span, tiles, vector_columns};
+use gpu::shape::{Columns, SHAPE_BLOCK, Segments, team_lanes, tile_span, tiles, vector_columns};
 
 /// Operation `R` on each row, column or segment of `inputs` (one, or two of
 /// the same length for a dot product) in exactly the order of the shaped
@@ -180,16 +181,20 @@ fn combine_pieces<R: Reduction<T>, T>(pieces: impl Iterator<Item = R::Acc>) -> R
 /// The `rows_long` kernel's result for `rows` rows of `cols` elements, back
 /// to back, in block tiles of `tile` (`cols` a multiple): thread `l` of
 /// `SHAPE_BLOCK` folds tile `t` as `strided_fold` does, each warp's 32
-/// meet in its tree, the `SHAPE_WARPS` warps' results in `team_reduce`'s
-/// tree; a row of one tile is finished at once, else its pieces combine as
-/// a segment's do.
+/// meet in its tree, then the warps' results (lanes past them `IDENTITY`)
+/// in warp 0's tree, as `block_reduce`; a row of one tile is finished at
+/// once, else its pieces combine as a segment's do.
 fn long_rows<R: Reduction<T>, T: Copy>(a: &[T], b: &[T], rows: u64, cols: u64, tile: u64) -> Vec<R::Out> {
-    let (block, warps) = (SHAPE_BLOCK as usize, SHAPE_WARPS as usize);
+    let block = SHAPE_BLOCK as usize;
     let piece = |t: u64, base: u64| {
         let fold = |l: usize| strided_fold::<R, T>(a, b, t * tile, (t + 1) * tile, base, l as u64, block as u64);
         let mut lanes: Vec<R::Acc> = (0..block).map(fold).collect();
-        let mut w: Vec<R::Acc> = lanes.chunks_mut(WARP).map(|c| team_tree(c, R::combine)).collect();
-        team_tree(&mut w[..warps], R::combine)
+        // block_reduce: each warp's tree, then warp 0's over the warps' results and IDENTITY
+        let mut w = [R::IDENTITY; WARP];
+        for (w, c) in w.iter_mut().zip(lanes.chunks_mut(WARP)) {
+            *w = team_tree(c, R::combine);
+        }
+        warp_tree(w, R::combine)
     };
     let per_row = (cols / tile).max(1);
     (0..rows)

@@ -51,6 +51,7 @@
 //! accumulators of shared memory; `pieces` with two
 //! accumulators per tile, `tickets[0..count]` zero.
 
+use crate::block_reduce::block_reduce;
 use crate::op::{Element, Reduction};
 use crate::prim::*;
 use crate::shape::{SHAPE_BLOCK, SHAPE_WARPS, Segments, piece_slot, team_lanes, tile_span, tiles};
@@ -151,15 +152,8 @@ pub unsafe fn segments<T: Element + Vector, R: Reduction<T>>(
             let src = done.trailing_zeros();
             let (sb, se, ss) =
                 (shfl_sync(FULL_MASK, b0, src), shfl_sync(FULL_MASK, e0, src), shfl_sync(FULL_MASK, s, src));
-            threadfence();
             let (t0, t1) = tile_span(sb, se, tile);
-            let mut acc = R::IDENTITY;
-            let mut t = t0 + lane_id() as u64;
-            while t <= t1 {
-                acc = R::combine(acc, load_relaxed(pieces.add(piece_slot(t, t < t1) as usize), 0));
-                t += 32;
-            }
-            let acc = warp_reduce(acc, R::combine);
+            let acc = combine_pieces::<T, R>(pieces, t1 - t0 + 1, |k| piece_slot(t0 + k, t0 + k < t1));
             if lane_id() == 0 {
                 store_u64(out, ss, R::finish(acc, se - sb));
             }
@@ -167,6 +161,35 @@ pub unsafe fn segments<T: Element + Vector, R: Reduction<T>>(
         }
         first += (32 / g) as u64;
     }
+}
+
+/// The last warp's pass over a segment's (or a long row's) `count` pieces,
+/// piece `k` in slot `slot(k)` of `pieces`: lane `l` of 32 combines pieces
+/// `l, l + 32, ...` in order, then the lanes meet in `warp_reduce`'s tree
+/// (`reduction::shape_order::combine_pieces` on the CPU). The result is
+/// valid in lane 0.
+///
+/// # Safety
+/// All 32 lanes of the warp together, after the ticket that says every
+/// piece is written (the fence here makes them visible); `count` slots
+/// readable.
+#[inline(always)]
+unsafe fn combine_pieces<T: Element, R: Reduction<T>>(
+    pieces: *mut R::Acc,
+    count: u64,
+    slot: impl Fn(u64) -> u64,
+) -> R::Acc
+where
+    R::Acc: Shuffle,
+{
+    threadfence(); // the other blocks' pieces, written before their tickets
+    let mut acc = R::IDENTITY;
+    let mut k = lane_id() as u64;
+    while k < count {
+        acc = R::combine(acc, load_relaxed(pieces.add(slot(k) as usize), 0));
+        k += 32;
+    }
+    warp_reduce(acc, R::combine)
 }
 
 /// Rows of `v` 16-byte vectors (`shape::short_row_vectors`: a power of two
@@ -238,12 +261,11 @@ pub unsafe fn short_rows<T: Element + Vector, R: Reduction<T>>(
 /// (`shape::long_rows`: rows back to back, `cols` a whole number of
 /// tiles): the block folds its tile with all `SHAPE_BLOCK` threads, as
 /// `single_pass` folds its input (each load of the block one contiguous
-/// 4 KiB run, four in flight), the warps reduce with shuffles and warp 0
-/// combines their `SHAPE_WARPS` results (`team_reduce`'s tree); it writes
-/// the row's result, or (several tiles a row) a piece, and the last of
-/// the row's blocks combines the pieces in tile order with warp 0 (as
-/// [`segments`] combines pieces). Its own entry (`rows_long_*`) and order
-/// (`reduction::shape_order`).
+/// 4 KiB run, four in flight), and reduces it as `single_pass` reduces a
+/// block (`block_reduce`); it writes the row's result, or (several tiles a
+/// row) a piece, and the last of the row's blocks combines the pieces with
+/// warp 0 ([`combine_pieces`], as [`segments`] does). Its own entry
+/// (`rows_long_*`) and order (`reduction::shape_order`).
 ///
 /// # Safety
 /// As for [`segments`], with `tile` a power of two, `cols` a multiple of
@@ -273,17 +295,10 @@ pub unsafe fn long_rows<T: Element + Vector, R: Reduction<T>>(
     let row = if per_row == 1 { me } else { me / per_row };
     let tile = 1 << shift;
     let v = strided_fold::<T, R>(a, b, w0, w0 + tile, row * cols, thread_idx_x() as u64, SHAPE_BLOCK as u64, false);
-    let v = warp_reduce(v, R::combine);
-    let mut warps = dyn_shared::<R::Acc>();
-    if lane_id() == 0 {
-        warps[warp_id()] = v;
-    }
-    sync_threads();
+    let v = block_reduce::<R::Acc, SHAPE_BLOCK>(v, R::IDENTITY, R::combine, &mut dyn_shared());
     if warp_id() != 0 {
         return;
     }
-    let v = if lane_id() < SHAPE_WARPS { warps[lane_id()] } else { R::IDENTITY };
-    let v = team_reduce(v, SHAPE_WARPS, R::combine);
     if per_row == 1 {
         if lane_id() == 0 {
             store_u64(out, row, R::finish(v, cols));
@@ -300,15 +315,7 @@ pub unsafe fn long_rows<T: Element + Vector, R: Reduction<T>>(
     if ballot_sync(FULL_MASK, last) == 0 {
         return;
     }
-    threadfence();
-    let t0 = row * per_row;
-    let mut acc = R::IDENTITY;
-    let mut t = t0 + lane_id() as u64;
-    while t < t0 + per_row {
-        acc = R::combine(acc, load_relaxed(pieces.add(t as usize), 0));
-        t += 32;
-    }
-    let acc = warp_reduce(acc, R::combine);
+    let acc = combine_pieces::<T, R>(pieces, per_row, |k| row * per_row + k);
     if lane_id() == 0 {
         store_u64(out, row, R::finish(acc, cols));
     }
