@@ -12,6 +12,7 @@ use common::{ensure, gpu_trial, reducer};
 use libtest_mimic::{Failed, Trial};
 use reduction::check::data::{Pattern, Sample, generate};
 use reduction::check::ops::{Number, Outcome, verify_op};
+use reduction::check::poisoned::Poisoned;
 use reduction::cudarc::driver::CudaView;
 use reduction::half::{bf16, f16};
 use reduction::{
@@ -70,21 +71,14 @@ fn run<R: Reduction<T>, T: TestElement>(a: &[T], b: &[T]) -> reduction::Result<R
 }
 
 /// Run operation `R` on device views through `prepare` and
-/// `enqueue_op_into`, the result left in a device buffer poisoned first
-/// (all ones: NaN, or an index no input has), then read back.
+/// `enqueue_op_into`, the result left in a device buffer poisoned first,
+/// then read back.
 fn into_device<R: Reduction<T>, T: TestElement>(inputs: &[&CudaView<'_, T>]) -> Result<R::Out, Failed> {
     let r = reducer();
-    let s = r.gpu().stream();
-    let mut bytes = s.clone_htod(&vec![0xffu8; size_of::<R::Out>()])?;
-    // SAFETY: every bit pattern is an `R::Out` (`Bits`), and a fresh
-    // allocation is aligned for it.
-    let mut out = unsafe { bytes.transmute_mut::<R::Out>(1) }.ok_or("no room for the output")?;
+    let mut out = Poisoned::<R::Out>::new(r.gpu())?;
     let p = r.prepare::<R, T>(inputs[0].len(), &Options::default())?;
-    r.enqueue_op_into(&p, inputs[0], inputs.get(1).copied(), &mut out)?;
-    let b = s.clone_dtoh(&bytes)?;
-    // SAFETY: `b` holds `size_of::<R::Out>()` bytes, any bit pattern is an
-    // `R::Out`, and the read is unaligned.
-    Ok(unsafe { b.as_ptr().cast::<R::Out>().read_unaligned() })
+    r.enqueue_op_into(&p, inputs[0], inputs.get(1).copied(), &mut out.view()?)?;
+    Ok(out.read(r.gpu())?)
 }
 
 fn sizes<R: Reduction<T>, T: TestElement>(op: Op, _: DType) -> Result<(), Failed>

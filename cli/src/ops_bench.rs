@@ -12,6 +12,7 @@
 use reduction::check::Checked;
 use reduction::check::data::{Pattern, Sample, generate};
 use reduction::check::ops::{Number, Outcome, verify_op};
+use reduction::check::poisoned::Poisoned;
 use reduction::cudarc::driver::{CudaSlice, CudaView};
 use reduction::{DType, Element, Op, Options, Reducer, Reduction, Result, default_block, with_operation};
 use serde::{Deserialize, Serialize};
@@ -138,23 +139,14 @@ where
             r.enqueue_op(&prepared, &a, b.as_ref())
         })?,
         ResultTo::Device => {
-            let stream = gpu.stream();
-            let poison = vec![0xffu8; size_of::<R::Out>()];
-            let mut out_bytes = stream.clone_htod(&poison).map_err(reduction::Error::from_driver("cuMemcpyHtoD"))?;
-            // SAFETY: every bit pattern is an `R::Out` (`Bits`), and a
-            // fresh allocation is aligned for it.
-            let mut out = unsafe { out_bytes.transmute_mut::<R::Out>(1) }
-                .ok_or_else(|| reduction::Error::Invalid("no room for the result".into()))?;
+            let mut out = Poisoned::<R::Out>::new(gpu)?;
+            let mut view = out.view()?;
             let stats = time_runs_with(gpu, timing, WARMUP, runs, |i| {
                 let (a, b) = views(i);
-                r.enqueue_op_into(&prepared, &a, b.as_ref(), &mut out)
+                r.enqueue_op_into(&prepared, &a, b.as_ref(), &mut view)
             })?;
-            let last = stream.clone_dtoh(&out_bytes).map_err(reduction::Error::from_driver("cuMemcpyDtoH"))?;
-            // SAFETY: `last` holds `size_of::<R::Out>()` bytes, any bit
-            // pattern is an `R::Out`, and the read is unaligned.
-            let got = unsafe { last.as_ptr().cast::<R::Out>().read_unaligned() };
             let refs: Vec<&[T]> = host.iter().map(Vec::as_slice).collect();
-            checked = verify_op::<R, T>(r, op, refs[0], refs.get(1).unwrap_or(&refs[0]), block, got)?;
+            checked = verify_op::<R, T>(r, op, refs[0], refs.get(1).unwrap_or(&refs[0]), block, out.read(gpu)?)?;
             stats
         }
     };

@@ -11,7 +11,8 @@
 //! * [`ops`]: references for arg-min/max, the transforms and the half types,
 //!   and [`op_depth`], the chain length in their error bound;
 //! * [`by_key`]: the same for reduction by key;
-//! * [`exact`]: the exact sum (big fixed-point) the accurate sums are checked against.
+//! * [`exact`]: the exact sum (big fixed-point) the accurate sums are checked against;
+//! * [`poisoned`]: a device result poisoned before the kernel writes it, read back.
 //!
 //! ```no_run
 //! use reduction::check::{CheckInput, data::Pattern, verify};
@@ -27,6 +28,7 @@ pub mod by_key;
 pub mod data;
 pub mod exact;
 pub mod ops;
+pub mod poisoned;
 pub mod reference;
 
 use std::sync::Mutex;
