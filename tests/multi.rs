@@ -141,7 +141,7 @@ where
         other => other?,
     };
     let r = &m.reducers()[0];
-    let c = verify_op::<R, T>(r, op, &whole_a, &whole_b, default_block(whole_a.len().max(1)), got)?;
+    let c = verify_op::<R, T>(r, op, &whole_a, &whole_b, default_block(op.name(), whole_a.len().max(1)), got)?;
     ensure(c.ok, || {
         format!(
             "{} {} shards {:?}: GPU {}, CPU {}",

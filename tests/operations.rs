@@ -60,7 +60,7 @@ fn verify<R: Reduction<T>, T: TestElement>(op: Op, a: &[T], b: &[T], got: R::Out
 where
     R::Out: Outcome,
 {
-    let c = verify_op::<R, T>(reducer(), op, a, b, default_block(a.len()), got)?;
+    let c = verify_op::<R, T>(reducer(), op, a, b, default_block(op.name(), a.len()), got)?;
     ensure(c.ok, || format!("{} {} n={}: GPU {}, CPU {}", op.name(), T::NAME, c.n, c.got, c.expected))
 }
 

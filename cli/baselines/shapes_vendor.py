@@ -5,7 +5,10 @@ Rust side is: CUDA events around the call only, 5 warm-up calls, the median
 of RUNS calls, random data. GB/s count the input bytes read. Run on the GPU
 machine in the same command as `reduce shapes`:
 
-    python3 cli/baselines/shapes_vendor.py [RUNS]
+    python3 cli/baselines/shapes_vendor.py [RUNS] [SHAPES]
+
+SHAPES (for example 16777216x16,4096x65536) keeps those matrices and
+leaves out the segments.
 
 Prints one JSON object per line: library, case, median_us, gbps.
 The segment lengths follow the same laws as `reduce shapes` (log-uniform
@@ -30,6 +33,9 @@ except Exception as e:  # CuPy missing: torch alone
 N = 1 << 28
 RUNS = int(sys.argv[1]) if len(sys.argv) > 1 else 50
 SHAPES = [(16384, 16384), (1 << 20, 256), (256, 1 << 20), (1 << 24, 16), (4096, 65536)]
+ONLY = sys.argv[2].split(",") if len(sys.argv) > 2 else None
+if ONLY is not None:
+    SHAPES = [s for s in SHAPES if f"{s[0]}x{s[1]}" in ONLY]
 
 
 def timed(fn):
@@ -69,7 +75,7 @@ def lengths(pareto, seed):
     return ls[keep]
 
 
-for name, pareto in (("loguniform", False), ("pareto1.5", True)):
+for name, pareto in (("loguniform", False), ("pareto1.5", True)) if ONLY is None else ():
     ls = lengths(pareto, 5)
     total = int(ls.sum())
     data = x[:total]

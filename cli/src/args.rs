@@ -145,6 +145,9 @@ pub(crate) enum Command {
         /// Threads per block (default: the library's choice for each size).
         #[arg(long)]
         block: Option<u32>,
+        /// At most this many blocks (the default: the library's choice).
+        #[arg(long)]
+        max_grid: Option<u32>,
         /// Timed runs per measurement, after 5 warm-up runs.
         #[arg(long, default_value_t = 100)]
         runs: usize,

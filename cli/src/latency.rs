@@ -58,7 +58,7 @@ pub fn latency<O: ReduceOp<T>, T: Element + Reference + Sample>(
     for &n in sizes {
         let input = Rotated::<T>::new(r, Pattern::Random, n, seed)?;
         let opts = Options { max_grid, ..Options::default() };
-        let (kernel, block) = r.choose(n, &opts)?;
+        let (kernel, block) = r.choose(O::NAME, n, &opts)?;
         let (checked, timed) = measure_with::<O, T>(r, kernel, block, Finish::Gpu, &input, runs, timing)?;
         let gpu = r.gpu();
         let mut out = gpu.alloc::<T>(1, "the result")?;

@@ -75,6 +75,9 @@ pub struct OpRow {
     pub n: usize,
     /// Threads per block.
     pub block: u32,
+    /// Blocks of the launch; 0 in rows written before it was recorded.
+    #[serde(default)]
+    pub grid: u32,
     /// Median time between the CUDA events around the launch, in µs.
     pub median_us: f64,
     /// How the timed runs were queued: `host-loop` or `queued`
@@ -156,6 +159,7 @@ where
         mode: mode_name(&mode).to_string(),
         n,
         block,
+        grid: prepared.grid(),
         median_us: stats.median_ms * 1e3,
         timing,
         result,
@@ -189,7 +193,7 @@ where
 
 /// Check operation `op` on `n` random elements of `ty` once (no timing).
 pub fn check(r: &Reducer, op: Op, ty: DType, n: usize, seed: u64) -> Result<Checked> {
-    let block = default_block(n);
+    let block = default_block(op.name(), n);
     with_operation!(op, ty, |R, T| checked_inputs::<R, T>(r, op, n, block, seed, Options::default()).map(|(_, c)| c), else Err(unsupported(op, ty)))
 }
 
@@ -278,16 +282,17 @@ pub fn unsupported(op: Op, ty: DType) -> reduction::Error {
 /// The rows as a table.
 pub fn table(rows: &[OpRow]) -> String {
     let mut s = format!(
-        "{:<12} {:<5} {:>11} {:>5} {:>11} {:>9}  {:<9} {:<6} {:<8} {}\n",
-        "operation", "type", "n", "block", "median µs", "GB/s", "timing", "result", "check", "GPU / CPU"
+        "{:<12} {:<5} {:>11} {:>5} {:>5} {:>11} {:>9}  {:<9} {:<6} {:<8} {}\n",
+        "operation", "type", "n", "block", "grid", "median µs", "GB/s", "timing", "result", "check", "GPU / CPU"
     );
     for row in rows {
         s += &format!(
-            "{:<12} {:<5} {:>11} {:>5} {:>11.2} {:>9.1}  {:<9} {:<6} {:<8} {} / {}\n",
+            "{:<12} {:<5} {:>11} {:>5} {:>5} {:>11.2} {:>9.1}  {:<9} {:<6} {:<8} {} / {}\n",
             row.op,
             row.ty,
             row.n,
             row.block,
+            row.grid,
             row.median_us,
             row.gbps,
             row.timing.name(),

@@ -57,6 +57,7 @@ pub(crate) struct OpsArgs {
     pub(crate) pairs: Vec<(Op, DType)>,
     pub(crate) sizes: Vec<usize>,
     pub(crate) block: Option<u32>,
+    pub(crate) max_grid: Option<u32>,
     pub(crate) runs: usize,
     pub(crate) seed: u64,
     pub(crate) timings: Vec<Timing>,
@@ -308,14 +309,14 @@ pub(crate) fn validate(cli: Cli) -> std::result::Result<Job, String> {
                 "cpu" => Finish::Cpu,
                 other => return Err(format!("--finish {other:?}: expected gpu or cpu")),
             };
+            let op = op(&o)?;
             let fallback = |k: &Kernel| {
                 if k.id == DEFAULT_KERNEL.id && kernel == "default" {
-                    default_block(n)
+                    default_block(op.name(), n)
                 } else {
                     DEFAULT_BLOCK.max(k.min_block)
                 }
             };
-            let op = op(&o)?;
             let determinism = Determinism::from_name(&determinism)
                 .ok_or_else(|| format!("--determinism {determinism:?}: expected run_to_run or gpu_to_gpu"))?;
             let mode = Options { determinism, accurate, finish, block, ..Options::default() };
@@ -325,13 +326,13 @@ pub(crate) fn validate(cli: Cli) -> std::result::Result<Job, String> {
                 if let Some(b) = block {
                     DEFAULT_KERNEL.check_block(b).map_err(|e| e.to_string())?;
                 }
-                let kernels = vec![(DEFAULT_KERNEL, block.unwrap_or(default_block(n)))];
+                let kernels = vec![(DEFAULT_KERNEL, block.unwrap_or(default_block(op.name(), n)))];
                 return Ok(Job::Run(gpu, RunArgs { kernels, n, dtype, op, finish, mode, runs, seed }));
             }
             let kernels = if every_kernel(op, dtype)? {
                 select_kernels(&kernel, block, fallback)?
             } else if ["all", "default", DEFAULT_KERNEL.id].contains(&kernel.as_str()) && finish == Finish::Gpu {
-                vec![(DEFAULT_KERNEL, block.unwrap_or(default_block(n)))]
+                vec![(DEFAULT_KERNEL, block.unwrap_or(default_block(op.name(), n)))]
             } else {
                 return Err(format!(
                     "--op {} --type {}: only the default kernel ({}) takes it, finishing on the GPU",
@@ -401,8 +402,11 @@ pub(crate) fn validate(cli: Cli) -> std::result::Result<Job, String> {
             }
             Job::Latency(gpu, n, dtype, runs, seed, max_grid, distinct(timing))
         }
-        Command::Ops { n, op: ops, ty, block, runs, seed, timing, result, json } => {
+        Command::Ops { n, op: ops, ty, block, max_grid, runs, seed, timing, result, json } => {
             at_least_one("--runs", runs)?;
+            if max_grid == Some(0) {
+                return Err("--max-grid must be at least 1".into());
+            }
             let types = ty.iter().map(|t| dtype(t)).collect::<std::result::Result<Vec<_>, _>>()?;
             let ops = ops.iter().map(|o| op(o)).collect::<std::result::Result<Vec<_>, _>>()?;
             for &size in &n {
@@ -423,7 +427,17 @@ pub(crate) fn validate(cli: Cli) -> std::result::Result<Job, String> {
             let (timings, results) = (distinct(timing), distinct(result));
             Job::Ops(
                 gpu,
-                OpsArgs { pairs, sizes: n, block, runs, seed, timings, results, json: output(json, "--json")? },
+                OpsArgs {
+                    pairs,
+                    sizes: n,
+                    block,
+                    max_grid,
+                    runs,
+                    seed,
+                    timings,
+                    results,
+                    json: output(json, "--json")?,
+                },
             )
         }
         Command::Modes { n, ty, runs, seed, json } => {

@@ -5,6 +5,11 @@
 /// (an arg-max's value and index), then a `u32` flag ("this block is the last").
 pub const SINGLE_PASS_FLAG_OFFSET: usize = 32 * 16;
 
+/// `single_pass` and `segments` (`strided_fold.rs`): 16-byte vectors a
+/// thread loads before it combines any of them, a *round*; the host sizes
+/// short inputs' grids in whole rounds (`reduction::plan::grid_in_whole_rounds`).
+pub const ROUND_VECTORS: u64 = 4;
+
 /// `single_pass`: dynamic shared memory per block, in bytes.
 pub const SINGLE_PASS_SMEM: u32 = SINGLE_PASS_FLAG_OFFSET as u32 + 4;
 

@@ -5,11 +5,9 @@
 //! thread; the elements before the first 16-byte boundary and after the
 //! last whole vector one by one, so any view of a buffer works.
 
+use crate::layout::ROUND_VECTORS;
 use crate::op::{Element, Reduction};
 use crate::prim::*;
-
-/// Vectors each thread loads before combining them.
-const UNROLL: u64 = 4;
 
 /// Fold elements `begin..end` of `a` (and `b`, read only when
 /// `R::INPUTS == 2`) as thread `lane` of `lanes`, each element `i` mapped
@@ -64,7 +62,7 @@ pub unsafe fn strided_fold<T: Element + Vector, R: Reduction<T>>(
     };
     let fold = |(x, y): (T::Lanes, T::Lanes), j: u64| x.map_fold(y, body + j * width - base, R::map, R::combine);
     let mut j = lane;
-    while j + (UNROLL - 1) * lanes < nvec {
+    while j + (ROUND_VECTORS - 1) * lanes < nvec {
         let (w, x, y, z) = (load(j), load(j + lanes), load(j + 2 * lanes), load(j + 3 * lanes));
         v = R::combine(
             v,
@@ -73,7 +71,7 @@ pub unsafe fn strided_fold<T: Element + Vector, R: Reduction<T>>(
                 R::combine(fold(y, j + 2 * lanes), fold(z, j + 3 * lanes)),
             ),
         );
-        j += UNROLL * lanes;
+        j += ROUND_VECTORS * lanes;
     }
     // at most three vectors left for this thread. With `tail_at_once` and
     // one input, all asked for before any is combined (one memory round

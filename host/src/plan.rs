@@ -14,6 +14,7 @@
 //! ```
 
 use crate::registry::{Kernel, PerThread, Scheme};
+use gpu::layout::ROUND_VECTORS;
 
 /// The most elements one launch reads. Kernels index with `u32` and step by
 /// `2 × block × grid`; with `n ≤ 2^31` no index can wrap. Longer inputs are
@@ -88,6 +89,33 @@ pub fn grid_for(kernel: &Kernel, n: usize, block: u32, resident: u32) -> u32 {
         Scheme::SinglePass => n.div_ceil(16 * block).min(resident.max(1) as usize),
     };
     grid.max(1) as u32
+}
+
+/// The most blocks a single-pass launch over `n` elements of `elem_size`
+/// bytes should have on `resident` blocks: `resident`, unless its threads
+/// would have at most two rounds of [`ROUND_VECTORS`] 16-byte loads each;
+/// then the fewest blocks with which every thread's loads come in those
+/// rounds, whole (`gpu/src/strided_fold.rs`), and no thread is left a tail.
+/// The library uses it for operations that do little per element (the
+/// `Reducer`'s planning says which). Measured on an H200 (`reduce ops`,
+/// docs/operations.md): a bf16 sum of 2^24 elements took 13.95 µs on 1024
+/// blocks of 256 (two rounds a thread), 14.5 on the 1056 resident; of
+/// 2^22, 8.3 on 512 (one round), 8.4 on 1024.
+///
+/// ```
+/// use reduction::plan::grid_in_whole_rounds;
+/// assert_eq!(grid_in_whole_rounds(1 << 24, 2, 256, 1056), 1024); // bf16: two rounds a thread
+/// assert_eq!(grid_in_whole_rounds(1 << 22, 2, 256, 1056), 512); // one round
+/// assert_eq!(grid_in_whole_rounds(1 << 24, 4, 256, 1056), 1056); // f32: four rounds, every block
+/// ```
+pub fn grid_in_whole_rounds(n: usize, elem_size: usize, block: u32, resident: u32) -> u32 {
+    let round = ROUND_VECTORS as usize * block as usize;
+    let vectors = n.saturating_mul(elem_size).div_ceil(16);
+    let rounds = vectors.div_ceil(round * resident.max(1) as usize);
+    if rounds > 2 {
+        return resident;
+    }
+    vectors.div_ceil(round * rounds.max(1)).clamp(1, resident.max(1) as usize) as u32
 }
 
 /// The levels that reduce `n > 0` elements to one. Levels after the first
@@ -233,6 +261,30 @@ mod tests {
         assert_eq!(first[1].in_offset, MAX_CHUNK);
         assert_eq!(first[1].n, 17);
         assert_eq!(first[1].out_offset, first[0].grid as usize);
+    }
+
+    #[test]
+    fn short_grids_give_every_thread_whole_rounds() {
+        for elem_size in [1, 2, 4, 8, 16] {
+            for block in [32u32, 256, 1024] {
+                for resident in [1u32, 7, 264, 1056] {
+                    for n in [0usize, 1, 17, 1000, 4097, 1 << 16, (1 << 20) + 3, 1 << 22, 1 << 24, 1 << 28] {
+                        let grid = grid_in_whole_rounds(n, elem_size, block, resident);
+                        assert!((1..=resident).contains(&grid), "n={n} size {elem_size} b{block} r{resident}: {grid}");
+                        let round = ROUND_VECTORS as usize * block as usize;
+                        let vectors = (n * elem_size).div_ceil(16);
+                        let rounds = vectors.div_ceil(round * resident as usize);
+                        if rounds > 2 {
+                            assert_eq!(grid, resident);
+                        } else if vectors > 0 {
+                            // covered in `rounds` rounds, and one block fewer would not be
+                            let per_block = round * rounds;
+                            assert!(grid as usize * per_block >= vectors && (grid as usize - 1) * per_block < vectors);
+                        }
+                    }
+                }
+            }
+        }
     }
 
     #[test]

@@ -53,6 +53,11 @@ impl<O, T> Prepared<O, T> {
         (self.job.kernel, self.job.block)
     }
 
+    /// The blocks of its first launch (the only one of a single-pass kernel).
+    pub fn grid(&self) -> u32 {
+        self.job.levels.first().and_then(|l| l.launches.first()).map_or(0, |l| l.grid)
+    }
+
     /// `Error::Invalid` unless `a` (and `b`) hold exactly the elements it
     /// was prepared for (the launch checks that `b` is there when the
     /// operation reads two inputs).

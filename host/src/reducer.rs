@@ -17,7 +17,7 @@ use crate::input::{Element, Input, Source};
 use crate::launch::{Job, enqueue, enqueue_partials, grow};
 use crate::modes::{ModeJob, mode_kernel};
 use crate::options::{Finish, Options};
-use crate::plan::{Level, plan};
+use crate::plan::{Level, grid_in_whole_rounds, plan};
 use crate::ptx::Ptx;
 use crate::registry::{DEFAULT_BLOCK, DEFAULT_KERNEL, Kernel, Scheme, default_block, fit_block};
 use crate::scratch::{JobKey, Work};
@@ -198,24 +198,25 @@ impl Reducer {
         self.enqueue(&self.prepare::<O, T>(data.len(), opts)?, data, out)
     }
 
-    /// The kernel and block size for `n` elements: the caller's, checked, or
-    /// the default: [`DEFAULT_KERNEL`] with 256 threads below 2^25 elements
-    /// and 1024 from there on ([`default_block`]). Every kernel can finish
-    /// on the CPU ([`Finish::Cpu`]).
+    /// The kernel and block size for `n` elements of the operation named
+    /// `op`: the caller's, checked, or the default: [`DEFAULT_KERNEL`] with
+    /// 256 threads below 2^25 elements (512 for arg-min/max from 2^21) and 1024 from
+    /// there on ([`default_block`]). Every kernel can finish on the CPU
+    /// ([`Finish::Cpu`]).
     ///
     /// ```no_run
     /// use reduction::{Kernel, Options, Reducer};
     /// let r = Reducer::new()?;
-    /// let (k, block) = r.choose(1 << 20, &Options::default())?;
+    /// let (k, block) = r.choose("sum", 1 << 20, &Options::default())?;
     /// assert_eq!((k.id, block), ("single_pass", 256));
     /// let bad = Options { kernel: Some(Kernel::find("reduce5")?), block: Some(32), ..Options::default() };
-    /// assert!(r.choose(1 << 20, &bad).is_err());
+    /// assert!(r.choose("sum", 1 << 20, &bad).is_err());
     /// # Ok::<(), reduction::Error>(())
     /// ```
-    pub fn choose(&self, n: usize, opts: &Options) -> Result<(&'static Kernel, u32)> {
+    pub fn choose(&self, op: &str, n: usize, opts: &Options) -> Result<(&'static Kernel, u32)> {
         let (kernel, default_block) = match opts.kernel {
             Some(k) => (k, DEFAULT_BLOCK),
-            None => (DEFAULT_KERNEL, default_block(n)),
+            None => (DEFAULT_KERNEL, default_block(op, n)),
         };
         let block = opts.block.unwrap_or(default_block);
         kernel.check_block(block)?;
@@ -228,14 +229,14 @@ impl Reducer {
         if let Some(mode) = mode_kernel(R::NAME, T::DTYPE, opts)? {
             return self.mode_job::<R, T>(mode, n, opts);
         }
-        let (kernel, block) = self.choose(n, opts)?;
+        let (kernel, block) = self.choose(R::NAME, n, opts)?;
         let (block, entry) = fit_block(
             opts.block,
             block,
             |b| kernel.entry_named(b, R::NAME, T::NAME),
             |e| self.gpu.max_threads_per_block(e),
         )?;
-        let levels = self.plan_entry(kernel, &entry, block, n, size_of::<T>(), opts.max_grid)?;
+        let levels = self.plan_entry::<R, T>(kernel, &entry, block, n, opts.max_grid)?;
         let func = self.gpu.function(&entry)?;
         Ok(Job { kernel, block, entry, func, levels, inputs: R::INPUTS, acc_bytes: size_of::<R::Acc>(), mode: None })
     }
@@ -262,7 +263,7 @@ impl Reducer {
         // the accurate kernels' registers allow fewer than 1024 threads a block
         let (block, entry) = fit_block(
             opts.block,
-            default_block(n),
+            default_block(R::NAME, n),
             |_| crate::modes::entry(mode, R::NAME, T::DTYPE),
             |e| self.gpu.max_threads_per_block(e),
         )?;
@@ -298,21 +299,35 @@ impl Reducer {
         max_grid: Option<u32>,
     ) -> Result<Vec<Level>> {
         let entry = kernel.entry(block, O::OP, T::DTYPE);
-        self.plan_entry(kernel, &entry, block, n, size_of::<T>(), max_grid)
+        self.plan_entry::<O, T>(kernel, &entry, block, n, max_grid)
     }
 
-    fn plan_entry(
+    /// The launches of `entry` (operation `R` on `T`): grid-stride kernels
+    /// get the blocks the occupancy API allows, at most `max_grid`; a
+    /// single-pass launch of a one-input operation with an accumulator of at
+    /// most 8 bytes (a sum, min, max, norm, mean: per element a conversion
+    /// and an add or compare), on a short input, the fewest of them with
+    /// which every thread loads whole rounds ([`grid_in_whole_rounds`]).
+    /// Arg-min/max and dot products do more per element and keep every
+    /// block: halving their threads cost them up to 1 µs at 2^16-2^20.
+    fn plan_entry<R: Reduction<T>, T: Element>(
         &self,
         kernel: &Kernel,
         entry: &str,
         block: u32,
         n: usize,
-        elem_size: usize,
         max_grid: Option<u32>,
     ) -> Result<Vec<Level>> {
         let resident = if kernel.scheme.grid_stride() {
-            let resident = self.gpu.resident_blocks(entry, block, kernel.scheme.smem(block, elem_size))?;
-            max_grid.map_or(resident, |g| resident.min(g.max(1)))
+            let smem = kernel.scheme.smem(block, size_of::<T>());
+            let resident = self.gpu.resident_blocks(entry, block, smem)?;
+            let resident = max_grid.map_or(resident, |g| resident.min(g.max(1)));
+            let cheap = R::INPUTS == 1 && size_of::<R::Acc>() <= 8;
+            if kernel.scheme == Scheme::SinglePass && cheap {
+                grid_in_whole_rounds(n, size_of::<T>(), block, resident)
+            } else {
+                resident
+            }
         } else {
             0
         };
