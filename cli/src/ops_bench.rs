@@ -148,8 +148,7 @@ where
                 let (a, b) = views(i);
                 r.enqueue_op_into(&prepared, &a, b.as_ref(), &mut view)
             })?;
-            let refs: Vec<&[T]> = host.iter().map(Vec::as_slice).collect();
-            checked = verify_op::<R, T>(r, op, refs[0], refs.get(1).unwrap_or(&refs[0]), block, out.read(gpu)?)?;
+            checked = verify_on::<R, T>(r, op, &host, block, out.read(gpu)?)?;
             stats
         }
     };
@@ -187,8 +186,24 @@ where
         (0..R::INPUTS as u64).map(|k| generate(Pattern::Random, n, seed + k)).collect::<Result<_>>()?;
     let refs: Vec<&[T]> = host.iter().map(Vec::as_slice).collect();
     let got = r.reduce_op::<R, T, [T]>(&refs, &Options { block: Some(block), ..mode })?;
-    let checked = verify_op::<R, T>(r, op, refs[0], refs.get(1).unwrap_or(&refs[0]), block, got)?;
+    let checked = verify_on::<R, T>(r, op, &host, block, got)?;
     Ok((host, checked))
+}
+
+/// The check of `got` against the CPU's result of `op` on `host` (its
+/// inputs: one, or two for a dot product) at `block` threads.
+fn verify_on<R: Reduction<T>, T: Element + Number + Outcome>(
+    r: &Reducer,
+    op: Op,
+    host: &[Vec<T>],
+    block: u32,
+    got: R::Out,
+) -> Result<Checked>
+where
+    R::Out: Outcome,
+{
+    let a = &host[0];
+    verify_op::<R, T>(r, op, a, host.get(1).unwrap_or(a), block, got)
 }
 
 /// Check operation `op` on `n` random elements of `ty` once (no timing).
