@@ -60,7 +60,7 @@ pub unsafe fn strided_fold<T: Element + Vector, R: Reduction<T>>(
         let x = T::load16(body_a, j);
         (x, if two { T::load16(body_b, j) } else { x })
     };
-    let fold = |(x, y): (T::Lanes, T::Lanes), j: u64| x.map_fold(y, body + j * width - base, R::map, R::combine);
+    let fold = |(x, y): (T::Lanes, T::Lanes), j: u64| x.map_reduce::<R>(y, body + j * width - base);
     let mut j = lane;
     while j + (ROUND_VECTORS - 1) * lanes < nvec {
         let (w, x, y, z) = (load(j), load(j + lanes), load(j + 2 * lanes), load(j + 3 * lanes));

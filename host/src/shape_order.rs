@@ -29,8 +29,8 @@ use crate::error::Result;
 use crate::input::Element;
 use crate::shape::{Shape, ShapeKernel, Strategy, plan};
 use gpu::names::Op;
-use gpu::op::Reduction;
 use gpu::op::fixed_order::{WARP, team_tree, warp_tree};
+use gpu::op::{Reduction, map_pairwise};
 use gpu::shape::{Columns, SHAPE_BLOCK, Segments, team_lanes, tile_span, tiles, vector_columns};
 
 /// Operation `R` on each row, column or segment of `inputs` (one, or two of
@@ -253,23 +253,21 @@ fn strided_fold<R: Reduction<T>, T: Copy>(
 }
 
 /// The 16-byte vector of `a` (and `b`) at element `first`, its lanes mapped
-/// (indices from `base`) and combined pairwise, as `Lanes::map_fold`:
-/// ((0 1) (2 3)) ((4 5) (6 7)).
+/// (indices from `base`) and combined pairwise, ((0 1) (2 3)) ((4 5) (6 7)):
+/// `map_pairwise`, the definition of `Reduction::map_lanes`, so the twin
+/// checks an operation's shortcut (arg-min/max of half types).
 fn vector<R: Reduction<T>, T: Copy>(a: &[T], b: &[T], first: u64, base: u64) -> R::Acc {
-    let width = 16 / size_of::<T>();
-    let mut l = [R::IDENTITY; 8];
-    for (k, l) in l[..width].iter_mut().enumerate() {
-        let i = first as usize + k;
-        *l = R::map(a[i], b[i], i as u64 - base);
+    let (f, first) = (first as usize, first - base);
+    match 16 / size_of::<T>() {
+        8 => map_pairwise::<R, T, 8>(lanes(a, f), lanes(b, f), first),
+        4 => map_pairwise::<R, T, 4>(lanes(a, f), lanes(b, f), first),
+        _ => map_pairwise::<R, T, 2>(lanes(a, f), lanes(b, f), first),
     }
-    let mut w = width;
-    while w > 1 {
-        w /= 2;
-        for k in 0..w {
-            l[k] = R::combine(l[2 * k], l[2 * k + 1]);
-        }
-    }
-    l[0]
+}
+
+/// `x[first..first + L]` as an array.
+fn lanes<T: Copy, const L: usize>(x: &[T], first: usize) -> [T; L] {
+    std::array::from_fn(|k| x[first + k])
 }
 
 /// The columns kernel's result for each column of the `rows × cols` matrix

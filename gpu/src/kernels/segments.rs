@@ -228,9 +228,7 @@ pub unsafe fn short_rows<T: Element + Vector, R: Reduction<T>>(
         let x = T::load16(a, j);
         (x, if R::INPUTS == 2 { T::load16(b, j) } else { x })
     };
-    let fold = |(x, y): (T::Lanes, T::Lanes), j: u64| {
-        R::combine(R::IDENTITY, x.map_fold(y, (j & mask) * width, R::map, R::combine))
-    };
+    let fold = |(x, y): (T::Lanes, T::Lanes), j: u64| R::combine(R::IDENTITY, x.map_reduce::<R>(y, (j & mask) * width));
     // the rows of one load: every lane shuffles; a team is all in or all out
     let write = |acc: R::Acc, j: u64, live: bool| {
         let r = team_reduce(acc, v, R::combine);

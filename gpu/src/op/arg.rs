@@ -9,7 +9,7 @@
 //! better value, then the lower index): a total order, so the result does
 //! not depend on how a kernel groups the elements.
 
-use super::{Bits, Reduction};
+use super::{Bits, Reduction, map_pairwise, pairwise};
 use crate::half::{bf16, f16};
 
 /// A value and the index where it was found.
@@ -79,6 +79,17 @@ fn keeps<V: PartialOrd + Copy, const MAX: bool>(a: Arg<V>, b: Arg<V>) -> bool {
     better || (!worse && a.index < b.index)
 }
 
+/// Whether `b`, found after `a`, replaces it as the maximum (`MAX`) or the
+/// minimum: a NaN over a number, else a strictly better value (so the first
+/// of equal values stays). The order of [`keeps`] for lanes met in index
+/// order (a pair of lanes, the left one first).
+#[inline(always)]
+#[allow(clippy::eq_op)]
+fn beats<V: PartialOrd + Copy, const MAX: bool>(b: V, a: V) -> bool {
+    let better = if MAX { b > a } else { b < a };
+    better || (b != b && a == a)
+}
+
 /// `impl Reduction<$t>` for arg-min and arg-max: the accumulator value is
 /// `$v` (`$t` itself, or `f32` for the half types), converted by `$to`
 /// and back by `$from`.
@@ -103,6 +114,23 @@ macro_rules! arg_ops {
             fn combine(a: Arg<$v>, b: Arg<$v>) -> Arg<$v> {
                 if keeps::<$v, $max>(a, b) { a } else { b }
             }
+            /// The lanes of a vector come in index order, and the tree of
+            /// [`pairwise`] keeps them so (left before right): a pair needs
+            /// no index comparison (`beats`), and a lane carries a 32-bit
+            /// lane number, made an index once. The same `Arg`. Taken for
+            /// vectors of eight lanes (the half types), where it measured
+            /// faster; for four or two it changed the resident grid and did
+            /// not (docs/operations.md, "Arg-max of half types").
+            #[inline(always)]
+            fn map_lanes<const L: usize>(x: [$t; L], y: [$t; L], first: u64) -> Arg<$v> {
+                if L < 8 {
+                    return map_pairwise::<Self, $t, L>(x, y, first);
+                }
+                let to = |$x: $t| -> $v { $to };
+                let lanes: [($v, u32); L] = core::array::from_fn(|k| (to(x[k]), k as u32));
+                let (value, lane) = pairwise(lanes, |a, b| if beats::<$v, $max>(b.0, a.0) { b } else { a });
+                Arg { value, index: first + lane as u64 }
+            }
             #[inline(always)]
             fn finish($a: Arg<$v>, _: u64) -> Arg<$t> {
                 Arg { value: $from, index: $a.index }
@@ -119,4 +147,50 @@ arg_ops! {
     f64: f64, f64::NEG_INFINITY, f64::INFINITY, |x| x, |a| a.value;
     f16: f32, f32::NEG_INFINITY, f32::INFINITY, |x| x.to_f32(), |a| f16::from_f32(a.value);
     bf16: f32, f32::NEG_INFINITY, f32::INFINITY, |x| x.to_f32(), |a| bf16::from_f32(a.value);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `map_lanes` against its definition (`map_pairwise`) on every vector
+    /// of eight lanes drawn from `values` (NaN, signed zeros, infinities,
+    /// ties; the first five lanes in every combination): the same value
+    /// bits and index.
+    fn same_as_pairwise<T: Copy + core::fmt::Debug, R: Reduction<T, Acc = Arg<V>>, V: Bits>(
+        values: &[T],
+        bits: impl Fn(V) -> u64,
+    ) {
+        let mut lanes = [values[0]; 8];
+        let mut seed = 0x9e37_79b9_7f4a_7c15u64;
+        for d in 0..values.len().pow(5) {
+            for (k, lane) in lanes.iter_mut().enumerate() {
+                seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+                let i = if k < 5 { d / values.len().pow(k as u32) } else { (seed >> 33) as usize };
+                *lane = values[i % values.len()];
+            }
+            let first = 1000 * d as u64;
+            let want = map_pairwise::<R, T, 8>(lanes, lanes, first);
+            let got = R::map_lanes(lanes, lanes, first);
+            assert_eq!((bits(got.value), got.index), (bits(want.value), want.index), "{lanes:?}");
+        }
+    }
+
+    #[test]
+    fn the_lanes_shortcut_gives_the_pairwise_result() {
+        let f = [0.0, -0.0, 1.5, -2.0, f32::NAN, -f32::NAN, f32::INFINITY, f32::NEG_INFINITY, 1.5];
+        let fb = |v: f32| v.to_bits() as u64;
+        same_as_pairwise::<bf16, ArgMax, f32>(&f.map(bf16::from_f32), fb);
+        same_as_pairwise::<bf16, ArgMin, f32>(&f.map(bf16::from_f32), fb);
+        same_as_pairwise::<f16, ArgMax, f32>(&f.map(f16::from_f32), fb);
+        same_as_pairwise::<f16, ArgMin, f32>(&f.map(f16::from_f32), fb);
+        // the kernels give these types four or two lanes (the definition);
+        // eight here check the shortcut's order for every kind of value
+        same_as_pairwise::<f32, ArgMax, f32>(&f, fb);
+        same_as_pairwise::<f64, ArgMin, f64>(&f.map(f64::from), f64::to_bits);
+        let i = [0, -1, 7, 7, i32::MIN, i32::MAX];
+        same_as_pairwise::<i32, ArgMax, i32>(&i, |v| v as u64);
+        same_as_pairwise::<i32, ArgMin, i32>(&i, |v| v as u64);
+        same_as_pairwise::<u64, ArgMax, u64>(&[0, 3, 3, u64::MAX], |v| v);
+    }
 }

@@ -123,8 +123,47 @@ pub trait Reduction<T> {
     fn map(x: T, y: T, i: u64) -> Self::Acc;
     /// Combine two partial results.
     fn combine(a: Self::Acc, b: Self::Acc) -> Self::Acc;
+    /// The accumulator of one 16-byte vector's lanes, as the kernels load
+    /// them: lane `k` is element `first + k` (`x[k]`, and `y[k]` when
+    /// `INPUTS == 2`). By default each lane is mapped and the results are
+    /// combined [`pairwise`]; an operation may give a cheaper way to the
+    /// same accumulator (arg-min/max: [`arg`]).
+    #[inline(always)]
+    fn map_lanes<const L: usize>(x: [T; L], y: [T; L], first: u64) -> Self::Acc
+    where
+        T: Copy,
+    {
+        map_pairwise::<Self, T, L>(x, y, first)
+    }
     /// The output from the accumulator of all `n` elements (`n` may be 0).
     fn finish(acc: Self::Acc, n: u64) -> Self::Out;
+}
+
+/// `x[0]`, …, `x[L-1]` combined pairwise, the tree of a 16-byte vector's
+/// lanes (`L` a power of two): `f(f(x₀, x₁), f(x₂, x₃))` for four.
+///
+/// ```
+/// assert_eq!(gpu::op::pairwise([1, 2, 3, 4], |a, b| 2 * a + b), 2 * (2 * 1 + 2) + (2 * 3 + 4));
+/// ```
+#[inline(always)]
+pub fn pairwise<A: Copy, const L: usize>(mut x: [A; L], f: impl Fn(A, A) -> A) -> A {
+    const { assert!(L.is_power_of_two()) };
+    let mut width = L;
+    while width > 1 {
+        width /= 2;
+        for k in 0..width {
+            x[k] = f(x[2 * k], x[2 * k + 1]);
+        }
+    }
+    x[0]
+}
+
+/// The definition of [`Reduction::map_lanes`]: lane `k` mapped as element
+/// `first + k`, the results combined [`pairwise`].
+#[inline(always)]
+pub fn map_pairwise<R: Reduction<T> + ?Sized, T: Copy, const L: usize>(x: [T; L], y: [T; L], first: u64) -> R::Acc {
+    let lanes: [R::Acc; L] = core::array::from_fn(|k| R::map(x[k], y[k], first + k as u64));
+    pairwise(lanes, R::combine)
 }
 
 /// A plain operator (CUB's binary functor): accumulator and output are the

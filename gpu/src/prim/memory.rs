@@ -1,5 +1,7 @@
 //! Global memory: the device's DRAM, reached through the L2 cache.
 
+use crate::op::{Reduction, pairwise};
+
 /// CUDA `p[i]` on a `const T*`: reads element `i`. PTX `ld.global` (or
 /// `ld.shared` for a shared-memory pointer).
 ///
@@ -86,12 +88,11 @@ pub trait Vector: Copy {
     unsafe fn load16(p: *const Self, i: u64) -> Self::Lanes;
 }
 
-/// The elements of one 16-byte vector.
+/// The elements of one 16-byte vector: `[T; L]` for `L` = 8, 4 or 2.
 pub trait Lanes<T>: Copy {
-    /// Map each lane `k` with its partner in `other` and its index
-    /// `first + k`, then fold the results pairwise with `f`:
-    /// `f(f(m₀, m₁), f(m₂, m₃))` for four lanes.
-    fn map_fold<A>(self, other: Self, first: u64, map: impl Fn(T, T, u64) -> A, f: impl Fn(A, A) -> A) -> A;
+    /// The accumulator of `R` over the lanes, lane `k` (and its partner in
+    /// `other`) being element `first + k`: [`Reduction::map_lanes`].
+    fn map_reduce<R: Reduction<T>>(self, other: Self, first: u64) -> R::Acc;
 
     /// Fold the lanes into `acc` one after the other, in order:
     /// `f(f(acc, a₀, b₀, first), a₁, b₁, first + 1)`... (the fixed order of
@@ -104,89 +105,37 @@ pub trait Lanes<T>: Copy {
     /// Every lane `x`.
     fn splat(x: T) -> Self;
 
-    /// Fold the lanes pairwise with `f`: `f(f(a, b), f(c, d))`.
+    /// Fold the lanes [`pairwise`] with `f`: `f(f(a, b), f(c, d))`.
+    fn fold(self, f: impl Fn(T, T) -> T) -> T;
+}
+
+impl<T: Copy, const L: usize> Lanes<T> for [T; L] {
+    #[inline(always)]
+    fn map_reduce<R: Reduction<T>>(self, other: Self, first: u64) -> R::Acc {
+        R::map_lanes(self, other, first)
+    }
+
+    #[inline(always)]
+    fn fold_in_order<A>(self, o: Self, first: u64, mut acc: A, f: impl Fn(A, T, T, u64) -> A) -> A {
+        for k in 0..L {
+            acc = f(acc, self[k], o[k], first + k as u64);
+        }
+        acc
+    }
+
+    #[inline(always)]
+    fn at(self, k: usize) -> T {
+        self[k]
+    }
+
+    #[inline(always)]
+    fn splat(x: T) -> Self {
+        [x; L]
+    }
+
     #[inline(always)]
     fn fold(self, f: impl Fn(T, T) -> T) -> T {
-        self.map_fold(self, 0, |x, _, _| x, f)
-    }
-}
-
-impl<T: Copy> Lanes<T> for [T; 8] {
-    #[inline(always)]
-    fn at(self, k: usize) -> T {
-        self[k]
-    }
-
-    #[inline(always)]
-    fn splat(x: T) -> Self {
-        [x; 8]
-    }
-
-    #[inline(always)]
-    fn fold_in_order<A>(self, o: Self, first: u64, mut acc: A, f: impl Fn(A, T, T, u64) -> A) -> A {
-        for k in 0..8 {
-            acc = f(acc, self[k], o[k], first + k as u64);
-        }
-        acc
-    }
-
-    #[inline(always)]
-    fn map_fold<A>(self, o: Self, first: u64, m: impl Fn(T, T, u64) -> A, f: impl Fn(A, A) -> A) -> A {
-        let l = |k: usize| m(self[k], o[k], first + k as u64);
-        let lo = f(f(l(0), l(1)), f(l(2), l(3)));
-        let hi = f(f(l(4), l(5)), f(l(6), l(7)));
-        f(lo, hi)
-    }
-}
-
-impl<T: Copy> Lanes<T> for [T; 4] {
-    #[inline(always)]
-    fn at(self, k: usize) -> T {
-        self[k]
-    }
-
-    #[inline(always)]
-    fn splat(x: T) -> Self {
-        [x; 4]
-    }
-
-    #[inline(always)]
-    fn fold_in_order<A>(self, o: Self, first: u64, mut acc: A, f: impl Fn(A, T, T, u64) -> A) -> A {
-        for k in 0..4 {
-            acc = f(acc, self[k], o[k], first + k as u64);
-        }
-        acc
-    }
-
-    #[inline(always)]
-    fn map_fold<A>(self, o: Self, first: u64, m: impl Fn(T, T, u64) -> A, f: impl Fn(A, A) -> A) -> A {
-        let l = |k: usize| m(self[k], o[k], first + k as u64);
-        f(f(l(0), l(1)), f(l(2), l(3)))
-    }
-}
-
-impl<T: Copy> Lanes<T> for [T; 2] {
-    #[inline(always)]
-    fn at(self, k: usize) -> T {
-        self[k]
-    }
-
-    #[inline(always)]
-    fn splat(x: T) -> Self {
-        [x; 2]
-    }
-
-    #[inline(always)]
-    fn fold_in_order<A>(self, o: Self, first: u64, mut acc: A, f: impl Fn(A, T, T, u64) -> A) -> A {
-        for k in 0..2 {
-            acc = f(acc, self[k], o[k], first + k as u64);
-        }
-        acc
-    }
-
-    #[inline(always)]
-    fn map_fold<A>(self, o: Self, first: u64, m: impl Fn(T, T, u64) -> A, f: impl Fn(A, A) -> A) -> A {
-        f(m(self[0], o[0], first), m(self[1], o[1], first + 1))
+        pairwise(self, f)
     }
 }
 
