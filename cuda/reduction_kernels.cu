@@ -448,6 +448,16 @@ __device__ __forceinline__ void vectorized(const T *g_idata, T *g_odata, unsigne
 // system-wide fence (the host polls it in mapped memory).
 // Launch: block = blockSize, grid <= resident blocks, partials[grid],
 // *ticket == 0, done null or a u32, dynamic shared memory 32 * 8 + 4 bytes.
+//
+// The parameters are the Rust entry's, in order: (a, b, n, partials, ticket,
+// out, done), where b is the second input of two-input operations (a dot
+// product) and is not read by the sum. The host launches both languages with
+// the one argument list of its registry (Scheme::params in
+// host/src/registry.rs) and refuses an entry whose .param list differs. This
+// twin once lacked b after the Rust kernel gained it: every argument slid one
+// place, n arrived as the partials pointer, and each block's partial was
+// stored at address n + 4 * block (0x400130 for block 76 of a 2^22 input),
+// an illegal address that ended the whole benchmark.
 
 __device__ __forceinline__ int load_relaxed(const int *p)
 {
@@ -487,7 +497,7 @@ __device__ __forceinline__ T block_reduce(T v, T *warp_sums)
 }
 
 template <typename T, unsigned int blockSize>
-__device__ __forceinline__ void single_pass(const T *input, unsigned long long n, T *partials,
+__device__ __forceinline__ void single_pass(const T *input, const T *, unsigned long long n, T *partials,
                                             unsigned int *ticket, T *out, unsigned int *done)
 {
     typedef typename Vec16<T>::type V;
@@ -595,13 +605,13 @@ INSTANTIATE_BLOCKS(reduce8)
 INSTANTIATE_BLOCKS(reduce9)
 INSTANTIATE_BLOCKS(vectorized)
 
-// single_pass has its own parameters (gpu/src/entries.rs):
+// single_pass has its own parameters (gpu/src/kernels/single_pass.rs):
 //   INSTANTIATE_SINGLE_PASS(k) -> k_b{32,...,1024}_sum_{i32,f32}
 #define SINGLE_PASS_ENTRY(name, T, call)                                                       \
-    extern "C" __global__ void name(const T *input, unsigned long long n, T *partials,          \
+    extern "C" __global__ void name(const T *a, const T *b, unsigned long long n, T *partials,  \
                                     unsigned int *ticket, T *out, unsigned int *done)          \
     {                                                                                          \
-        call(input, n, partials, ticket, out, done);                                           \
+        call(a, b, n, partials, ticket, out, done);                                            \
     }
 
 #define INSTANTIATE_SINGLE_PASS_BLOCK(kernel, block)                                \

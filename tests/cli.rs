@@ -163,6 +163,9 @@ fn main() {
             })
         }),
         gpu_trial("bench::by_key_small", by_key_bench_small),
+        gpu_trial("bench::every_cell_filled_i32", || bench_every_cell_filled("i32")),
+        gpu_trial("bench::every_cell_filled_f32", || bench_every_cell_filled("f32")),
+        gpu_trial("bench::a_faulting_twin_costs_its_own_cell", a_faulting_twin_costs_its_own_cell),
     ];
     common::run(trials)
 }
@@ -246,4 +249,72 @@ fn nccl_link() -> Result<(), Failed> {
         missing.status.code() == Some(RUNTIME) && stderr.lines().count() == 1 && stderr.contains("NCCL not found"),
         || format!("reduce nccl without NCCL: exit {:?}, stderr {stderr:?}", missing.status.code()),
     )
+}
+
+/// `reduce bench` (the README's teaching command) at small sizes, with its
+/// JSON: exit 0, every Rust kernel and every CUDA C++ twin measured and
+/// equal to the CPU's result, no `n/a` cell.
+fn bench_every_cell_filled(ty: &str) -> Result<(), Failed> {
+    let json = std::env::temp_dir().join(format!("reduce-bench-{ty}-{}.json", std::process::id()));
+    let path = json.display().to_string();
+    let out = reduce(&["bench", "--type", ty, "--n", "2^16+3,2^20", "--runs", "3", "--json", &path])?;
+    let text = String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
+    ensure(out.status.success(), || format!("exit {:?}:\n{text}", out.status.code()))?;
+    ensure(!text.contains("n/a") && !text.contains("MISMATCH"), || text.clone())?;
+    let report: reduce::bench::Report = serde_json::from_str(&std::fs::read_to_string(&json)?)?;
+    let _ = std::fs::remove_file(&json);
+    ensure(report.cuda_note.is_none() && report.tables.len() == 2, || text.clone())?;
+    for t in &report.tables {
+        ensure(t.rows.len() == reduction::KERNELS.len(), || text.clone())?;
+        for r in &t.rows {
+            let twin_ok = r.cuda.as_ref().is_some_and(|c| c.ok && c.stats.median_ms > 0.0);
+            ensure(r.rust.ok && twin_ok && r.cuda_note.is_none(), || format!("n={} {}: {r:?}", t.n, r.kernel))?;
+        }
+    }
+    Ok(())
+}
+
+/// A twin that stores out of bounds (`nvrtc::planted_fault`: single_pass's
+/// partials 2^28 elements too far) ends its own process's context; the
+/// Rust table, the other twins and the JSON still complete, the faulting
+/// cell says why, and the command exits 0 (every Rust kernel matched).
+fn a_faulting_twin_costs_its_own_cell() -> Result<(), Failed> {
+    let dir = std::env::temp_dir().join(format!("reduce-planted-{}", std::process::id()));
+    std::fs::create_dir_all(&dir)?;
+    let source = dir.join("planted.cu");
+    std::fs::write(&source, reduce::nvrtc::planted_fault())?;
+    let json = dir.join("bench.json");
+    let (src, path) = (source.display().to_string(), json.display().to_string());
+    let kernels = "reduce3,single_pass,vectorized";
+    let out = reduce(&[
+        "bench",
+        "--n",
+        "2^16,2^18",
+        "--kernel",
+        kernels,
+        "--runs",
+        "2",
+        "--cuda-source",
+        &src,
+        "--json",
+        &path,
+    ])?;
+    let text = String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
+    ensure(out.status.success(), || format!("exit {:?}:\n{text}", out.status.code()))?;
+    let report: reduce::bench::Report = serde_json::from_str(&std::fs::read_to_string(&json)?)?;
+    let _ = std::fs::remove_dir_all(&dir);
+    ensure(report.tables.len() == 2, || text.clone())?;
+    for t in &report.tables {
+        ensure(t.rows.len() == 3, || text.clone())?;
+        for r in &t.rows {
+            ensure(r.rust.ok && r.rust.stats.median_ms > 0.0, || format!("Rust {}: {r:?}", r.kernel))?;
+            if r.kernel == "single_pass" {
+                let note = r.cuda_note.as_deref().unwrap_or_default();
+                ensure(r.cuda.is_none() && note.contains("CUDA_ERROR"), || format!("planted twin: {r:?}\n{text}"))?;
+            } else {
+                ensure(r.cuda.as_ref().is_some_and(|c| c.ok), || format!("twin {}: {r:?}\n{text}", r.kernel))?;
+            }
+        }
+    }
+    ensure(text.contains("CUDA C++ n/a: single_pass: "), || text)
 }

@@ -271,9 +271,9 @@ pub(crate) enum Command {
         /// Operator: sum, min, max.
         #[arg(long, default_value = "sum")]
         op: String,
-        /// A kernel id from `reduce list`, or `all`.
-        #[arg(long, default_value = "all")]
-        kernel: String,
+        /// Kernel ids from `reduce list`, comma-separated, or `all`.
+        #[arg(long, value_delimiter = ',', default_value = "all")]
+        kernel: Vec<String>,
         /// Threads per block for every kernel (Harris used 128; a kernel
         /// whose minimum is larger runs at its minimum).
         #[arg(long, default_value_t = DEFAULT_BLOCK)]
@@ -287,12 +287,22 @@ pub(crate) enum Command {
         /// Leave out the CUDA C++ column.
         #[arg(long)]
         no_cuda: bool,
+        /// Compile this CUDA C++ file for the CUDA C++ column instead of the
+        /// built-in `cuda/reduction_kernels.cu` (same entry names and
+        /// parameters): try a change to a twin without rebuilding.
+        #[arg(long, value_name = "FILE")]
+        cuda_source: Option<PathBuf>,
         /// Also write the report as JSON.
         #[arg(long, value_name = "FILE")]
         json: Option<PathBuf>,
         /// Also write a bar chart of GB/s per kernel as SVG.
         #[arg(long, value_name = "FILE")]
         svg: Option<PathBuf>,
+        /// Measure only the CUDA C++ column, from this cell on, printing a
+        /// JSON line per cell: how `bench` runs its twins in a process of
+        /// their own (`twins.rs`).
+        #[arg(long, hide = true, value_name = "CELL")]
+        cuda_from: Option<usize>,
     },
 }
 

@@ -223,7 +223,7 @@ pub struct Table {
 /// use reduce::bench::{BenchConfig, run_bench};
 /// let r = Reducer::new()?;
 /// let config = BenchConfig { sizes: vec![1 << 24], kernels: KERNELS.iter().collect(), block: 128, runs: 20, seed: 1 };
-/// let report = run_bench::<Sum, f32>(&r, Err("not measured"), &config, |_| {})?;
+/// let report = run_bench::<Sum, f32>(&r, &config, |_| {})?;
 /// println!("{}", serde_json::to_string_pretty(&report).unwrap());
 /// # Ok::<(), reduction::Error>(())
 /// ```
@@ -282,25 +282,25 @@ pub struct BenchConfig {
     pub seed: u64,
 }
 
-/// Measure every kernel of `config` at every size, in Rust (`rust`) and, where
-/// `cuda` holds the NVRTC-compiled reference, in CUDA C++ (else the reason it
-/// does not). `tick` is called before each measurement (for a progress bar).
+/// Measure every kernel of `config` at every size in Rust, each checked
+/// against the CPU first. A result that differs is kept in its row
+/// (`rust.ok == false`, shown as `MISMATCH`) and the rest still run. The
+/// CUDA C++ column comes apart ([`Report::add_cuda`]), from its own process
+/// (`crate::twins`), so that a faulting twin cannot end the Rust kernels'
+/// context. `tick` is called before each measurement (for a progress bar).
 ///
 /// ```no_run
 /// use reduction::{KERNELS, Reducer, Sum};
-/// use reduce::{bench::{BenchConfig, run_bench}, nvrtc::compile_reference};
+/// use reduce::bench::{BenchConfig, run_bench};
 /// let rust = Reducer::new()?;
-/// let cuda = compile_reference(rust.gpu().info())
-///     .and_then(|ptx| Reducer::with_ptx(0, ptx).map_err(|e| e.to_string()));
 /// let config = BenchConfig { sizes: vec![1 << 24], kernels: KERNELS.iter().collect(), block: 128, runs: 20, seed: 1 };
-/// let report =
-///     run_bench::<Sum, i32>(&rust, cuda.as_ref().map_err(String::as_str), &config, |what| eprintln!("{what}"))?;
+/// let mut report = run_bench::<Sum, i32>(&rust, &config, |what| eprintln!("{what}"))?;
+/// report.add_cuda(Err("not measured".into()));
 /// print!("{}", report.text());
 /// # Ok::<(), reduction::Error>(())
 /// ```
 pub fn run_bench<O: ReduceOp<T>, T: Element + Reference + Sample>(
     rust: &Reducer,
-    cuda: std::result::Result<&Reducer, &str>,
     config: &BenchConfig,
     mut tick: impl FnMut(&str),
 ) -> Result<Report> {
@@ -314,26 +314,7 @@ pub fn run_bench<O: ReduceOp<T>, T: Element + Reference + Sample>(
         for &kernel in &config.kernels {
             let block = config.block.max(kernel.min_block);
             tick(&format!("n={n} {} (Rust)", kernel.id));
-            let (checked, m) = measure::<O, T>(rust, kernel, block, Finish::Gpu, &input, config.runs)?;
-            if let Some(e) = checked.mismatch() {
-                return Err(e);
-            }
-            let (cuda_m, cuda_note) = match cuda {
-                Err(_) => (None, None), // the report's cuda_note says why
-                Ok(c) => {
-                    tick(&format!("n={n} {} (CUDA C++)", kernel.id));
-                    match measure::<O, T>(c, kernel, block, Finish::Gpu, &input, config.runs) {
-                        Ok((_, m)) if m.ok => (Some(m), None),
-                        Ok((_, m)) => {
-                            (None, Some(format!("CUDA C++ result {} differs from the CPU's {}", m.got, m.expected)))
-                        }
-                        Err(Error::MissingEntry { .. }) => {
-                            (None, Some("no CUDA C++ version of this kernel, op and type".into()))
-                        }
-                        Err(e) => (None, Some(e.to_string())),
-                    }
-                }
-            };
+            let (_, m) = measure::<O, T>(rust, kernel, block, Finish::Gpu, &input, config.runs)?;
             let t = m.stats.median_ms;
             let first = rows.first().map_or(t, |r| r.rust.stats.median_ms);
             rows.push(Row {
@@ -345,9 +326,9 @@ pub fn run_bench<O: ReduceOp<T>, T: Element + Reference + Sample>(
                 cumulative_speedup: first / t,
                 of_theoretical: m.bandwidth / info.peak_bandwidth(),
                 of_copy: m.bandwidth / copy,
-                rust_over_cuda: cuda_m.as_ref().map(|c| t / c.stats.median_ms),
-                cuda: cuda_m,
-                cuda_note,
+                rust_over_cuda: None,
+                cuda: None,
+                cuda_note: None,
                 rust: m,
             });
         }
@@ -362,12 +343,111 @@ pub fn run_bench<O: ReduceOp<T>, T: Element + Reference + Sample>(
         commit: env!("REDUCE_COMMIT").to_string(),
         block: config.block,
         runs: config.runs,
-        cuda_note: cuda.err().map(str::to_string),
+        cuda_note: None,
         tables,
     })
 }
 
+/// One cell of the CUDA C++ column: the kernel at one size, measured, or
+/// the one-line reason it could not be.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct Cell {
+    /// Elements reduced.
+    pub n: usize,
+    /// The kernel's registry id.
+    pub kernel: String,
+    /// The measurement, or why there is none.
+    pub outcome: std::result::Result<Measurement, String>,
+}
+
+/// The cells of `config` in the order [`measure_cuda`] measures them: each
+/// size, and at each size every kernel.
+///
+/// ```
+/// use reduction::Kernel;
+/// use reduce::bench::{BenchConfig, cells};
+/// let kernels = vec![Kernel::find("reduce1")?, Kernel::find("single_pass")?];
+/// let config = BenchConfig { sizes: vec![10, 20], kernels, block: 128, runs: 1, seed: 1 };
+/// let c: Vec<_> = cells(&config).map(|(n, k)| (n, k.id)).collect();
+/// assert_eq!(c, [(10, "reduce1"), (10, "single_pass"), (20, "reduce1"), (20, "single_pass")]);
+/// # Ok::<(), reduction::Error>(())
+/// ```
+pub fn cells(config: &BenchConfig) -> impl Iterator<Item = (usize, &'static Kernel)> + '_ {
+    config.sizes.iter().flat_map(|&n| config.kernels.iter().map(move |&k| (n, k)))
+}
+
+/// Measure the cells of `config` from the `from`-th on ([`cells`]' order)
+/// with `cuda`'s kernels (the CUDA C++ twins), on the same seeded inputs as
+/// [`run_bench`], handing each to `emit` as soon as it is done. A kernel
+/// that is missing or whose parameters differ from its launch's is a note
+/// and the next cell runs; any other error may have ended the context (an
+/// illegal address is sticky), so it is the last cell this call measures:
+/// the caller starts a fresh process for the rest.
+pub fn measure_cuda<O: ReduceOp<T>, T: Element + Reference + Sample>(
+    cuda: &Reducer,
+    config: &BenchConfig,
+    from: usize,
+    mut emit: impl FnMut(&Cell),
+) -> Result<()> {
+    let mut input: Option<Rotated<T>> = None;
+    for (n, kernel) in cells(config).skip(from) {
+        if input.as_ref().is_none_or(|r| r.input.host.len() != n) {
+            drop(input.take()); // the previous size's copies are freed first
+            input = Some(Rotated::<T>::new(cuda, Pattern::Random, n, config.seed)?);
+        }
+        let Some(rotated) = input.as_ref() else { continue };
+        let block = config.block.max(kernel.min_block);
+        let result = measure::<O, T>(cuda, kernel, block, Finish::Gpu, rotated, config.runs);
+        let (outcome, go_on) = match result {
+            Ok((_, m)) => (Ok(m), true),
+            Err(Error::MissingEntry { .. }) => (Err("no CUDA C++ version of this kernel, op and type".into()), true),
+            Err(e @ (Error::Signature { .. } | Error::Unsupported { .. })) => (Err(e.to_string()), true),
+            Err(e) => (Err(e.to_string()), false),
+        };
+        emit(&Cell { n, kernel: kernel.id.to_string(), outcome });
+        if !go_on {
+            return Ok(());
+        }
+    }
+    Ok(())
+}
+
 impl Report {
+    /// Fill the CUDA C++ column: each cell's measurement or its reason, or,
+    /// for `Err`, one reason for the whole column (no NVRTC, `--no-cuda`).
+    /// A twin whose result differs from the CPU's is not timed against the
+    /// Rust kernel: its cell says so.
+    pub fn add_cuda(&mut self, column: std::result::Result<Vec<Cell>, String>) {
+        let cells = match column {
+            Ok(cells) => cells,
+            Err(why) => {
+                self.cuda_note = Some(why);
+                return;
+            }
+        };
+        for table in &mut self.tables {
+            for row in &mut table.rows {
+                let cell = cells.iter().find(|c| c.n == table.n && c.kernel == row.kernel);
+                let (m, note) = match cell.map(|c| &c.outcome) {
+                    None => (None, Some("not measured".to_string())),
+                    Some(Ok(m)) if m.ok => (Some(m.clone()), None),
+                    Some(Ok(m)) => {
+                        (None, Some(format!("CUDA C++ result {} differs from the CPU's {}", m.got, m.expected)))
+                    }
+                    Some(Err(why)) => (None, Some(why.clone())),
+                };
+                row.rust_over_cuda = m.as_ref().map(|c| row.rust.stats.median_ms / c.stats.median_ms);
+                row.cuda = m;
+                row.cuda_note = note;
+            }
+        }
+    }
+
+    /// Whether every Rust kernel's result matched the CPU's.
+    pub fn rust_ok(&self) -> bool {
+        self.tables.iter().all(|t| t.rows.iter().all(|r| r.rust.ok))
+    }
+
     /// The tables as text, one per size.
     ///
     /// ```
@@ -433,9 +513,10 @@ impl Report {
             );
             for r in &t.rows {
                 let st = &r.rust.stats;
+                let name = if r.rust.ok { r.kernel.clone() } else { format!("{} MISMATCH", r.kernel) };
                 s += &format!(
                     "{:<12}{:>4} {:>10.4} {:>21} {:>8.1} {:>7} {:>7.2}x {:>6.1}% {:>6.1}% {:>11} {:>9}\n",
-                    r.kernel,
+                    name,
                     r.step,
                     st.median_ms,
                     format!("({:.4} - {:.4})", st.min_ms, st.max_ms),

@@ -4,12 +4,13 @@
 use std::fs::File;
 use std::path::PathBuf;
 
-use crate::validate::{BenchArgs, Gpu, Job, RunArgs, every_kernel};
+use crate::validate::{BenchArgs, CudaColumn, Gpu, Job, RunArgs, every_kernel};
 use indicatif::{ProgressBar, ProgressStyle};
 use reduce::bench::{Rotated, measure, run_bench};
 use reduce::by_key_bench;
 use reduce::nvrtc;
 use reduce::timing::Timing;
+use reduce::twins::{self, Line};
 use reduction::check::by_key::{KeyDist, generate_keys, reference};
 use reduction::check::data::{Pattern, Sample, generate};
 use reduction::check::reference::Reference;
@@ -237,25 +238,31 @@ pub(crate) fn execute(job: Job) -> Result<bool> {
 }
 
 fn bench(gpu: &Gpu, a: BenchArgs) -> Result<bool> {
+    let unsupported = || Error::Invalid("bench: sum, min and max of the primitive types only".into());
+    if let CudaColumn::From(from, source) = &a.cuda {
+        return with_plain_dtype!(a.dtype, |T| with_op!(a.op, |O| cuda_cells::<O, T>(gpu, &a.config, *from, source.as_deref()), else Err(unsupported())), else Err(unsupported()));
+    }
     let rust = gpu.open()?;
-    let info = rust.gpu().info().clone();
-    let cuda = if a.no_cuda {
-        Err("left out with --no-cuda".to_string())
-    } else {
-        nvrtc::compile_reference(&info).and_then(|ptx| Reducer::with_ptx(gpu.device, ptx).map_err(|e| e.to_string()))
-    };
-    let per_kernel = if cuda.is_ok() { 2 } else { 1 };
-    let progress = ProgressBar::new((a.config.sizes.len() * a.config.kernels.len() * per_kernel) as u64);
+    let cells = reduce::bench::cells(&a.config).count();
+    let per_kernel = if matches!(a.cuda, CudaColumn::Off) { 1 } else { 2 };
+    let progress = ProgressBar::new((cells * per_kernel) as u64);
     if let Ok(style) = ProgressStyle::with_template("{bar:30} {pos}/{len} {msg}") {
         progress.set_style(style);
     }
-    let cuda_ref = cuda.as_ref().map_err(String::as_str);
     let tick = |what: &str| {
         progress.set_message(what.to_string());
         progress.inc(1);
     };
-    let unsupported = || Error::Invalid("bench: sum, min and max of the primitive types only".into());
-    let report = with_plain_dtype!(a.dtype, |T| with_op!(a.op, |O| run_bench::<O, T>(&rust, cuda_ref, &a.config, tick), else Err(unsupported())), else Err(unsupported()))?;
+    let mut report = with_plain_dtype!(a.dtype, |T| with_op!(a.op, |O| run_bench::<O, T>(&rust, &a.config, tick), else Err(unsupported())), else Err(unsupported()))?;
+    let column = match &a.cuda {
+        CudaColumn::Process(args) => std::env::current_exe()
+            .map_err(|e| format!("cannot find this program to run the CUDA C++ column: {e}"))
+            .and_then(|exe| {
+                twins::run_column(&exe, args, cells, |c| tick(&format!("n={} {} (CUDA C++)", c.n, c.kernel)))
+            }),
+        _ => Err("left out with --no-cuda".to_string()),
+    };
+    report.add_cuda(column);
     progress.finish_and_clear();
     print!("{}", report.text());
     if let Some(out) = a.json {
@@ -264,6 +271,35 @@ fn bench(gpu: &Gpu, a: BenchArgs) -> Result<bool> {
     if let Some(out) = a.svg {
         write_output(out, reduce::svg::chart(&report))?;
     }
+    Ok(report.rust_ok())
+}
+
+/// The twins' process of `reduce bench` (`--cuda-from`): compile the CUDA
+/// C++ source, measure the cells from `from` on, one JSON line each on
+/// stdout; a reason for the whole column if nothing can run.
+fn cuda_cells<O: ReduceOp<T>, T: Element + Reference + Sample>(
+    gpu: &Gpu,
+    config: &reduce::bench::BenchConfig,
+    from: usize,
+    source: Option<&str>,
+) -> Result<bool> {
+    use std::io::Write;
+    let print = |line: Line| {
+        let mut out = std::io::stdout().lock();
+        let _ = writeln!(out, "{}", line.text()).and_then(|()| out.flush());
+    };
+    let info = gpu.open()?.gpu().info().clone();
+    let source = source.unwrap_or(nvrtc::CUDA_REFERENCE_SOURCE);
+    let cuda = match nvrtc::compile_source(source, &info)
+        .and_then(|ptx| Reducer::with_ptx(gpu.device, ptx).map_err(|e| e.to_string()))
+    {
+        Ok(cuda) => cuda,
+        Err(why) => {
+            print(Line::Column(why));
+            return Ok(true);
+        }
+    };
+    reduce::bench::measure_cuda::<O, T>(&cuda, config, from, |cell| print(Line::Cell(cell.clone())))?;
     Ok(true)
 }
 

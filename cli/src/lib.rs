@@ -16,3 +16,4 @@ pub mod ops_bench;
 pub mod shapes_bench;
 pub mod svg;
 pub mod timing;
+pub mod twins;

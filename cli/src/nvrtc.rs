@@ -1,8 +1,8 @@
 //! The CUDA C++ reference kernels, compiled at run time with NVRTC.
 //!
 //! `cuda/reduction_kernels.cu` holds the same kernels as `gpu/src/kernels/`
-//! written in CUDA C++ the way the seeds write them (Harris's slides, seed
-//! 004), with entry points named and typed exactly like the Rust PTX entries
+//! written in CUDA C++ the way the sources write them (Harris's slides, the
+//! 2023 review), with entry points named and typed exactly like the Rust PTX entries
 //! (`reduce3_sum_i32`, `reduce7_b256_sum_f32`, ...), for the sum on `i32` and
 //! `f32`. [`compile_reference`] turns that text into a [`Ptx`] with NVRTC
 //! (libnvrtc, loaded at run time through cudarc), so the host loads, plans,
@@ -130,7 +130,27 @@ pub fn nvrtc_version() -> Result<(i32, i32), String> {
 /// # Ok(()) }
 /// ```
 pub fn compile_reference(info: &DeviceInfo) -> Result<Ptx, String> {
-    compile_reference_for(info.compute_capability)
+    compile_source(CUDA_REFERENCE_SOURCE, info)
+}
+
+/// [`compile_reference`] of another CUDA C++ text with the same entries
+/// (`reduce bench --cuda-source FILE`).
+pub fn compile_source(source: &str, info: &DeviceInfo) -> Result<Ptx, String> {
+    compile_source_for(source, info.compute_capability)
+}
+
+/// The reference source with one planted fault: `single_pass` stores each
+/// block's partial 2^28 elements past the end of `partials`, an illegal
+/// address that ends its CUDA context. Tests start `reduce bench` with it
+/// (`--cuda-source`) to show that one faulting twin costs its own cell only.
+///
+/// ```
+/// let planted = reduce::nvrtc::planted_fault();
+/// assert_ne!(planted, reduce::nvrtc::CUDA_REFERENCE_SOURCE);
+/// assert!(planted.contains("partials[blockIdx.x + (1u << 28)] = v;"));
+/// ```
+pub fn planted_fault() -> String {
+    CUDA_REFERENCE_SOURCE.replacen("partials[blockIdx.x] = v;", "partials[blockIdx.x + (1u << 28)] = v;", 1)
 }
 
 /// Compiles [`CUDA_REFERENCE_SOURCE`] with NVRTC for compute capability
@@ -150,6 +170,11 @@ pub fn compile_reference(info: &DeviceInfo) -> Result<Ptx, String> {
 /// }
 /// ```
 pub fn compile_reference_for(compute_capability: (i32, i32)) -> Result<Ptx, String> {
+    compile_source_for(CUDA_REFERENCE_SOURCE, compute_capability)
+}
+
+/// [`compile_reference_for`] of another CUDA C++ text.
+pub fn compile_source_for(source: &str, compute_capability: (i32, i32)) -> Result<Ptx, String> {
     if let Some(why) = no_nvrtc_reason() {
         return Err(why);
     }
@@ -166,7 +191,7 @@ pub fn compile_reference_for(compute_capability: (i32, i32)) -> Result<Ptx, Stri
         name: Some("reduction_kernels.cu".to_string()),
         ..Default::default()
     };
-    let ptx = guarded(|| compile_ptx_with_opts(CUDA_REFERENCE_SOURCE, opts).map_err(|e| describe(&e, arch)))?;
+    let ptx = guarded(|| compile_ptx_with_opts(source, opts).map_err(|e| describe(&e, arch)))?;
     Ok(Ptx::from_text(ptx.to_src(), ORIGIN))
 }
 
@@ -314,7 +339,7 @@ mod tests {
         for k in KERNELS {
             let (mac, signature) = match (k.scheme, k.block_param) {
                 (Scheme::SinglePass, _) => {
-                    ("INSTANTIATE_SINGLE_PASS", "(const T *input, unsigned long long n, T *partials,")
+                    ("INSTANTIATE_SINGLE_PASS", "(const T *input, const T *, unsigned long long n, T *partials,")
                 }
                 (_, BlockParam::Runtime) => ("INSTANTIATE", "(const T *g_idata, T *g_odata, unsigned int n)"),
                 (_, BlockParam::Compiled) => ("INSTANTIATE_BLOCKS", "(const T *g_idata, T *g_odata, unsigned int n)"),
@@ -381,6 +406,12 @@ mod tests {
             assert_eq!(ptx.target(), Some(format!("sm_{}{}", cc.0, cc.1).as_str()));
             let got: BTreeSet<String> = ptx.entries().map(str::to_string).collect();
             assert_eq!(got, want, "NVRTC {v0}.{v1}, sm_{}{}", cc.0, cc.1);
+            // each twin takes the parameters of its kernel's launch, as the Rust entry does
+            for k in KERNELS {
+                for entry in k.all_entries(&REFERENCE_OPS, &REFERENCE_TYPES) {
+                    assert_eq!(ptx.params(&entry).unwrap(), k.scheme.params(), "CUDA C++ {entry}");
+                }
+            }
             let one = ptx.module_for("reduce7_b256_sum_f32").unwrap();
             assert_eq!(Ptx::from_text(one, "one").entries().collect::<Vec<_>>(), ["reduce7_b256_sum_f32"]);
         }

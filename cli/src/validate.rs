@@ -106,9 +106,22 @@ pub(crate) struct BenchArgs {
     pub(crate) config: BenchConfig,
     pub(crate) dtype: DType,
     pub(crate) op: Op,
-    pub(crate) no_cuda: bool,
+    /// How the CUDA C++ column is measured.
+    pub(crate) cuda: CudaColumn,
     pub(crate) json: Option<(PathBuf, File)>,
     pub(crate) svg: Option<(PathBuf, File)>,
+}
+
+/// The CUDA C++ column of `reduce bench`.
+pub(crate) enum CudaColumn {
+    /// Left out (`--no-cuda`).
+    Off,
+    /// Measured by the twins' process, started with these arguments
+    /// (`reduce::twins::run_column`).
+    Process(Vec<String>),
+    /// This is the twins' process: measure from this cell on, with the
+    /// source given (else the built-in one).
+    From(usize, Option<String>),
 }
 
 pub(crate) fn dtype(name: &str) -> std::result::Result<DType, String> {
@@ -452,7 +465,7 @@ pub(crate) fn validate(cli: Cli) -> std::result::Result<Job, String> {
             size_fits(n, &types)?;
             Job::Modes(gpu, n, types, runs, seed, output(json, "--json")?)
         }
-        Command::Bench { n, ty, op: o, kernel, block, runs, seed, no_cuda, json, svg } => {
+        Command::Bench { n, ty, op: o, kernel, block, runs, seed, no_cuda, cuda_source, json, svg, cuda_from } => {
             at_least_one("--runs", runs)?;
             at_least_one("the number of sizes", n.len())?;
             let dtype = dtype(&ty)?;
@@ -464,8 +477,14 @@ pub(crate) fn validate(cli: Cli) -> std::result::Result<Job, String> {
                 let valid: Vec<String> = BLOCK_SIZES.iter().map(u32::to_string).collect();
                 return Err(format!("--block {block}: not a block size (valid: {})", valid.join(", ")));
             }
-            let kernels =
-                select_kernels(&kernel, None, |k| block.max(k.min_block))?.into_iter().map(|(k, _)| k).collect();
+            let mut kernels: Vec<&'static Kernel> = Vec::new();
+            for name in &kernel {
+                for (k, _) in select_kernels(name, None, |k| block.max(k.min_block))? {
+                    if !kernels.iter().any(|&have| std::ptr::eq(have, k)) {
+                        kernels.push(k);
+                    }
+                }
+            }
             let op = op(&o)?;
             if !every_kernel(op, dtype)? {
                 return Err(format!(
@@ -474,9 +493,33 @@ pub(crate) fn validate(cli: Cli) -> std::result::Result<Job, String> {
                     dtype.name()
                 ));
             }
+            let source = match &cuda_source {
+                Some(path) => {
+                    Some(std::fs::read_to_string(path).map_err(|e| format!("--cuda-source {}: {e}", path.display()))?)
+                }
+                None => None,
+            };
+            let cuda = match (cuda_from, no_cuda) {
+                (Some(from), _) => CudaColumn::From(from, source),
+                (None, true) => CudaColumn::Off,
+                (None, false) => {
+                    let list = |v: Vec<String>| v.join(",");
+                    let ids = list(kernels.iter().map(|k| k.id.to_string()).collect());
+                    let sizes = list(n.iter().map(usize::to_string).collect());
+                    let mut args: Vec<String> = vec!["bench".into(), "--n".into(), sizes, "--kernel".into(), ids];
+                    for (flag, value) in [("--type", ty), ("--op", o), ("--block", block.to_string())] {
+                        args.extend([flag.to_string(), value]);
+                    }
+                    args.extend(["--runs".into(), runs.to_string(), "--seed".into(), seed.to_string()]);
+                    if let Some(path) = cuda_source {
+                        args.extend(["--cuda-source".into(), path.display().to_string()]);
+                    }
+                    CudaColumn::Process(args)
+                }
+            };
             let config = BenchConfig { sizes: n, kernels, block, runs, seed };
             let (json, svg) = (output(json, "--json")?, output(svg, "--svg")?);
-            Job::Bench(gpu, BenchArgs { config, dtype, op, no_cuda, json, svg })
+            Job::Bench(gpu, BenchArgs { config, dtype, op, cuda, json, svg })
         }
     })
 }

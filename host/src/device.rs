@@ -88,7 +88,8 @@ pub struct Gpu {
     stream: Arc<CudaStream>,
     info: DeviceInfo,
     ptx: Ptx,
-    functions: Mutex<HashMap<String, CudaFunction>>,
+    /// Each loaded entry and the PTX types of its parameters.
+    functions: Mutex<HashMap<String, (CudaFunction, Vec<String>)>>,
     resident: Mutex<HashMap<(String, u32), u32>>,
     allocations: AtomicUsize,
 }
@@ -263,17 +264,48 @@ impl Gpu {
     /// # Ok::<(), reduction::Error>(())
     /// ```
     pub fn function(&self, entry: &str) -> Result<CudaFunction> {
+        self.loaded(entry).map(|(f, _)| f)
+    }
+
+    /// [`Gpu::function`], refused with [`Error::Signature`] unless the
+    /// entry's parameters are the PTX types `params` (a launch scheme's
+    /// [`Scheme::params`](crate::Scheme::params)), before it is ever launched.
+    ///
+    /// ```no_run
+    /// use reduction::{Error, Gpu, Kernel, Ptx};
+    /// let gpu = Gpu::open(0, Ptx::embedded())?;
+    /// let reduce3 = gpu.function_for("reduce3_sum_i32", Kernel::find("reduce3")?.scheme.params())?;
+    /// let wrong = gpu.function_for("reduce3_sum_i32", Kernel::find("single_pass")?.scheme.params());
+    /// assert!(matches!(wrong, Err(Error::Signature { .. })));
+    /// # Ok::<(), reduction::Error>(())
+    /// ```
+    pub fn function_for(&self, entry: &str, params: &[&str]) -> Result<CudaFunction> {
+        let (f, found) = self.loaded(entry)?;
+        if found.iter().map(String::as_str).eq(params.iter().copied()) {
+            return Ok(f);
+        }
+        Err(Error::Signature {
+            entry: entry.to_string(),
+            ptx: self.ptx.origin().to_string(),
+            expected: params.join(", "),
+            found: found.join(", "),
+        })
+    }
+
+    /// The entry and its parameters' PTX types, loaded on first use.
+    fn loaded(&self, entry: &str) -> Result<(CudaFunction, Vec<String>)> {
         let mut cache = self.functions.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
         if let Some(f) = cache.get(entry) {
             return Ok(f.clone());
         }
         let src = self.ptx.module_for(entry)?;
+        let params = Ptx::from_text(src.as_str(), "").params(entry).unwrap_or_default();
         let load_err =
             |source| Error::ModuleLoad { entry: entry.to_string(), ptx: self.ptx.origin().to_string(), source };
         let module = self.ctx.load_module(cudarc::nvrtc::Ptx::from_src(src)).map_err(load_err)?;
         let f = module.load_function(entry).map_err(load_err)?;
-        cache.insert(entry.to_string(), f.clone());
-        Ok(f)
+        cache.insert(entry.to_string(), (f.clone(), params.clone()));
+        Ok((f, params))
     }
 
     /// Blocks of kernel `entry` that fit on the whole GPU at once, launched

@@ -81,6 +81,22 @@ pub enum Error {
         ptx: String,
     },
 
+    /// An entry's parameters in the PTX are not the ones its launch passes
+    /// (a kernel built from other source than the registry describes, such
+    /// as a CUDA C++ twin that fell behind its Rust kernel): refused before
+    /// the launch, which would read its arguments wrongly.
+    #[error("{entry} in the PTX ({ptx}) takes ({found}), but its launch passes ({expected})")]
+    Signature {
+        /// The entry.
+        entry: String,
+        /// Where the PTX came from ([`Ptx::origin`](crate::Ptx::origin)).
+        ptx: String,
+        /// The PTX types the launch passes, e.g. `.u64, .u64, .u32`.
+        expected: String,
+        /// The PTX types the entry declares.
+        found: String,
+    },
+
     /// A PTX file given by path could not be read.
     #[error("cannot read PTX file {path}: {source}")]
     PtxMissing {

@@ -111,6 +111,36 @@ impl Ptx {
         Box::new(self.text.lines().filter_map(entry_name).chain(self.more.iter().flat_map(|m| m.entries())))
     }
 
+    /// The PTX types of `entry`'s parameters, in order (`.u64` for a
+    /// pointer), or `None` if no module has the entry.
+    ///
+    /// ```
+    /// let ptx = reduction::Ptx::embedded();
+    /// assert_eq!(ptx.params("reduce3_sum_i32").unwrap(), [".u64", ".u64", ".u32"]);
+    /// assert!(ptx.params("nope").is_none());
+    /// ```
+    pub fn params(&self, entry: &str) -> Option<Vec<String>> {
+        let ptx = self.holder(entry)?;
+        let mut lines = ptx.text.lines().skip_while(|l| entry_name(l) != Some(entry));
+        lines.next();
+        // `.param .u64 .ptr .global .align 4 name_param_0,` up to the `)`
+        let types = lines
+            .map(str::trim)
+            .take_while(|l| !l.starts_with(')'))
+            .filter_map(|l| l.strip_prefix(".param ")?.split_whitespace().next().map(str::to_string))
+            .collect();
+        Some(types)
+    }
+
+    /// The module that defines `entry`: this one, else the first of
+    /// [`Ptx::with`]'s that does.
+    fn holder(&self, entry: &str) -> Option<&Ptx> {
+        if self.text.lines().any(|l| entry_name(l) == Some(entry)) {
+            return Some(self);
+        }
+        self.more.iter().find_map(|m| m.holder(entry))
+    }
+
     /// The text of a module that holds only `entry` (plus the header and all
     /// declarations), ready for the driver's JIT.
     ///

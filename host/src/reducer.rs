@@ -236,8 +236,8 @@ impl Reducer {
             |b| kernel.entry_named(b, R::NAME, T::NAME),
             |e| self.gpu.max_threads_per_block(e),
         )?;
+        let func = self.gpu.function_for(&entry, kernel.scheme.params())?;
         let levels = self.plan_entry::<R, T>(kernel, &entry, block, n, opts.max_grid)?;
-        let func = self.gpu.function(&entry)?;
         Ok(Job { kernel, block, entry, func, levels, inputs: R::INPUTS, acc_bytes: size_of::<R::Acc>(), mode: None })
     }
 

@@ -111,12 +111,20 @@ pub enum Scheme {
     /// partials until one value remains. One element per thread of shared
     /// memory ([`shared_mem_bytes`]).
     MultiPass(PerThread),
-    /// One launch `(input: *const T, n: u64, partials: *mut T, ticket: *mut
-    /// u32, out: *mut T)`: every block writes its partial, the last one to
-    /// finish combines them into `out[0]`. Grid-stride, at least 16 elements
-    /// per thread; `SINGLE_PASS_SMEM` bytes of shared memory.
+    /// One launch `(a: *const T, b: *const T, n: u64, partials: *mut Acc,
+    /// ticket: *mut u32, out: *mut Out, done: *mut u32)`: every block writes
+    /// its partial, the last one to finish combines them into `out[0]` (`b`
+    /// is the second input of two-input operations, not read by the others).
+    /// Grid-stride, at least 16 elements per thread; `SINGLE_PASS_SMEM` bytes
+    /// of shared memory.
     SinglePass,
 }
+
+/// The PTX parameter types of a multi-pass entry: `(input, output, n: u32)`.
+const MULTI_PASS_PARAMS: &[&str] = &[".u64", ".u64", ".u32"];
+/// The PTX parameter types of a single-pass entry: `(a, b, n: u64, partials,
+/// ticket, out, done)`.
+const SINGLE_PASS_PARAMS: &[&str] = &[".u64"; 7];
 
 /// How many input elements one thread of a multi-pass kernel reads in the
 /// first pass.
@@ -149,6 +157,24 @@ impl Scheme {
         match self {
             Scheme::MultiPass(_) => shared_mem_bytes(block, elem_size),
             Scheme::SinglePass => SINGLE_PASS_SMEM,
+        }
+    }
+
+    /// The PTX types of the parameters a launch of this scheme passes, in
+    /// order (pointers are `.u64`): the one description of the launch that
+    /// every entry of the scheme must match, the Rust kernels and their CUDA
+    /// C++ twins alike. The library compares it with the entry's `.param`
+    /// list before the first launch ([`Error::Signature`]).
+    ///
+    /// ```
+    /// use reduction::{PerThread, Scheme};
+    /// assert_eq!(Scheme::MultiPass(PerThread::One).params(), [".u64", ".u64", ".u32"]);
+    /// assert_eq!(Scheme::SinglePass.params().len(), 7); // a, b, n, partials, ticket, out, done
+    /// ```
+    pub fn params(self) -> &'static [&'static str] {
+        match self {
+            Scheme::MultiPass(_) => MULTI_PASS_PARAMS,
+            Scheme::SinglePass => SINGLE_PASS_PARAMS,
         }
     }
 
@@ -486,6 +512,28 @@ mod tests {
         let unlisted: Vec<_> = in_ptx.difference(&registry).collect();
         assert!(missing.is_empty(), "registry entries missing from the PTX: {missing:?}");
         assert!(unlisted.is_empty(), "PTX entries the registry does not know: {unlisted:?}");
+    }
+
+    /// Every kernel's entries declare the parameters its scheme's launch
+    /// passes: the one launch description (its CUDA C++ twins are held to
+    /// the same one on a GPU machine, where NVRTC compiles them).
+    #[test]
+    fn every_entry_takes_what_its_launch_passes() {
+        let ptx = Ptx::embedded();
+        let mut checked = 0;
+        for k in KERNELS {
+            for entry in k.all_entries(Op::ALL, DType::ALL) {
+                let found = ptx.params(&entry).unwrap_or_else(|| panic!("{entry} is not in the PTX"));
+                assert_eq!(found, k.scheme.params(), "{entry}");
+                checked += 1;
+            }
+        }
+        assert!(checked > 500, "{checked}");
+        // a twin that fell behind (the single-pass entry without `b`) is told apart
+        let stale = ".visible .entry single_pass_b128_sum_i32(\n.param .u64 p0,\n.param .u64 p1,\n.param .u64 p2,\n\
+                     .param .u64 p3,\n.param .u64 p4,\n.param .u64 p5\n)\n{\n}\n";
+        let stale = Ptx::from_text(stale, "stale").params("single_pass_b128_sum_i32").unwrap();
+        assert_ne!(stale, Scheme::SinglePass.params());
     }
 
     #[test]

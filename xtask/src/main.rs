@@ -13,7 +13,8 @@
 //!   a GPU machine that has no Rust toolchain.
 //! * `sanitize [--bin PATH] [--broken-ptx DIR] [--logs DIR]`: run every
 //!   kernel under compute-sanitizer's memcheck, racecheck, synccheck and
-//!   initcheck (zero errors allowed), then prove the checks can fail: reduce5
+//!   initcheck, and their CUDA C++ twins (NVRTC) under memcheck and
+//!   racecheck (zero errors allowed), then prove the checks can fail: reduce5
 //!   built with the test-only feature `broken-sync-warp` (a `__syncwarp`
 //!   whose mask leaves out half the warp) must be reported by synccheck, and
 //!   reduce3 built with `broken-sync-threads` (no `__syncthreads`) by
@@ -428,6 +429,26 @@ fn sanitize(args: &[String]) -> Result<(), String> {
         let good = ok && errors == 0 && text.contains("every result matches the CPU");
         println!("{tool:<10} {errors} errors{}", if good { "" } else { "  <-- FAILED" });
         failed |= !good;
+    }
+    // The CUDA C++ twins (the CUDA C++ column of `reduce bench`, compiled
+    // with NVRTC): every kernel at a small and an odd size, both types, the
+    // default block and the smallest and largest, in the twins' own process
+    // as `reduce bench` runs them.
+    for tool in ["memcheck", "racecheck"] {
+        for (ty, block) in [("i32", "128"), ("f32", "128"), ("i32", "32"), ("f32", "1024")] {
+            let args =
+                ["bench", "--n", "1000,2^16+7", "--type", ty, "--block", block, "--runs", "1", "--cuda-from", "0"];
+            let (ok, errors, text) = sanitizer_run(&sanitizer, tool, &reduce, &args)?;
+            let _ = std::fs::write(logs.join(format!("{tool}-cuda-{ty}-b{block}.log")), &text);
+            let cells = text.lines().filter(|l| l.starts_with("{\"Cell\"")).count();
+            let all_ok = cells >= 20 && !text.contains("\"Err\"") && !text.contains("\"ok\":false");
+            let good = ok && errors == 0 && all_ok;
+            println!(
+                "{tool:<10} {errors} errors, CUDA C++ twins ({ty}, block {block}: {cells} checked){}",
+                if good { "" } else { "  <-- FAILED" }
+            );
+            failed |= !good;
+        }
     }
     // The checks must be able to fail: each planted bug must be reported
     // by its checker.

@@ -1,0 +1,79 @@
+#!/usr/bin/env bash
+# Everything the results pages report for one GPU, measured in one sitting on
+# that GPU, each file named by what it measures:
+#
+#   bash cli/baselines/card.sh check OUT   # the GPU suite, the sanitizer
+#   bash cli/baselines/card.sh speed OUT   # every benchmark beside its vendors
+#
+# Run from the repository root of a checkout whose binaries were built by
+# `cargo xtask bundle` (they are read from .gpu/bin; the GPU machine needs the
+# driver, the CUDA toolkit's nvcc and compute-sanitizer, PyTorch and CuPy, and
+# no Rust). OUT receives:
+#
+#   check: info.txt, suite.log (REDUCTION_REQUIRE_GPU=1), sanitize.log
+#   speed: info.txt, bench-i32.json, bench-f32.json (Harris's table, Rust and
+#          CUDA C++), ops.json with ops-vendor.jsonl (torch, CuPy/CUB),
+#          shapes.json with shapes-vendor.jsonl, modes.json with
+#          modes-cub.jsonl (CUB's plain and reproducible sums, built with
+#          nvcc), read-ceiling.jsonl (the swept read-only kernel)
+#
+# Each step is bounded in time and a failed step does not stop the others;
+# `summary.txt` in OUT lists each step's exit status and seconds, and is
+# printed last.
+set -u
+part=${1:-}
+out=${2:-}
+if [ -z "$part" ] || [ -z "$out" ]; then
+    echo "usage: bash cli/baselines/card.sh check|speed OUT" >&2
+    exit 2
+fi
+mkdir -p "$out"
+bin=.gpu/bin
+summary="$out/summary.txt"
+: > "$summary"
+
+step() { # step NAME SECONDS COMMAND...: run, log its exit status and time
+    local name=$1 limit=$2
+    shift 2
+    local t0=$SECONDS
+    timeout "$limit" "$@"
+    echo "$name: exit $? ($((SECONDS - t0)) s)" >> "$summary"
+}
+
+{
+    echo "commit $(git rev-parse --short HEAD 2>/dev/null || echo unknown), $(date -u +%Y-%m-%d)"
+    "$bin/reduce" info
+    nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader
+} > "$out/info.txt" 2>&1
+
+case "$part" in
+check)
+    step suite 420 bash .gpu/run-tests.sh > "$out/suite.log" 2>&1
+    grep -E "^test result" "$out/suite.log" |
+        awk '{p+=$4; f+=$6; i+=$8} END {print "suite: " p " passed, " f " failed, " i " ignored"}' >> "$summary"
+    grep -E "FAILED|panicked|SKIPPED" "$out/suite.log" | head -5 >> "$summary"
+    step sanitize 300 "$bin/xtask" sanitize --bin "$bin/reduce" --broken-ptx .gpu --logs "$out/sanitize" > "$out/sanitize.log" 2>&1
+    cat "$out/sanitize.log" >> "$summary"
+    ;;
+speed)
+    nvcc -O3 -arch=sm_90 -o /tmp/read_ceiling cli/baselines/read_ceiling.cu &&
+        step read-ceiling 120 /tmp/read_ceiling 2^24 2^27 2^30 --runs 30 > "$out/read-ceiling.jsonl" 2> /dev/null
+    for t in i32 f32; do
+        step "bench $t" 240 "$bin/reduce" bench --type "$t" --json "$out/bench-$t.json" > "$out/bench-$t.txt" 2>&1
+    done
+    step ops 300 "$bin/reduce" ops --n 2^22,2^28 --runs 50 --timing queued --result device --json "$out/ops.json" > "$out/ops.txt" 2>&1
+    step ops-vendor 300 python3 cli/baselines/ops_vendor.py 2^22,2^28 50 --timing queued > "$out/ops-vendor.jsonl" 2> /dev/null
+    step shapes 300 "$bin/reduce" shapes --runs 30 --json "$out/shapes.json" > "$out/shapes.txt" 2>&1
+    step shapes-vendor 300 python3 cli/baselines/shapes_vendor.py 30 > "$out/shapes-vendor.jsonl" 2> /dev/null
+    step modes 200 "$bin/reduce" modes --n 2^28 --runs 50 --json "$out/modes.json" > "$out/modes.txt" 2>&1
+    nvcc -O3 -std=c++17 -arch=sm_90 --expt-relaxed-constexpr cli/baselines/cub_determinism.cu -o /tmp/cub_determinism &&
+        step modes-cub 120 /tmp/cub_determinism 268435456 50 > "$out/modes-cub.jsonl" 2> /dev/null
+    grep -h '"what":"read_ceiling"' "$out/read-ceiling.jsonl" | cut -c1-200 >> "$summary"
+    grep -hE "n/a|MISMATCH" "$out"/bench-*.txt | head -5 >> "$summary"
+    ;;
+*)
+    echo "usage: bash cli/baselines/card.sh check|speed OUT" >&2
+    exit 2
+    ;;
+esac
+cat "$summary"
