@@ -89,6 +89,21 @@ fn main() {
             fails_in_one_line(&["run", "--n", "lots"], USAGE, "not a count")?;
             fails_in_one_line(&["nonsense"], USAGE, "nonsense")
         }),
+        cpu_trial("cli::bare_reduce_prints_the_usage", || {
+            let out = reduce(&[])?;
+            let stderr = String::from_utf8_lossy(&out.stderr);
+            ensure(
+                out.status.code() == Some(USAGE) && stderr.contains("Usage: reduce") && stderr.contains("bench"),
+                || format!("exit {:?}: {stderr}", out.status.code()),
+            )
+        }),
+        cpu_trial("cli::sizes_too_large_name_the_largest", || {
+            fails_in_one_line(&["run", "--n", "2^70"], USAGE, "too large: the largest count is 18446744073709551615")?;
+            fails_in_one_line(&["run", "--n", "2^62"], USAGE, "at most 2305843009213693951")
+        }),
+        cpu_trial("cli::report_of_a_missing_file_is_a_usage_error", || {
+            fails_in_one_line(&["report", "/no/such/bench.json"], USAGE, "/no/such/bench.json: no such file")
+        }),
         cpu_trial("cli::bad_timing", || {
             fails_in_one_line(
                 &["ops", "--timing", "batched"],

@@ -18,7 +18,7 @@ use reduction::check::ops::{Number, Outcome, verify_op};
 use reduction::cudarc::driver::{CudaSlice, CudaView};
 use reduction::half::f16;
 use reduction::multi::{MultiReducer, Sharded, UniqueId, split};
-use reduction::{ArgMax, ArgMin, Element, Error, Op, Sum, default_block, with_operation};
+use reduction::{ArgMax, ArgMin, Element, Error, Op, Sum, with_operation};
 
 trait TestElement: Element + Sample + Number + Outcome + Default {}
 
@@ -141,7 +141,14 @@ where
         other => other?,
     };
     let r = &m.reducers()[0];
-    let c = verify_op::<R, T>(r, op, &whole_a, &whole_b, default_block(op.name(), whole_a.len().max(1)), got)?;
+    let c = verify_op::<R, T>(
+        r,
+        op,
+        &whole_a,
+        &whole_b,
+        r.gpu().tuning().default_block(op.name(), whole_a.len().max(1)),
+        got,
+    )?;
     ensure(c.ok, || {
         format!(
             "{} {} shards {:?}: GPU {}, CPU {}",

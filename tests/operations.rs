@@ -15,9 +15,7 @@ use reduction::check::ops::{Number, Outcome, verify_op};
 use reduction::check::poisoned::Poisoned;
 use reduction::cudarc::driver::CudaView;
 use reduction::half::{bf16, f16};
-use reduction::{
-    Arg, ArgMax, DType, Dot, Element, Error, Kernel, Op, Options, Reduction, Sum, default_block, with_operation,
-};
+use reduction::{Arg, ArgMax, DType, Dot, Element, Error, Kernel, Op, Options, Reduction, Sum, with_operation};
 
 /// The element types under test.
 trait TestElement: Element + Sample + Number + Outcome + Default {}
@@ -60,7 +58,7 @@ fn verify<R: Reduction<T>, T: TestElement>(op: Op, a: &[T], b: &[T], got: R::Out
 where
     R::Out: Outcome,
 {
-    let c = verify_op::<R, T>(reducer(), op, a, b, default_block(op.name(), a.len()), got)?;
+    let c = verify_op::<R, T>(reducer(), op, a, b, reducer().gpu().tuning().default_block(op.name(), a.len()), got)?;
     ensure(c.ok, || format!("{} {} n={}: GPU {}, CPU {}", op.name(), T::NAME, c.n, c.got, c.expected))
 }
 

@@ -10,7 +10,14 @@ use reduce::timing::Timing;
 use reduction::DEFAULT_BLOCK;
 
 #[derive(Parser)]
-#[command(name = "reduce", version, about = "Parallel reductions written in Rust, run on your GPU")]
+#[command(
+    name = "reduce",
+    version,
+    about = "Parallel reductions written in Rust, run on your GPU",
+    arg_required_else_help = true,
+    after_help = "Exit status: 0 done, 1 a failure at run time (no driver, out of memory, ...), \
+                  2 a bad argument (nothing was run), 3 a result differs from the CPU reference."
+)]
 pub(crate) struct Cli {
     /// CUDA device ordinal.
     #[arg(long, global = true, default_value_t = 0)]
@@ -314,12 +321,13 @@ pub(crate) fn parse_timing(s: &str) -> std::result::Result<Timing, String> {
 /// `4194304`, `4M`, `16K`, `2^22`, `1G`, `2^20+7`.
 pub(crate) fn parse_count(s: &str) -> std::result::Result<usize, String> {
     let bad = || format!("not a count: {s:?} (examples: 4194304, 4M, 2^22, 2^20+7)");
+    let large = || format!("{s} is too large: the largest count is {} (2^64 - 1)", usize::MAX);
     if let Some((a, b)) = s.split_once('+') {
-        return parse_count(a)?.checked_add(parse_count(b)?).ok_or_else(bad);
+        return parse_count(a)?.checked_add(parse_count(b)?).ok_or_else(large);
     }
     if let Some((base, exp)) = s.split_once('^') {
         let (base, exp): (usize, u32) = (base.parse().map_err(|_| bad())?, exp.parse().map_err(|_| bad())?);
-        return base.checked_pow(exp).ok_or_else(bad);
+        return base.checked_pow(exp).ok_or_else(large);
     }
     let (digits, scale) = match s.char_indices().last() {
         Some((i, 'K' | 'k')) => (&s[..i], 1 << 10),
@@ -327,7 +335,10 @@ pub(crate) fn parse_count(s: &str) -> std::result::Result<usize, String> {
         Some((i, 'G' | 'g')) => (&s[..i], 1 << 30),
         _ => (s, 1),
     };
-    digits.parse::<usize>().ok().and_then(|d| d.checked_mul(scale)).ok_or_else(bad)
+    if !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit()) {
+        return digits.parse::<usize>().ok().and_then(|d| d.checked_mul(scale)).ok_or_else(large);
+    }
+    Err(bad())
 }
 
 #[cfg(test)]
@@ -341,7 +352,8 @@ mod tests {
         assert_eq!(parse_count("2^22"), Ok(1 << 22));
         assert_eq!(parse_count("16k"), Ok(16384));
         assert_eq!(parse_count("2^20+7"), Ok((1 << 20) + 7));
-        assert!(parse_count("2^99").is_err());
+        assert!(parse_count("2^99").unwrap_err().contains("too large: the largest count is 18446744073709551615"));
+        assert!(parse_count("99999999999999999999").unwrap_err().contains("too large"));
         assert!(parse_count("lots").is_err());
         assert!(parse_count("").is_err());
     }

@@ -75,7 +75,7 @@ pub(crate) fn execute(job: Job) -> Result<bool> {
                 with_plain_dtype!(a.dtype, |T| with_op!(a.op, |O| run_kernels::<O, T>(&r, &a), else Ok(false)), else Ok(false))
             } else {
                 // the modes' kernels pick their own block unless one was asked for
-                let block = if default_mode { a.kernels.first().map(|&(_, b)| b) } else { a.mode.block };
+                let block = if default_mode { a.kernels.first().and_then(|&(_, b)| b) } else { a.mode.block };
                 let row = reduce::ops_bench::measure(
                     &r,
                     a.op,
@@ -382,6 +382,10 @@ fn run_kernels<O: ReduceOp<T>, T: Element + Reference + Sample>(r: &Reducer, a: 
     );
     let mut all_ok = true;
     for &(kernel, block) in &a.kernels {
+        let block = match block {
+            Some(b) => b,
+            None => r.choose(O::NAME, a.n, &Options::default())?.1,
+        };
         let (_, m) = measure::<O, T>(r, kernel, block, a.finish, &input, a.runs)?;
         all_ok &= m.ok;
         println!(

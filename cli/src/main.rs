@@ -74,6 +74,11 @@ fn main() -> ExitCode {
             print!("{e}"); // --help, --version
             return ExitCode::SUCCESS;
         }
+        // bare `reduce` (or a command group without its command): the usage, exit 2
+        Err(e) if e.kind() == clap::error::ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand => {
+            eprint!("{e}");
+            return ExitCode::from(2);
+        }
         // clap's own message is several lines (usage, tips): keep the first
         Err(e) => {
             let text = e.to_string();

@@ -18,7 +18,7 @@ use reduction::check::data::{Pattern, Sample, generate};
 use reduction::check::ops::{Number, Outcome, verify_op};
 use reduction::cudarc::driver::{CudaSlice, CudaView};
 use reduction::multi::{MultiReducer, Sharded};
-use reduction::{DType, Element, Error, Op, Options, Reducer, Result, default_block, with_operation};
+use reduction::{DType, Element, Error, Op, Options, Reducer, Result, with_operation};
 
 use crate::bench::{WARMUP, copies_wanted};
 use crate::timing::{Stats, time_runs};
@@ -88,7 +88,8 @@ where
     // the check, on the first set
     let got = call(0)?;
     let (first, second) = (&host[0], host.get(1).unwrap_or(&host[0]));
-    let checked = verify_op::<R, T>(&gpus[0], a.op, first, second, default_block(a.op.name(), a.n), got)?;
+    let checked =
+        verify_op::<R, T>(&gpus[0], a.op, first, second, gpus[0].gpu().tuning().default_block(a.op.name(), a.n), got)?;
 
     // each GPU's launch alone, CUDA events on its stream
     let mut per_gpu = Vec::new();

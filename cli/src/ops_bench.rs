@@ -14,7 +14,7 @@ use reduction::check::data::{Pattern, Sample, generate};
 use reduction::check::ops::{Number, Outcome, verify_op};
 use reduction::check::poisoned::Poisoned;
 use reduction::cudarc::driver::{CudaSlice, CudaView};
-use reduction::{DType, Element, Op, Options, Reducer, Reduction, Result, default_block, with_operation};
+use reduction::{DType, Element, Op, Options, Reducer, Reduction, Result, with_operation};
 use serde::{Deserialize, Serialize};
 
 use crate::bench::{WARMUP, copies_wanted};
@@ -208,7 +208,7 @@ where
 
 /// Check operation `op` on `n` random elements of `ty` once (no timing).
 pub fn check(r: &Reducer, op: Op, ty: DType, n: usize, seed: u64) -> Result<Checked> {
-    let block = default_block(op.name(), n);
+    let block = r.gpu().tuning().default_block(op.name(), n);
     with_operation!(op, ty, |R, T| checked_inputs::<R, T>(r, op, n, block, seed, Options::default()).map(|(_, c)| c), else Err(unsupported(op, ty)))
 }
 

@@ -11,7 +11,7 @@ use reduce::ops_bench::ResultTo;
 use reduce::timing::Timing;
 use reduction::{
     BLOCK_SIZES, DEFAULT_BLOCK, DEFAULT_KERNEL, DType, Determinism, Error, Finish, KERNELS, Kernel, Op, Options, Ptx,
-    Reducer, Result, default_block,
+    Reducer, Result,
 };
 
 /// The tile sizes rows and segments take, in KiB: the library's powers of
@@ -82,7 +82,8 @@ impl Gpu {
 }
 
 pub(crate) struct RunArgs {
-    pub(crate) kernels: Vec<(&'static Kernel, u32)>,
+    /// Each kernel and its block; `None`: the library's choice for the GPU.
+    pub(crate) kernels: Vec<(&'static Kernel, Option<u32>)>,
     pub(crate) n: usize,
     pub(crate) dtype: DType,
     pub(crate) op: Op,
@@ -151,7 +152,8 @@ pub(crate) fn at_least_one(what: &str, value: usize) -> std::result::Result<(), 
 pub(crate) fn size_fits(n: usize, types: &[DType]) -> std::result::Result<(), String> {
     for t in types {
         if n.checked_mul(t.size()).is_none_or(|b| b > isize::MAX as usize) {
-            return Err(format!("--n {n}: {n} elements of {} do not fit in memory", t.name()));
+            let most = isize::MAX as usize / t.size();
+            return Err(format!("--n {n}: {n} elements of {} do not fit in memory (at most {most})", t.name()));
         }
     }
     Ok(())
@@ -323,12 +325,11 @@ pub(crate) fn validate(cli: Cli) -> std::result::Result<Job, String> {
                 other => return Err(format!("--finish {other:?}: expected gpu or cpu")),
             };
             let op = op(&o)?;
-            let fallback = |k: &Kernel| {
-                if k.id == DEFAULT_KERNEL.id && kernel == "default" {
-                    default_block(op.name(), n)
-                } else {
-                    DEFAULT_BLOCK.max(k.min_block)
-                }
+            let fallback = |k: &Kernel| DEFAULT_BLOCK.max(k.min_block);
+            // the default kernel asked for by `default` runs at the library's block for the GPU
+            let library_block = |(k, b): (&'static Kernel, u32)| {
+                let auto = block.is_none() && k.id == DEFAULT_KERNEL.id && kernel == "default";
+                (k, if auto { None } else { Some(b) })
             };
             let determinism = Determinism::from_name(&determinism)
                 .ok_or_else(|| format!("--determinism {determinism:?}: expected run_to_run or gpu_to_gpu"))?;
@@ -339,13 +340,13 @@ pub(crate) fn validate(cli: Cli) -> std::result::Result<Job, String> {
                 if let Some(b) = block {
                     DEFAULT_KERNEL.check_block(b).map_err(|e| e.to_string())?;
                 }
-                let kernels = vec![(DEFAULT_KERNEL, block.unwrap_or(default_block(op.name(), n)))];
+                let kernels = vec![(DEFAULT_KERNEL, block)];
                 return Ok(Job::Run(gpu, RunArgs { kernels, n, dtype, op, finish, mode, runs, seed }));
             }
             let kernels = if every_kernel(op, dtype)? {
-                select_kernels(&kernel, block, fallback)?
+                select_kernels(&kernel, block, fallback)?.into_iter().map(library_block).collect()
             } else if ["all", "default", DEFAULT_KERNEL.id].contains(&kernel.as_str()) && finish == Finish::Gpu {
-                vec![(DEFAULT_KERNEL, block.unwrap_or(default_block(op.name(), n)))]
+                vec![(DEFAULT_KERNEL, block)]
             } else {
                 return Err(format!(
                     "--op {} --type {}: only the default kernel ({}) takes it, finishing on the GPU",
@@ -388,7 +389,14 @@ pub(crate) fn validate(cli: Cli) -> std::result::Result<Job, String> {
             size_fits(n, &[DType::F64])?;
             Job::ByKey(gpu, n, keys, runs)
         }
-        Command::Report { json, page } => Job::Report(json, page),
+        Command::Report { json, page } => {
+            for path in json.iter().chain(&page) {
+                if !path.is_file() {
+                    return Err(format!("{}: no such file", path.display()));
+                }
+            }
+            Job::Report(json, page)
+        }
         Command::Explain { n, from_raw: Some(path), .. } => Job::ExplainFromRaw(path, n),
         Command::Explain { n, ty, block, raw, from_raw: None } => {
             at_least_one("--n", n)?;

@@ -34,32 +34,75 @@ pub const SHAPE_BLOCK: u32 = 256;
 /// Warps per block.
 pub const SHAPE_WARPS: u32 = SHAPE_BLOCK / 32;
 
-/// Warps the automatic tile size keeps at least (while tiles stay at
-/// least [`MIN_TILE_BYTES`]): about two rounds of an H200's 132 SMs x 64
-/// warps, so the last round of tiles is not one SM's lonely tail.
-pub const MIN_WARPS: u64 = 16384;
+/// What the automatic choices of this module take from the GPU: the host
+/// fills it from the driver's numbers (`reduction::Tuning`), and the
+/// `gpu_to_gpu` orders use [`Fit::PORTABLE`] on every GPU, so that their
+/// bits do not depend on the card.
+///
+/// ```
+/// use gpu::shape::Fit;
+/// // an H100 or H200: 132 SMs of 64 warps
+/// assert_eq!(Fit::of(132, 64, 8), Fit { min_warps: 16384, column_blocks: 512, vectors_per_lane: 8 });
+/// assert_eq!(Fit::of(108, 64, 8).column_blocks, 256); // an A100
+/// assert_eq!(Fit::PORTABLE, Fit::of(132, 64, 8));
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Fit {
+    /// Warps the automatic tile size keeps busy at least (while tiles stay
+    /// at least [`MIN_TILE_BYTES`]): about two rounds of the warps resident
+    /// on the GPU, so the last round of tiles is not one SM's lonely tail.
+    pub min_warps: u64,
+    /// Blocks the automatic column choice aims at: about four per SM.
+    /// Fewer leave memory idle; more, each with fewer rows, pay the
+    /// combining step more often and read shorter runs of each column.
+    pub column_blocks: u64,
+    /// 16-byte vectors a lane the automatic team size aims at
+    /// ([`team_lanes`]).
+    pub vectors_per_lane: u32,
+}
+
+impl Fit {
+    /// The fit of an H100 or H200 (132 SMs of 64 warps, eight vectors a
+    /// lane), where every automatic choice was measured: the one the
+    /// `gpu_to_gpu` orders are defined with.
+    pub const PORTABLE: Fit = Fit::of(132, 64, 8);
+
+    /// The fit of a GPU with `sms` SMs of `warps_per_sm` resident warps
+    /// each: two rounds of its warps and four blocks an SM, each rounded
+    /// down to a power of two (16384 and 512 on 132 SMs of 64 warps).
+    pub const fn of(sms: u64, warps_per_sm: u64, vectors_per_lane: u32) -> Fit {
+        Fit {
+            min_warps: pow2_at_or_below(2 * sms * warps_per_sm),
+            column_blocks: pow2_at_or_below(4 * sms),
+            vectors_per_lane,
+        }
+    }
+}
 
 /// The automatic warp tile for `count` segments over `n` elements of `size`
 /// bytes: the average segment's bytes rounded up to a power of two, so a
 /// row fits one tile and needs no combining step, but no larger than keeps
-/// [`MIN_WARPS`] warps busy, within `MIN_TILE_BYTES..=MAX_TILE_BYTES`.
-/// (Measured on an H200 at 1 GiB, every tile size: `docs/shapes.md`.)
+/// `min_warps` warps busy ([`Fit::min_warps`]), within
+/// `MIN_TILE_BYTES..=MAX_TILE_BYTES`. (Measured on an H200 at 1 GiB, every
+/// tile size: `docs/shapes.md`.)
 ///
 /// ```
 /// use gpu::shape::tile_bytes;
-/// assert_eq!(tile_bytes(1 << 28, 1 << 24, 4), 16 * 1024); // rows of 16 f32
-/// assert_eq!(tile_bytes(1 << 28, 1 << 14, 4), 64 * 1024); // rows of 16384 f32: a row a tile
-/// assert_eq!(tile_bytes(1 << 28, 1, 4), 64 * 1024); // one row of 1 GiB: 16384 warps
-/// assert_eq!(tile_bytes(1 << 20, 1, 4), 16 * 1024); // 4 MiB: the smallest tiles
-/// assert_eq!(tile_bytes(0, 0, 4), 16 * 1024);
+/// let w = gpu::shape::Fit::PORTABLE.min_warps;
+/// assert_eq!(tile_bytes(1 << 28, 1 << 24, 4, w), 16 * 1024); // rows of 16 f32
+/// assert_eq!(tile_bytes(1 << 28, 1 << 14, 4, w), 64 * 1024); // rows of 16384 f32: a row a tile
+/// assert_eq!(tile_bytes(1 << 28, 1, 4, w), 64 * 1024); // one row of 1 GiB: 16384 warps
+/// assert_eq!(tile_bytes(1 << 28, 1, 4, w / 2), 128 * 1024); // on half the warps
+/// assert_eq!(tile_bytes(1 << 20, 1, 4, w), 16 * 1024); // 4 MiB: the smallest tiles
+/// assert_eq!(tile_bytes(0, 0, 4, w), 16 * 1024);
 /// ```
-pub const fn tile_bytes(n: u64, count: u64, size: usize) -> u64 {
+pub const fn tile_bytes(n: u64, count: u64, size: usize, min_warps: u64) -> u64 {
     let total = n.saturating_mul(size as u64);
     let average = match total.checked_div(count) {
         Some(a) => a,
         None => total,
     };
-    let fill = pow2_at_or_below(total / MIN_WARPS);
+    let fill = pow2_at_or_below(total / if min_warps == 0 { 1 } else { min_warps });
     let t = if average.next_power_of_two() < fill { average.next_power_of_two() } else { fill };
     if t < MIN_TILE_BYTES {
         MIN_TILE_BYTES
@@ -93,25 +136,27 @@ pub const fn tile_of(i: u64, tile: u64) -> u64 {
 }
 
 /// Lanes per team when a tile holds `segments` segments (or pieces) over
-/// `elements` elements of `size` bytes: about eight 16-byte vectors a
-/// lane, a power of two from 1 to 32. The kernels choose it per tile
-/// unless the caller fixes it. (Measured on an H200, rows of 16 to 4096
-/// f32, every team size: `docs/shapes.md`.)
+/// `elements` elements of `size` bytes: about `vectors_per_lane` 16-byte
+/// vectors a lane ([`Fit::vectors_per_lane`]), a power of two from 1 to
+/// 32. The kernels choose it per tile unless the caller fixes it
+/// ([`lanes_for`]). (Measured at every team size on rows of 16 to 65536
+/// f32: eight vectors a lane on an H200, four on an H100: `docs/shapes.md`.)
 ///
 /// ```
 /// use gpu::shape::team_lanes;
-/// assert_eq!(team_lanes(4096, 256, 4), 1); // rows of 16 f32: a lane a row
-/// assert_eq!(team_lanes(4096, 64, 4), 2); // rows of 64 f32
-/// assert_eq!(team_lanes(4096, 16, 4), 8); // rows of 256 f32
-/// assert_eq!(team_lanes(4096, 1, 4), 32); // inside one long row: the warp
-/// assert_eq!(team_lanes(0, 0, 4), 32);
+/// assert_eq!(team_lanes(4096, 256, 4, 8), 1); // rows of 16 f32: a lane a row
+/// assert_eq!(team_lanes(4096, 64, 4, 8), 2); // rows of 64 f32
+/// assert_eq!(team_lanes(4096, 16, 4, 8), 8); // rows of 256 f32
+/// assert_eq!(team_lanes(4096, 16, 4, 4), 16); // ... four vectors a lane
+/// assert_eq!(team_lanes(4096, 1, 4, 8), 32); // inside one long row: the warp
+/// assert_eq!(team_lanes(0, 0, 4, 8), 32);
 /// ```
-pub const fn team_lanes(elements: u64, segments: u64, size: usize) -> u32 {
+pub const fn team_lanes(elements: u64, segments: u64, size: usize, vectors_per_lane: u32) -> u32 {
     if segments == 0 {
         return 32;
     }
     let vectors = elements / segments * size as u64 / 16;
-    let lanes = vectors / 8;
+    let lanes = vectors / if vectors_per_lane == 0 { 1 } else { vectors_per_lane as u64 };
     if lanes >= 32 {
         32
     } else if lanes <= 1 {
@@ -119,6 +164,24 @@ pub const fn team_lanes(elements: u64, segments: u64, size: usize) -> u32 {
     } else {
         pow2_at_or_below(lanes) as u32
     }
+}
+
+/// Marks the `lanes` argument of the rows and segments kernels as
+/// automatic: `AUTO_LANES | v` chooses the team per tile for about `v`
+/// vectors a lane ([`lanes_for`]); 1 to 32 fix it.
+pub const AUTO_LANES: u32 = 1 << 8;
+
+/// The team of a tile for the kernels' `lanes` argument: the fixed team
+/// it names, or, with [`AUTO_LANES`], [`team_lanes`] of the tile.
+///
+/// ```
+/// use gpu::shape::{AUTO_LANES, lanes_for};
+/// assert_eq!(lanes_for(AUTO_LANES | 8, 4096, 16, 4), 8); // rows of 256 f32
+/// assert_eq!(lanes_for(AUTO_LANES | 4, 4096, 16, 4), 16);
+/// assert_eq!(lanes_for(2, 4096, 16, 4), 2);
+/// ```
+pub const fn lanes_for(lanes: u32, elements: u64, segments: u64, size: usize) -> u32 {
+    if lanes & AUTO_LANES != 0 { team_lanes(elements, segments, size, lanes & !AUTO_LANES) } else { lanes }
 }
 
 /// Rows short enough for `rows_short`, whose blocks read their tile
@@ -286,26 +349,20 @@ impl Columns {
         (self.width * self.unit_lanes) as u64
     }
 
-    /// Blocks the automatic choice aims at: about four per SM of an H200.
-    /// Fewer leave memory idle; more, each with fewer rows, pay the
-    /// combining step more often and read shorter runs of each column
-    /// (measured on an H200 at 1 GiB, every width and chunk count:
-    /// `docs/shapes.md`).
-    pub const BLOCKS: u64 = 512;
-
     /// The automatic tile width: the widest (4, then 2) that still gives
-    /// [`Columns::BLOCKS`] column tiles, else 1.
+    /// `blocks` column tiles ([`Fit::column_blocks`]), else 1. (Measured on
+    /// an H200 at 1 GiB, every width and chunk count: `docs/shapes.md`.)
     ///
     /// ```
     /// use gpu::shape::Columns;
-    /// assert_eq!(Columns::auto_wide(16384, 4, true), 1); // 512 tiles of 32 columns
-    /// assert_eq!(Columns::auto_wide(65536, 4, true), 4); // 512 tiles of 128 columns
-    /// assert_eq!(Columns::auto_wide(16, 4, true), 1);
+    /// assert_eq!(Columns::auto_wide(16384, 4, true, 512), 1); // 512 tiles of 32 columns
+    /// assert_eq!(Columns::auto_wide(65536, 4, true, 512), 4); // 512 tiles of 128 columns
+    /// assert_eq!(Columns::auto_wide(16, 4, true, 512), 1);
     /// ```
-    pub const fn auto_wide(cols: u64, lanes: u32, vector: bool) -> u32 {
-        if Columns::new(cols, lanes, vector, 4).col_tiles >= Self::BLOCKS {
+    pub const fn auto_wide(cols: u64, lanes: u32, vector: bool, blocks: u64) -> u32 {
+        if Columns::new(cols, lanes, vector, 4).col_tiles >= blocks {
             4
-        } else if Columns::new(cols, lanes, vector, 2).col_tiles >= Self::BLOCKS {
+        } else if Columns::new(cols, lanes, vector, 2).col_tiles >= blocks {
             2
         } else {
             1
@@ -313,18 +370,19 @@ impl Columns {
     }
 
     /// The automatic number of row chunks for `rows` rows in `col_tiles`
-    /// column tiles: enough for [`Columns::BLOCKS`] blocks, each with at
-    /// least 64 rows.
+    /// column tiles: enough for `blocks` blocks ([`Fit::column_blocks`]),
+    /// each with at least 64 rows.
     ///
     /// ```
     /// use gpu::shape::Columns;
-    /// assert_eq!(Columns::auto_chunks(16384, 512), 1);
-    /// assert_eq!(Columns::auto_chunks(1 << 20, 8), 64);
-    /// assert_eq!(Columns::auto_chunks(1 << 24, 1), 512);
-    /// assert_eq!(Columns::auto_chunks(100, 1), 1);
+    /// assert_eq!(Columns::auto_chunks(16384, 512, 512), 1);
+    /// assert_eq!(Columns::auto_chunks(1 << 20, 8, 512), 64);
+    /// assert_eq!(Columns::auto_chunks(1 << 24, 1, 512), 512);
+    /// assert_eq!(Columns::auto_chunks(1 << 24, 1, 256), 256);
+    /// assert_eq!(Columns::auto_chunks(100, 1, 512), 1);
     /// ```
-    pub const fn auto_chunks(rows: u64, col_tiles: u64) -> u32 {
-        let want = Self::BLOCKS.div_ceil(if col_tiles == 0 { 1 } else { col_tiles });
+    pub const fn auto_chunks(rows: u64, col_tiles: u64, blocks: u64) -> u32 {
+        let want = blocks.div_ceil(if col_tiles == 0 { 1 } else { col_tiles });
         let most = rows / 64;
         let c = if want < most { want } else { most };
         if c < 1 { 1 } else { c as u32 }

@@ -14,6 +14,7 @@ use cudarc::driver::{
 
 use crate::error::{Error, Result, driver};
 use crate::ptx::Ptx;
+use crate::tuning::Tuning;
 
 /// What the device is, read from its attributes.
 ///
@@ -59,6 +60,25 @@ impl DeviceInfo {
     /// ```
     pub fn peak_bandwidth(&self) -> f64 {
         2.0 * self.mem_clock_khz as f64 * 1e3 * self.bus_width_bits as f64 / 8.0
+    }
+
+    /// Threads one SM holds at once, from the compute capability (CUDA's
+    /// table of limits per architecture): 1024 on Turing (7.5), 1536 on
+    /// 8.6, 8.7, 8.9 and 12.x, 2048 on the others from Volta on.
+    ///
+    /// ```
+    /// # let info = |cc| reduction::DeviceInfo { name: "x".into(), ordinal: 0, compute_capability: cc, sm_count: 1,
+    /// #     l2_bytes: 0, total_mem: 0, mem_clock_khz: 0, bus_width_bits: 0, driver_version: 0 };
+    /// assert_eq!(info((9, 0)).threads_per_sm(), 2048);
+    /// assert_eq!(info((8, 9)).threads_per_sm(), 1536);
+    /// assert_eq!(info((7, 5)).threads_per_sm(), 1024);
+    /// ```
+    pub fn threads_per_sm(&self) -> u32 {
+        match self.compute_capability {
+            (7, 5) => 1024,
+            (8, 6 | 7 | 9) | (12, _) => 1536,
+            _ => 2048,
+        }
     }
 
     /// `sm_90` for compute capability 9.0.
@@ -240,6 +260,17 @@ impl Gpu {
     /// ```
     pub fn ptx(&self) -> &Ptx {
         &self.ptx
+    }
+
+    /// The launch choices for this GPU ([`Tuning`]).
+    ///
+    /// ```no_run
+    /// let gpu = reduction::Gpu::open(0, reduction::Ptx::embedded())?;
+    /// println!("blocks of {} threads for 2^28 floats", gpu.tuning().default_block("sum", 1 << 28));
+    /// # Ok::<(), reduction::Error>(())
+    /// ```
+    pub fn tuning(&self) -> Tuning {
+        Tuning::of(&self.info)
     }
 
     /// `(free, total)` device memory in bytes.

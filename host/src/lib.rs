@@ -65,6 +65,7 @@ mod scratch;
 pub mod shape;
 pub mod shape_order;
 mod shaped;
+mod tuning;
 
 pub use by_key::{BY_KEY_BLOCK, ByKeyKernel, ByKeyValue};
 /// The cudarc this library is built with (driver API, dynamic loading):
@@ -86,7 +87,6 @@ pub use prepared::Prepared;
 pub use ptx::Ptx;
 pub use reduce_by_key::check_host_input;
 pub use reducer::Reducer;
-pub use registry::{
-    BlockParam, DEFAULT_BLOCK, DEFAULT_KERNEL, KERNELS, Kernel, PerThread, Scheme, default_block, shared_mem_bytes,
-};
+pub use registry::{BlockParam, DEFAULT_BLOCK, DEFAULT_KERNEL, KERNELS, Kernel, PerThread, Scheme, shared_mem_bytes};
 pub use shape::{Matrix, Offsets, Shape, Strategy};
+pub use tuning::Tuning;

@@ -19,7 +19,7 @@ use crate::modes::{ModeJob, mode_kernel};
 use crate::options::{Finish, Options};
 use crate::plan::{Level, grid_in_whole_rounds, plan};
 use crate::ptx::Ptx;
-use crate::registry::{DEFAULT_BLOCK, DEFAULT_KERNEL, Kernel, Scheme, default_block, fit_block};
+use crate::registry::{DEFAULT_BLOCK, DEFAULT_KERNEL, Kernel, Scheme, fit_block};
 use crate::scratch::{JobKey, Work};
 use gpu::op::{ReduceOp, Reduction};
 
@@ -199,9 +199,10 @@ impl Reducer {
     }
 
     /// The kernel and block size for `n` elements of the operation named
-    /// `op`: the caller's, checked, or the default: [`DEFAULT_KERNEL`] with
-    /// 256 threads below 2^25 elements (512 for arg-min/max from 2^21) and 1024 from
-    /// there on ([`default_block`]). Every kernel can finish on the CPU
+    /// `op`: the caller's, checked, or the default: [`DEFAULT_KERNEL`] at the
+    /// GPU's default block ([`Tuning::default_block`](crate::Tuning::default_block):
+    /// on an H100 or H200 256 threads below 2^25 elements, 512 for
+    /// arg-min/max from 2^21, 1024 from 2^25). Every kernel can finish on the CPU
     /// ([`Finish::Cpu`]).
     ///
     /// ```no_run
@@ -216,7 +217,7 @@ impl Reducer {
     pub fn choose(&self, op: &str, n: usize, opts: &Options) -> Result<(&'static Kernel, u32)> {
         let (kernel, default_block) = match opts.kernel {
             Some(k) => (k, DEFAULT_BLOCK),
-            None => (DEFAULT_KERNEL, default_block(op, n)),
+            None => (DEFAULT_KERNEL, self.gpu.tuning().default_block(op, n)),
         };
         let block = opts.block.unwrap_or(default_block);
         kernel.check_block(block)?;
@@ -263,7 +264,7 @@ impl Reducer {
         // the accurate kernels' registers allow fewer than 1024 threads a block
         let (block, entry) = fit_block(
             opts.block,
-            default_block(R::NAME, n),
+            self.gpu.tuning().default_block(R::NAME, n),
             |_| crate::modes::entry(mode, R::NAME, T::DTYPE),
             |e| self.gpu.max_threads_per_block(e),
         )?;

@@ -6,39 +6,14 @@ use gpu::layout::SINGLE_PASS_SMEM;
 use gpu::names::{BLOCK_SIZES, DType, Op};
 
 /// The library's default kernel: one launch, 16-byte loads, any alignment
-/// (`gpu/src/kernels/single_pass.rs`), at [`default_block`] threads.
+/// (`gpu/src/kernels/single_pass.rs`), at the GPU's default block
+/// ([`Tuning::default_block`](crate::Tuning::default_block)).
 ///
 /// ```
 /// assert_eq!(reduction::DEFAULT_KERNEL.id, "single_pass");
 /// assert_eq!(reduction::Kernel::find("single_pass").unwrap().step, reduction::DEFAULT_KERNEL.step);
 /// ```
 pub const DEFAULT_KERNEL: &Kernel = &SINGLE_PASS;
-
-/// The default kernel's block size for `n` elements of the operation named
-/// `op` (a [`Reduction`](crate::Reduction)'s `NAME`), measured on an
-/// H200 (`reduce run --kernel single_pass --block B`, docs/results.md;
-/// `reduce ops --block B`, docs/operations.md): 256 threads are as fast as
-/// or faster than 1024 up to 2^22 elements, 1024 are fastest at 2^28 (4469
-/// against 4447 GB/s), and the two tie at 2^25. Arg-min/max take 512 from
-/// 2^21: their 48-62 registers hold an SM to 1024 threads whatever the
-/// block, so there the larger block halves the partials the last block
-/// combines (arg-max f32 at 2^22: 12.16-12.19 → 11.87 µs; i32 ties at 2^21;
-/// below, 256 are 0.1-0.5 µs faster: docs/operations.md).
-///
-/// ```
-/// assert_eq!(reduction::default_block("sum", 1 << 22), 256);
-/// assert_eq!(reduction::default_block("argmax", 1 << 20), 256);
-/// assert_eq!(reduction::default_block("argmax", 1 << 22), 512);
-/// assert_eq!(reduction::default_block("argmin", 1 << 28), 1024);
-/// ```
-pub fn default_block(op: &str, n: usize) -> u32 {
-    let arg = op == Op::ArgMin.name() || op == Op::ArgMax.name();
-    match n {
-        _ if n >= 1 << 25 => 1024,
-        _ if arg && n >= 1 << 21 => 512,
-        _ => 256,
-    }
-}
 
 /// The block size to launch and its entry (`entry(block)`): the one
 /// `asked` for, else `default` stepped down to the largest power of two the

@@ -5,9 +5,9 @@
 
 use crate::error::{Error, Result};
 use gpu::names::{DType, Op};
-use gpu::shape::{Columns, SHAPE_WARPS, columns_smem, long_rows, short_row_vectors, tiles};
 /// The kernels' geometry (`gpu::shape`), for planners and tests.
-pub use gpu::shape::{MAX_TILE_BYTES, MIN_TILE_BYTES, SHAPE_BLOCK};
+pub use gpu::shape::{AUTO_LANES, Fit, MAX_TILE_BYTES, MIN_TILE_BYTES, SHAPE_BLOCK};
+use gpu::shape::{Columns, SHAPE_WARPS, columns_smem, long_rows, short_row_vectors, tiles};
 
 /// A row-major matrix of `rows × cols` elements, row `i` starting at
 /// element `i · pitch` of the input (`pitch ≥ cols`; the elements between
@@ -290,19 +290,24 @@ pub struct ShapePlan {
 }
 
 /// Plan operation `op` on `ty` (accumulators of `acc_bytes`) over `n`
-/// elements shaped as `shape`. `aligned`: the inputs start on a 16-byte
-/// boundary, and for columns every row does too
-/// (`gpu::shape::vector_columns`).
+/// elements shaped as `shape`, for a GPU of fit `fit` (its tiles, column
+/// blocks and teams: `Tuning::fit`; `Fit::PORTABLE` for the `gpu_to_gpu`
+/// orders). `aligned`: the inputs start on a 16-byte boundary, and for
+/// columns every row does too (`gpu::shape::vector_columns`).
 ///
 /// ```
-/// use reduction::shape::{Matrix, Shape, Strategy, plan};
+/// use reduction::shape::{AUTO_LANES, Fit, Matrix, Shape, Strategy, plan};
 /// use reduction::{DType, Op};
-/// let p = plan(Op::Sum, DType::F32, 4, 1 << 20, Shape::Rows(Matrix::new(1024, 1024)), Strategy::Auto, false).unwrap();
+/// let rows = Shape::Rows(Matrix::new(1024, 1024));
+/// let p = plan(Op::Sum, DType::F32, 4, 1 << 20, rows, Strategy::Auto, false, Fit::PORTABLE).unwrap();
 /// assert_eq!((p.entry.as_str(), p.grid, p.tile, p.partials), ("segments_sum_f32", 32, 4096, 512));
+/// assert_eq!(p.split, AUTO_LANES | 8); // teams chosen per tile, about 8 vectors a lane
 /// let chunks = Strategy::Columns { wide: 1, chunks: 8 };
-/// let p = plan(Op::Sum, DType::F32, 4, 1 << 20, Shape::Columns(Matrix::new(1 << 16, 16)), chunks, true).unwrap();
+/// let columns = Shape::Columns(Matrix::new(1 << 16, 16));
+/// let p = plan(Op::Sum, DType::F32, 4, 1 << 20, columns, chunks, true, Fit::PORTABLE).unwrap();
 /// assert_eq!((p.entry.as_str(), p.grid, p.split, p.tickets), ("columns_sum_f32", 8, 8, 1));
-/// assert!(plan(Op::Dot, DType::I32, 4, 10, Shape::Rows(Matrix::new(2, 5)), Strategy::Auto, false).is_err());
+/// let dot = Shape::Rows(Matrix::new(2, 5));
+/// assert!(plan(Op::Dot, DType::I32, 4, 10, dot, Strategy::Auto, false, Fit::PORTABLE).is_err());
 /// ```
 #[allow(clippy::too_many_arguments)]
 pub fn plan(
@@ -313,6 +318,7 @@ pub fn plan(
     shape: Shape<'_>,
     strategy: Strategy,
     aligned: bool,
+    fit: Fit,
 ) -> Result<ShapePlan> {
     if !op.types().contains(&ty) {
         let valid: Vec<&str> = op.types().iter().map(|t| t.name()).collect();
@@ -338,7 +344,7 @@ pub fn plan(
                 return Err(wrong("lanes: 0 (automatic), 1, 2, 4, 8, 16 or 32"));
             }
             let tile_bytes = match tile_bytes {
-                0 => gpu::shape::tile_bytes(n as u64, shape.results() as u64, size),
+                0 => gpu::shape::tile_bytes(n as u64, shape.results() as u64, size, fit.min_warps),
                 t if t.is_power_of_two() && (MIN_TILE_BYTES..=MAX_TILE_BYTES).contains(&t) => t,
                 _ => return Err(wrong("tile_bytes: 0 (automatic) or a power of two from 16 KiB to 256 KiB")),
             };
@@ -365,7 +371,7 @@ pub fn plan(
                 grid,
                 smem,
                 tile,
-                split,
+                split: if split == 0 { AUTO_LANES | fit.vectors_per_lane } else { split },
                 partials: 2 * warp_tiles as usize,
                 tickets: shape.results(),
             })
@@ -377,12 +383,16 @@ pub fn plan(
                 Strategy::Segments { .. } => return Err(wrong("columns take Auto or Columns")),
             };
             let wide = match wide {
-                0 => Columns::auto_wide(m.cols as u64, lanes, aligned),
+                0 => Columns::auto_wide(m.cols as u64, lanes, aligned, fit.column_blocks),
                 1 | 2 | 4 => wide,
                 _ => return Err(wrong("wide: 0 (automatic), 1, 2 or 4")),
             };
             let geo = Columns::new(m.cols as u64, lanes, aligned, wide);
-            let chunks = if chunks == 0 { Columns::auto_chunks(m.rows as u64, geo.col_tiles) } else { chunks };
+            let chunks = if chunks == 0 {
+                Columns::auto_chunks(m.rows as u64, geo.col_tiles, fit.column_blocks)
+            } else {
+                chunks
+            };
             let grid = u32::try_from(geo.col_tiles * chunks as u64)
                 .ok()
                 .filter(|&g| g < 1 << 31)
@@ -444,14 +454,14 @@ mod tests {
         let segs = |tile_bytes, lanes| Strategy::Segments { tile_bytes, lanes };
         let cols = |wide, chunks| Strategy::Columns { wide, chunks };
         for bad in [segs(0, 3), segs(0, 64), segs(8192, 0), segs(48 << 10, 0), segs(512 << 10, 0), cols(1, 2)] {
-            assert!(plan(Op::Sum, DType::F32, 4, 16, m, bad, false).is_err(), "{bad:?}");
+            assert!(plan(Op::Sum, DType::F32, 4, 16, m, bad, false, Fit::PORTABLE).is_err(), "{bad:?}");
         }
-        assert!(plan(Op::Sum, DType::F32, 4, 16, m, segs(32 << 10, 4), false).is_ok());
+        assert!(plan(Op::Sum, DType::F32, 4, 16, m, segs(32 << 10, 4), false, Fit::PORTABLE).is_ok());
         let c = Shape::Columns(Matrix::new(4, 4));
         for bad in [cols(3, 0), cols(8, 1), segs(0, 4)] {
-            assert!(plan(Op::Sum, DType::F32, 4, 16, c, bad, false).is_err(), "{bad:?}");
+            assert!(plan(Op::Sum, DType::F32, 4, 16, c, bad, false, Fit::PORTABLE).is_err(), "{bad:?}");
         }
-        assert!(plan(Op::Sum, DType::F32, 4, 16, c, cols(4, 2), false).is_ok());
+        assert!(plan(Op::Sum, DType::F32, 4, 16, c, cols(4, 2), false, Fit::PORTABLE).is_ok());
     }
 
     #[test]
@@ -465,6 +475,7 @@ mod tests {
                 Shape::Columns(Matrix::new(rows, cols)),
                 Strategy::Auto,
                 true,
+                Fit::PORTABLE,
             );
             p.map(|p| (p.tile, p.split, p.grid)).unwrap()
         };

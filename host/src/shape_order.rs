@@ -11,7 +11,7 @@
 //! a view that does not).
 //!
 //! ```text
-//! rows, segments: tile t = elements [t·E, (t+1)·E); team of g lanes per tile (gpu::shape::team_lanes)
+//! rows, segments: tile t = elements [t·E, (t+1)·E); team of g lanes per tile (gpu::shape::lanes_for)
 //!   piece of segment s in tile t: lane l folds as strided_fold does (head one by one,
 //!   16-byte vectors four at a time, each vector's lanes pairwise, tail one by one),
 //!   the g lane values meet in team_reduce's tree; a segment in one tile is finished at once,
@@ -27,11 +27,11 @@
 
 use crate::error::Result;
 use crate::input::Element;
-use crate::shape::{Shape, ShapeKernel, Strategy, plan};
+use crate::shape::{Fit, Shape, ShapeKernel, Strategy, plan};
 use gpu::names::Op;
 use gpu::op::fixed_order::{WARP, team_tree, warp_tree};
 use gpu::op::{Reduction, map_pairwise};
-use gpu::shape::{Columns, SHAPE_BLOCK, Segments, team_lanes, tile_span, tiles, vector_columns};
+use gpu::shape::{Columns, SHAPE_BLOCK, Segments, lanes_for, tile_span, tiles, vector_columns};
 
 /// Operation `R` on each row, column or segment of `inputs` (one, or two of
 /// the same length for a dot product) in exactly the order of the shaped
@@ -67,7 +67,7 @@ pub fn shaped_fixed_order<R: Reduction<T>, T: Element>(
         Shape::Columns(m) => vector_columns(0, 0, R::INPUTS, m.pitch as u64, m.cols as u64, size),
         _ => true,
     };
-    let p = plan(op, T::DTYPE, size_of::<R::Acc>(), a.len(), shape, strategy, aligned)?;
+    let p = plan(op, T::DTYPE, size_of::<R::Acc>(), a.len(), shape, strategy, aligned, Fit::PORTABLE)?;
     let segs = match shape {
         Shape::Rows(m) => {
             Segments { offsets: core::ptr::null(), count: m.rows as u64, cols: m.cols as u64, pitch: m.pitch as u64 }
@@ -105,7 +105,7 @@ fn short_rows<R: Reduction<T>, T: Copy>(a: &[T], b: &[T], rows: u64, cols: u64) 
 
 /// The segments kernel's result for each segment of `segs` over `a` (and
 /// `b`), whose first `n` elements are cut into warp tiles of `tile`, in
-/// teams of `lanes` (0: per tile).
+/// teams of `lanes` (`shape::lanes_for`: fixed, or chosen per tile).
 ///
 /// # Safety
 /// As for `Segments::bounds`; every segment within `a[..n]`.
@@ -128,20 +128,15 @@ unsafe fn segments<R: Reduction<T>, T: Copy>(
     };
     // the team size tile `t` uses, as the kernel picks it
     let team = |t: u64| -> usize {
-        let g = if lanes != 0 {
-            lanes
+        let (w0, w1) = (t * tile, (t + 1) * tile);
+        // SAFETY: the caller's (s ≤ count in both searches)
+        let lo = first(0, segs.count, &|s| unsafe { segs.reaches(s, w0) });
+        let hi = if t + 1 == count_tiles {
+            segs.count
         } else {
-            let (w0, w1) = (t * tile, (t + 1) * tile);
-            // SAFETY: the caller's (s ≤ count in both searches)
-            let lo = first(0, segs.count, &|s| unsafe { segs.reaches(s, w0) });
-            let hi = if t + 1 == count_tiles {
-                segs.count
-            } else {
-                first(lo, segs.count, &|s| unsafe { segs.starts_from(s, w1) })
-            };
-            team_lanes(w1.min(n) - w0, hi - lo, size_of::<T>())
+            first(lo, segs.count, &|s| unsafe { segs.starts_from(s, w1) })
         };
-        g.clamp(1, 32) as usize
+        lanes_for(lanes, w1.min(n) - w0, hi - lo, size_of::<T>()).clamp(1, 32) as usize
     };
     (0..segs.count)
         .map(|s| {

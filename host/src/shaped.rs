@@ -11,7 +11,7 @@ use crate::modes::{Determinism, mode_kernel};
 use crate::operations::{Output, check_inputs};
 use crate::options::Options;
 use crate::reducer::Reducer;
-use crate::shape::{Matrix, Offsets, Shape, ShapePlan, Strategy, check_offsets, plan};
+use crate::shape::{Fit, Matrix, Offsets, Shape, ShapePlan, Strategy, check_offsets, plan};
 use gpu::names::Op;
 use gpu::op::{Bits, Reduction, Sum};
 use gpu::shape::vector_columns;
@@ -128,7 +128,7 @@ impl Reducer {
                         &a,
                         b.as_ref(),
                         shape,
-                        strategy,
+                        (strategy, self.fit(opts)),
                         &mut s.partials,
                         &mut s.tickets,
                         out,
@@ -190,7 +190,8 @@ impl Reducer {
         let (out, _guard) = Out::of_given(out, self.gpu())?;
         self.with_inputs::<T, CudaView<'_, T>, _>(inputs, realign(opts), |_, a, b| {
             self.with_shape_scratch(|s| {
-                self.launch_shape::<R, T>(op, &a, b.as_ref(), shape, strategy, &mut s.partials, &mut s.tickets, out)
+                let how = (strategy, self.fit(opts));
+                self.launch_shape::<R, T>(op, &a, b.as_ref(), shape, how, &mut s.partials, &mut s.tickets, out)
             })
         })
     }
@@ -236,7 +237,7 @@ impl Reducer {
         a: &CudaView<'_, T>,
         b: Option<&CudaView<'_, T>>,
         shape: Shape<'_>,
-        strategy: Strategy,
+        (strategy, fit): (Strategy, Fit),
         partials: &mut CudaSlice<u64>,
         tickets: &mut CudaSlice<u32>,
         out: Out,
@@ -250,7 +251,7 @@ impl Reducer {
             _ => a_addr % 16 == 0 && (R::INPUTS == 1 || b_addr % 16 == 0),
         };
         let acc = size_of::<R::Acc>();
-        let plan: ShapePlan = plan(op, T::DTYPE, acc, a.len(), shape, strategy, aligned)?;
+        let plan: ShapePlan = plan(op, T::DTYPE, acc, a.len(), shape, strategy, aligned, fit)?;
         grow(gpu, partials, (plan.partials * acc).div_ceil(8), "partial results")?;
         if tickets.len() < plan.tickets {
             grow(gpu, tickets, plan.tickets, "tickets")?;
@@ -274,6 +275,15 @@ impl Reducer {
             }
         };
         f(s)
+    }
+}
+
+impl Reducer {
+    /// The tiles, column blocks and teams of a shaped launch: this GPU's,
+    /// or under `gpu_to_gpu` the portable ones, so that the order (and the
+    /// bits) do not depend on the card.
+    fn fit(&self, opts: &Options) -> Fit {
+        if realign(opts) { Fit::PORTABLE } else { self.gpu().tuning().fit() }
     }
 }
 
@@ -307,7 +317,7 @@ fn check_shaped<R: Reduction<T>, T: Element>(
         what: format!("the operation {} (the shaped kernels are built for the library's operations)", R::NAME),
         valid: Op::ALL.iter().map(|o| o.name()).collect::<Vec<_>>().join(", "),
     })?;
-    plan(op, T::DTYPE, size_of::<R::Acc>(), n, shape, strategy, false)?;
+    plan(op, T::DTYPE, size_of::<R::Acc>(), n, shape, strategy, false, Fit::PORTABLE)?;
     Ok(op)
 }
 

@@ -54,7 +54,7 @@
 use crate::block_reduce::block_reduce;
 use crate::op::{Element, Reduction};
 use crate::prim::*;
-use crate::shape::{SHAPE_BLOCK, SHAPE_WARPS, Segments, piece_slot, team_lanes, tile_span, tiles};
+use crate::shape::{SHAPE_BLOCK, SHAPE_WARPS, Segments, lanes_for, piece_slot, tile_span, tiles};
 use crate::strided_fold::strided_fold;
 use crate::warp_reduce::{team_reduce, warp_reduce};
 
@@ -93,8 +93,8 @@ pub unsafe fn warp_search(mut lo: u64, mut hi: u64, pred: impl Fn(u64) -> bool) 
 /// them); `tile` at least 16 bytes' worth of elements; `pieces` with
 /// `2 · tiles(n, tile)` accumulators, `tickets[0..count]`
 /// zero and not used by a concurrent launch; `out[0..count]` writable; the
-/// launch as the module's *Launch* line says; `lanes` 0 (choose per tile)
-/// or a power of two up to 32.
+/// launch as the module's *Launch* line says; `lanes` a power of two up to
+/// 32, or `AUTO_LANES | v` (choose per tile: `shape::lanes_for`).
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
 pub unsafe fn segments<T: Element + Vector, R: Reduction<T>>(
@@ -121,7 +121,7 @@ pub unsafe fn segments<T: Element + Vector, R: Reduction<T>>(
     let w1 = w0 + tile;
     let lo = warp_search(0, segs.count, |s| segs.reaches(s, w0));
     let hi = if me + 1 == count_tiles { segs.count } else { warp_search(lo, segs.count, |s| segs.starts_from(s, w1)) };
-    let g = if lanes == 0 { team_lanes(w1.min(n) - w0, hi - lo, size) } else { lanes }.clamp(1, 32);
+    let g = lanes_for(lanes, w1.min(n) - w0, hi - lo, size).clamp(1, 32);
     let (team, lane) = ((lane_id() / g) as u64, (lane_id() % g) as u64);
 
     let mut first = lo;
