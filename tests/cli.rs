@@ -170,6 +170,12 @@ fn main() {
         }),
         cpu_trial("docs::results_page_is_made_from_its_json", results_page_is_made_from_its_json),
         cpu_trial("docs::tutorial_counters_are_made_from_the_raw_ncu_output", tutorial_counters),
+        cpu_trial("docs::cards_page_is_made_from_its_results", cards_page_is_made_from_its_results),
+        cpu_trial("cli::cards_of_a_missing_folder_or_file_is_a_usage_error", || {
+            fails_in_one_line(&["cards", "/no/such/card"], USAGE, "/no/such/card: no such folder")?;
+            let docs = docs_dir()?.display().to_string();
+            fails_in_one_line(&["cards", &docs], USAGE, "info.txt: no such file")
+        }),
         cpu_trial("cli::explain_without_ncu_says_so", || {
             let out = Command::new(bin()).args(["explain"]).env("NCU", "/no/such/ncu").output()?;
             let stderr = String::from_utf8_lossy(&out.stderr);
@@ -213,6 +219,31 @@ fn results_page_is_made_from_its_json() -> Result<(), Failed> {
     }
     let _ = std::fs::remove_dir_all(&scratch);
     Ok(())
+}
+
+/// docs/cards.md is what `reduce cards` makes of the committed folders of
+/// each card's raw output, regenerated in a scratch copy; until both
+/// folders are committed there is nothing to compare.
+fn cards_page_is_made_from_its_results() -> Result<(), Failed> {
+    let docs = docs_dir()?;
+    let dirs = ["h100", "h200"].map(|card| docs.join("results").join(card));
+    if !dirs.iter().all(|d| d.join("info.txt").is_file()) {
+        return Ok(());
+    }
+    let scratch = std::env::temp_dir().join(format!("reduce-cards-{}", std::process::id()));
+    std::fs::create_dir_all(&scratch)?;
+    let page = scratch.join("cards.md");
+    std::fs::copy(docs.join("cards.md"), &page)?;
+    let mut args = vec!["cards".to_string()];
+    args.extend(dirs.iter().map(|d| d.display().to_string()));
+    args.extend(["--page".to_string(), page.display().to_string()]);
+    let out = reduce(&args.iter().map(String::as_str).collect::<Vec<_>>())?;
+    let same = std::fs::read(&page).ok() == std::fs::read(docs.join("cards.md")).ok();
+    let _ = std::fs::remove_dir_all(&scratch);
+    ensure(out.status.success(), || String::from_utf8_lossy(&out.stderr).into_owned())?;
+    ensure(same, || {
+        "docs/cards.md differs from `reduce cards docs/results/h100 docs/results/h200 --page docs/cards.md`".into()
+    })
 }
 
 /// The counters table in docs/tutorial.md is `reduce explain --from-raw` of

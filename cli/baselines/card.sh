@@ -41,7 +41,8 @@ step() { # step NAME SECONDS COMMAND...: run, log its exit status and time
 }
 
 {
-    echo "commit $(git rev-parse --short HEAD 2>/dev/null || echo unknown), $(date -u +%Y-%m-%d)"
+    # the commit the binaries were built from (`reduce --version`)
+    echo "commit $("$bin/reduce" --version | sed 's/.*commit //'), $(date -u +%Y-%m-%d)"
     "$bin/reduce" info
     nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader
 } > "$out/info.txt" 2>&1
@@ -57,7 +58,7 @@ check)
     ;;
 speed)
     nvcc -O3 -arch=sm_90 -o /tmp/read_ceiling cli/baselines/read_ceiling.cu &&
-        step read-ceiling 120 /tmp/read_ceiling 2^24 2^27 2^30 --runs 30 > "$out/read-ceiling.jsonl" 2> /dev/null
+        step read-ceiling 180 /tmp/read_ceiling 2^23 2^24 2^25 2^27 2^29 2^30 2^31 --runs 30 > "$out/read-ceiling.jsonl" 2> /dev/null
     for t in i32 f32; do
         step "bench $t" 240 "$bin/reduce" bench --type "$t" --json "$out/bench-$t.json" > "$out/bench-$t.txt" 2>&1
     done

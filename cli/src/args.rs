@@ -12,7 +12,7 @@ use reduction::DEFAULT_BLOCK;
 #[derive(Parser)]
 #[command(
     name = "reduce",
-    version,
+    version = concat!(env!("CARGO_PKG_VERSION"), ", commit ", env!("REDUCE_COMMIT")),
     about = "Parallel reductions written in Rust, run on your GPU",
     arg_required_else_help = true,
     after_help = "Exit status: 0 done, 1 a failure at run time (no driver, out of memory, ...), \
@@ -239,6 +239,20 @@ pub(crate) enum Command {
         #[arg(required = true)]
         json: Vec<PathBuf>,
         /// The Markdown page whose marked sections are rewritten.
+        #[arg(long, value_name = "FILE")]
+        page: Option<PathBuf>,
+    },
+    /// Make a page of every GPU card's measurements side by side (no GPU
+    /// needed) from the folders `bash cli/baselines/card.sh speed DIR`
+    /// writes, one per card: the read ceiling, the operations and the rows,
+    /// columns and segments beside torch and CuPy, Harris's table, and the
+    /// float sums' modes beside CUB. Prints it as Markdown.
+    Cards {
+        /// One folder per card, a column each, in this order.
+        #[arg(required = true, value_name = "DIR")]
+        dirs: Vec<PathBuf>,
+        /// Write the page into this Markdown file, between the lines
+        /// `<!-- cards -->` and `<!-- /cards -->`, instead of printing it.
         #[arg(long, value_name = "FILE")]
         page: Option<PathBuf>,
     },

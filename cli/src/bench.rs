@@ -389,6 +389,11 @@ pub fn measure_cuda<O: ReduceOp<T>, T: Element + Reference + Sample>(
     from: usize,
     mut emit: impl FnMut(&Cell),
 ) -> Result<()> {
+    // a fresh process finds the GPU idle at low clocks (the NVRTC compile
+    // took a second or two): keep it busy first, as the Rust side's copy
+    // measurement does before its first kernel, so the first cells are not
+    // timed while the clocks ramp up
+    copy_bandwidth(cuda.gpu(), 1 << 30, 400)?;
     let mut input: Option<Rotated<T>> = None;
     for (n, kernel) in cells(config).skip(from) {
         if input.as_ref().is_none_or(|r| r.input.host.len() != n) {

@@ -234,6 +234,20 @@ pub(crate) fn execute(job: Job) -> Result<bool> {
             reduce::bench::regenerate(&json, page.as_deref())?;
             Ok(true)
         }
+        Job::Cards(dirs, page) => {
+            let text = reduce::cards::page(&dirs)?;
+            let Some(path) = page else {
+                print!("{text}");
+                return Ok(true);
+            };
+            let io = |e: std::io::Error| Error::Invalid(format!("{}: {e}", path.display()));
+            let old = std::fs::read_to_string(&path).map_err(io)?;
+            let new = reduce::cards::splice(&old, &text).ok_or_else(|| {
+                Error::Invalid(format!("{}: no `<!-- cards -->` ... `<!-- /cards -->` section", path.display()))
+            })?;
+            std::fs::write(&path, new).map_err(io)?;
+            Ok(true)
+        }
     }
 }
 

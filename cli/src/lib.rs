@@ -3,11 +3,13 @@
 //! through NVRTC ([`nvrtc`]), the chart ([`svg`]), CUDA-event timing
 //! ([`timing`]), the operations' benchmark ([`ops_bench`]) and the
 //! reduce-by-key benchmark ([`by_key_bench`]), rows, columns and segments
-//! ([`shapes_bench`]), and reductions across GPUs ([`multi_gpu`]). They use
-//! only the library's public API.
+//! ([`shapes_bench`]), reductions across GPUs ([`multi_gpu`]), and the page
+//! of every card's measurements side by side ([`cards`]). They use only the
+//! library's public API.
 
 pub mod bench;
 pub mod by_key_bench;
+pub mod cards;
 pub mod explain;
 pub mod latency;
 pub mod multi_gpu;

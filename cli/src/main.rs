@@ -12,6 +12,10 @@
 //! reduce modes [--n N] [--type f32,f64] [--json FILE]   default vs gpu_to_gpu vs accurate sums
 //! reduce run ... [--determinism run_to_run|gpu_to_gpu] [--accurate]
 //! reduce by-key [--n N] [--keys K]
+//! reduce shapes [--runs R] [--sweep] [--json FILE]    rows, columns, segments
+//! reduce explain [--n N] [--type T]                   Nsight Compute's counters per teaching step
+//! reduce report FILE.json... [--page FILE]            a results page from bench JSON
+//! reduce cards DIR... [--page FILE]                   every card's measurements side by side
 //! ```
 //! Every argument is checked before the GPU is touched. Errors are one line
 //! on stderr. Exit codes: 0 success, 1 runtime error (no driver, out of

@@ -45,6 +45,7 @@ pub(crate) enum Job {
     ByKey(Gpu, usize, u32, usize),
     Latency(Gpu, Vec<usize>, DType, usize, u64, Option<u32>, Vec<Timing>),
     Report(Vec<PathBuf>, Option<PathBuf>),
+    Cards(Vec<PathBuf>, Option<PathBuf>),
     Explain(usize, DType, u32, Option<(PathBuf, File)>),
     ExplainFromRaw(PathBuf, usize),
     Bench(Gpu, BenchArgs),
@@ -396,6 +397,22 @@ pub(crate) fn validate(cli: Cli) -> std::result::Result<Job, String> {
                 }
             }
             Job::Report(json, page)
+        }
+        Command::Cards { dirs, page } => {
+            for dir in &dirs {
+                if !dir.is_dir() {
+                    return Err(format!("{}: no such folder", dir.display()));
+                }
+                for path in reduce::cards::FILES.iter().map(|f| dir.join(f)) {
+                    if !path.is_file() {
+                        return Err(format!("{}: no such file", path.display()));
+                    }
+                }
+            }
+            if let Some(p) = page.as_ref().filter(|p| !p.is_file()) {
+                return Err(format!("{}: no such file", p.display()));
+            }
+            Job::Cards(dirs, page)
         }
         Command::Explain { n, from_raw: Some(path), .. } => Job::ExplainFromRaw(path, n),
         Command::Explain { n, ty, block, raw, from_raw: None } => {
