@@ -5,7 +5,7 @@
 // reduce9_warp_shuffle.rs, vectorized <-> vectorized.rs, single_pass <->
 // single_pass.rs), written the way the
 // seeds write it: Mark Harris's "Optimizing Parallel Reduction in CUDA"
-// slides for reduce1-reduce7, the 2023 review (seed 004) for reduce8 (the last
+// slides for reduce1-reduce7, the 2023 review for reduce8 (the last
 // warp synced as a tile) and reduce9 (the last warp through shuffles). Where
 // the Rust version departs from the slides, this file departs the same way,
 // so that both languages run the same algorithm:
@@ -15,11 +15,11 @@
 //   * reduce5-7 run the last warp as "read, __syncwarp(), write, __syncwarp()"
 //     instead of Harris's volatile code (see reduce5 for why);
 //   * reduce7-9 and vectorized accumulate the grid-stride loop in a register
-//     (seed 004) and write shared memory once;
+//     (the 2023 review) and write shared memory once;
 //   * reduce6-9 and vectorized also have the 1024-thread round.
 //
 // Only the sum, on int (i32) and float (f32). Plain __syncthreads(),
-// __syncwarp() and __shfl_down_sync(): no cooperative_groups header (seed 004
+// __syncwarp() and __shfl_down_sync(): no cooperative_groups header (the 2023 review
 // found tile32.sync() and __syncwarp() equally fast), so NVRTC compiles the
 // file with no include path.
 //
@@ -172,7 +172,7 @@ __device__ __forceinline__ void reduce4(const T *g_idata, T *g_odata, unsigned i
 // compiler re-reads shared memory). Since Volta (sm_70) the lanes of a warp
 // are scheduled independently: a lane may write sdata[tid] before another
 // lane has read it as its sdata[tid + s], which the CUDA Programming Guide
-// calls a data race; seed 004 says the same. So each round is split as the
+// calls a data race; the 2023 review says the same. So each round is split as the
 // guide shows: every lane reads into a register, __syncwarp(), every lane
 // writes, __syncwarp(). The barriers also order the shared-memory accesses
 // for the compiler, so no volatile is needed. Needs a block of at least 64
@@ -258,7 +258,7 @@ __device__ __forceinline__ void last_warp_syncwarp(T *sdata, unsigned int tid)
     }
 }
 
-// The grid-stride first pass of reduce7-9 (slide 32, with seed 004's register
+// The grid-stride first pass of reduce7-9 (slide 32, with the 2023 review's register
 // accumulator and a guarded second load): returns this thread's sum.
 template <typename T, unsigned int blockSize>
 __device__ __forceinline__ T grid_stride_sum(const T *g_idata, unsigned int n)
@@ -321,7 +321,7 @@ __device__ __forceinline__ void reduce7(const T *g_idata, T *g_odata, unsigned i
 }
 
 // ---------------------------------------------------------------------------
-// reduce8: the last warp as a synced tile (seed 004, "Reduce8"). Seed 004
+// reduce8: the last warp as a synced tile (the 2023 review, "Reduce8"). The 2023 review
 // syncs a cooperative_groups thread_block_tile<32>; tile32.sync() is
 // __syncwarp() underneath. A round is race-free because the lanes that write
 // (tid < s) are not the lanes whose slots are read (tid + s).
@@ -352,9 +352,9 @@ __device__ __forceinline__ void reduce8(const T *g_idata, T *g_odata, unsigned i
 }
 
 // ---------------------------------------------------------------------------
-// reduce9: the last warp through shuffles (seed 004, "Reduce9"): lanes
+// reduce9: the last warp through shuffles (the 2023 review, "Reduce9"): lanes
 // exchange values in registers, no shared memory and no barrier after the
-// first read. The loop is left rolled, as in seed 004 and the CUDA samples.
+// first read. The loop is left rolled, as in the 2023 review and the CUDA samples.
 
 template <typename T, unsigned int blockSize>
 __device__ __forceinline__ void reduce9(const T *g_idata, T *g_odata, unsigned int n)

@@ -1,4 +1,4 @@
-//! Reduction by key (seed 003), against the CPU group-by sum.
+//! Reduction by key (the voting-and-shuffling article), against the CPU group-by sum.
 //!
 //! GPU trials: every kernel × f32/f64 × key distribution at sizes around a
 //! warp, a block and a tile, up to 10^6 (and the seed's 10^7 elements with

@@ -197,7 +197,7 @@ pub(crate) enum Command {
         #[arg(long, value_name = "FILE")]
         json: Option<PathBuf>,
     },
-    /// Seed 003: sum values by key (one atomic per element vs warp-aggregated
+    /// Sum values by key ("Voting and Shuffling to Optimize Atomic Operations") (one atomic per element vs warp-aggregated
     /// atomics vs shared-memory hashing), f32 and f64, four key
     /// distributions; elements per second and speedups.
     ByKey {
@@ -283,7 +283,7 @@ pub(crate) enum Command {
     /// step and cumulative speedup, % of peak, and the same kernels in CUDA
     /// C++ (compiled with NVRTC, if present) side by side.
     Bench {
-        /// Sizes, comma-separated (Harris's 4M ints, seed 004's 32M, and 2^28).
+        /// Sizes, comma-separated (Harris's 4M ints, the 2023 review's 32M, and 2^28).
         #[arg(long, value_delimiter = ',', value_parser = parse_count, default_value = "2^22,2^25,2^28")]
         n: Vec<usize>,
         /// Element type: i32, u32, i64, u64, f32, f64.

@@ -1,4 +1,4 @@
-//! The reduction-by-key benchmark (seed 003): elements per second and the
+//! The reduction-by-key benchmark (the voting-and-shuffling article): elements per second and the
 //! speedup over plain atomics, per key distribution and value type
 //! (`docs/by_key.md`).
 

@@ -56,6 +56,9 @@ struct Line {
 
 /// One card's folder, read.
 struct Card {
+    /// The folder's name (`h100`): the column heads, so two machines of one
+    /// kind stay apart.
+    folder: String,
     name: String,
     commit: String,
     date: String,
@@ -109,7 +112,9 @@ impl Card {
         let [name, driver, _] = smi[..] else { return Err(bad()) };
         let mut ceiling = lines(dir, "read-ceiling.jsonl")?;
         ceiling.retain(|l| l.what == "read_ceiling");
+        let folder = dir.file_name().map_or_else(|| name.to_string(), |f| f.to_string_lossy().into_owned());
         Ok(Card {
+            folder,
             name: name.to_string(),
             commit: commit.to_string(),
             date: date.to_string(),
@@ -130,9 +135,9 @@ impl Card {
         self.ceiling.iter().find(|l| Some(l.bytes) == bytes).map(|l| l.gbps)
     }
 
-    /// The name in column heads: without `NVIDIA `.
+    /// The name in column heads: the folder's.
     fn short(&self) -> &str {
-        self.name.strip_prefix("NVIDIA ").unwrap_or(&self.name)
+        &self.folder
     }
 }
 

@@ -198,7 +198,7 @@ mode_entry!(accurate_sum_f64, f64, exact::DoubleDouble, f64, |a, b, n, p, tk, o,
     reproducible::reproducible::<f64, exact::DdSum>(a, b, n, p, tk, o, d)
 });
 
-// ---- Reduction by key (seed 003, `kernels/by_key.rs`, `kernels/by_key_hash.rs`) ----
+// ---- Reduction by key (the voting-and-shuffling article, `kernels/by_key.rs`, `kernels/by_key_hash.rs`) ----
 //
 // `by_key_{variant}_{type}` for variant `atomic`, `ballot`, `match`, `hash`
 // and type `f32`, `f64` (`names.rs`). All take

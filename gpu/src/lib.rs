@@ -14,7 +14,7 @@
 //! Read the kernels in order, `kernels/reduce1_interleaved_divergent.rs` to
 //! `kernels/reduce9_warp_shuffle.rs`: each file's header says what changed
 //! from the previous step and why, following Mark Harris's "Optimizing
-//! Parallel Reduction in CUDA" and the 2023 review of it (seed 004).
+//! Parallel Reduction in CUDA" and the 2023 review of it.
 #![cfg_attr(target_arch = "nvptx64", no_std)]
 #![cfg_attr(
     target_arch = "nvptx64",

@@ -1,10 +1,10 @@
-//! Reduction by key (seed 003): the kernels and the value types. One sum
+//! Reduction by key (the voting-and-shuffling article): the kernels and the value types. One sum
 //! per key, for more keys than fit in shared memory, as in a
 //! particle-in-cell code where element `i` is a particle with value
 //! `values[i]` in cell `keys[i]`.
 //!
 //! * [`ByKeyKernel`]: the four kernels (`gpu/src/kernels/by_key.rs` and
-//!   `by_key_hash.rs`): one atomic per element; seed 003's warp-aggregated
+//!   `by_key_hash.rs`): one atomic per element; the voting-and-shuffling article's warp-aggregated
 //!   atomics with its `get_peers` loop or with `match.any.sync`; per-block
 //!   aggregation in a shared-memory hash table.
 //! * [`Reducer::reduce_by_key`](crate::Reducer::reduce_by_key) and
@@ -53,7 +53,7 @@ pub const HASH_SLOTS: u32 = 2048;
 pub enum ByKeyKernel {
     /// One global atomic add per element: the baseline.
     Atomic,
-    /// Seed 003: peers found with its `get_peers` loop (shuffle + ballot per
+    /// The voting-and-shuffling article: peers found with its `get_peers` loop (shuffle + ballot per
     /// distinct key), summed with `reduce_peers`, one atomic per group.
     Ballot,
     /// As `Ballot`, with the peers from one `match.any.sync` (sm_70+). The
@@ -62,7 +62,7 @@ pub enum ByKeyKernel {
     #[default]
     Match,
     /// Per-block pre-aggregation of 1024-element tiles in a shared-memory
-    /// hash table (seed 003's third competitor).
+    /// hash table (the voting-and-shuffling article's third competitor).
     Hash,
 }
 

@@ -15,8 +15,8 @@
 //!   types, and operations of your own ([`Reducer::reduce_op`]), with the
 //!   fastest kernel; sum, min and max also with any kernel of the
 //!   [registry](KERNELS), for teaching;
-//!   [`Reducer::reduce_by_key`]: one sum per key (seed 003).
-//! * [`KERNELS`]: Harris's seven steps, seed 004's two and ours, each with
+//!   [`Reducer::reduce_by_key`]: one sum per key (the voting-and-shuffling article).
+//! * [`KERNELS`]: Harris's seven steps, the 2023 review's two and ours, each with
 //!   its launch [`Scheme`]; one registry for the library, its tests and tools.
 //! * [`multi::MultiReducer`]: the same operations over data sharded across
 //!   GPUs, one process for all or one process per GPU, combined through NCCL.

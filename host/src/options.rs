@@ -18,7 +18,7 @@ pub enum Finish {
     #[default]
     Gpu,
     /// One launch; copy its per-block partials to the host and combine them
-    /// there (seed 004 does this).
+    /// there (the 2023 review does this).
     Cpu,
 }
 

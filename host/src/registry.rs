@@ -198,7 +198,7 @@ pub struct Kernel {
     pub title: &'static str,
     /// Where it comes from (seed and slide).
     pub source: &'static str,
-    /// The step number in the report's table (Harris's 1-7, seed 004's 8-9).
+    /// The step number in the report's table (Harris's 1-7, the 2023 review's 8-9).
     pub step: u32,
     /// How it is launched.
     pub scheme: Scheme,
@@ -261,7 +261,7 @@ pub const KERNELS: &[Kernel] = &[
     Kernel {
         id: "reduce5",
         title: "unroll the last warp (__syncwarp)",
-        source: "Harris slides 20-23, seed 004",
+        source: "Harris slides 20-23, the 2023 review",
         step: 5,
         scheme: Scheme::MultiPass(PerThread::Two),
         block_param: BlockParam::Runtime,
@@ -291,7 +291,7 @@ pub const KERNELS: &[Kernel] = &[
     Kernel {
         id: "reduce8",
         title: "last warp as a synced tile",
-        source: "seed 004 (Reduce8)",
+        source: "the 2023 review (Reduce8)",
         step: 8,
         scheme: Scheme::MultiPass(PerThread::GridStride),
         block_param: BlockParam::Compiled,
@@ -301,7 +301,7 @@ pub const KERNELS: &[Kernel] = &[
     Kernel {
         id: "reduce9",
         title: "warp shuffle for the last warp",
-        source: "seed 004 (Reduce9)",
+        source: "the 2023 review (Reduce9)",
         step: 9,
         scheme: Scheme::MultiPass(PerThread::GridStride),
         block_param: BlockParam::Compiled,

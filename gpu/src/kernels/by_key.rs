@@ -1,4 +1,4 @@
-//! Reduction by key (seed 003): one sum per key, with far more keys than fit
+//! Reduction by key (the voting-and-shuffling article): one sum per key, with far more keys than fit
 //! in shared memory.
 //!
 //! The problem comes from particle-in-cell codes (the seed's Multiparticle
@@ -11,7 +11,7 @@
 //!
 //! 1. [`by_key_atomic`], the baseline: one `atomicAdd(&sums[key], value)`
 //!    per element.
-//! 2. [`by_key_ballot`]: seed 003's *warp-aggregated atomics*. When keys are
+//! 2. [`by_key_ballot`]: the voting-and-shuffling article's *warp-aggregated atomics*. When keys are
 //!    sorted or nearly so, the 32 lanes of a warp hold only a few distinct
 //!    keys. The warp finds each lane's *peers* (the lanes with the same key)
 //!    with the seed's `get_peers`, a loop of one shuffle and one ballot per
@@ -98,7 +98,7 @@ pub unsafe fn by_key_atomic<T: Value>(
     }
 }
 
-/// Seed 003's `get_peers`: the lanes of the warp whose `key` equals this
+/// The voting-and-shuffling article's `get_peers`: the lanes of the warp whose `key` equals this
 /// lane's, as a bit mask (bit `l` for lane `l`).
 ///
 /// Take the key of the first lane not yet claimed, broadcast it with a
@@ -134,7 +134,7 @@ pub unsafe fn get_peers(key: u32) -> u32 {
     }
 }
 
-/// Seed 003's `reduce_peers`: the sum of `x` over each group of `peers`,
+/// The voting-and-shuffling article's `reduce_peers`: the sum of `x` over each group of `peers`,
 /// valid in the group's first (lowest) lane.
 ///
 /// Every group is reduced as a tree, all groups at once. Number each lane
@@ -200,7 +200,7 @@ pub trait FindPeers {
     unsafe fn peers(key: u32) -> u32;
 }
 
-/// Seed 003's loop: [`get_peers`] (one shuffle and one ballot per distinct
+/// The voting-and-shuffling article's loop: [`get_peers`] (one shuffle and one ballot per distinct
 /// key in the warp; works on any GPU with shuffles).
 pub struct Ballot;
 

@@ -1,4 +1,4 @@
-//! Reduction by key, kernel 4 (seed 003's third competitor): per-block
+//! Reduction by key, kernel 4 (the voting-and-shuffling article's third competitor): per-block
 //! pre-aggregation in a shared-memory hash table.
 //!
 //! The seed compared its warp-aggregated atomics (`by_key.rs`) with "a

@@ -1,7 +1,7 @@
 //! The kernels, one file per step.
 //!
 //! Steps 1-7 are Mark Harris's "Optimizing Parallel Reduction in CUDA"
-//! (seed 000); 8 and 9 come from the 2023 review of it on a V100 (seed 004).
+//! (Harris's slides); 8 and 9 come from the 2023 review of it on a V100.
 //! Harris numbers his kernels from 1, as we do; NVIDIA's cuda-samples
 //! `reduction_kernel.cu` numbers the same kernels from `reduce0`.
 //!
@@ -20,7 +20,7 @@
 //! CSR segment or column (`docs/shapes.md`).
 //!
 //! `by_key` and `by_key_hash` solve a different problem, one sum per key
-//! for many keys (seed 003's warp-aggregated atomics; `docs/by_key.md`).
+//! for many keys (the voting-and-shuffling article's warp-aggregated atomics; `docs/by_key.md`).
 //!
 //! `hold` reduces nothing: it holds the stream until the host lets it go,
 //! so that a benchmark can queue its timed runs behind it (`cli/src/timing.rs`).

@@ -9,11 +9,11 @@
 //! Harris's 2007 code relied on the 32 lanes of a warp running in lock step,
 //! reading `sdata[tid + s]` through a `volatile` pointer before any lane
 //! wrote. Since Volta (sm_70) lanes are scheduled independently, and the
-//! CUDA Programming Guide calls that code a race (seed 004 says the same). We
+//! CUDA Programming Guide calls that code a race (the 2023 review says the same). We
 //! keep Harris's shape but split each round into "read, `__syncwarp`, write,
 //! `__syncwarp`", the pattern the guide gives: each lane keeps its running
 //! value in a register, every read of a round happens before any write.
-//! Seed 004's reduce8 gets there differently (one `tid < s` test and one
+//! The 2023 review's reduce8 gets there differently (one `tid < s` test and one
 //! barrier per round); compare `reduce8_warp_tile.rs`.
 //!
 //! Launch: block = power of two in 64..=1024 (the last warp reads

@@ -11,7 +11,7 @@
 //! The grid is no longer tied to `n`: the host launches as many blocks as fit
 //! on the GPU at once (SM count × resident blocks per SM, from the occupancy
 //! API), and a second launch with one block reduces their partials.
-//! Like seed 004 (and unlike Harris's slide, which adds into `sdata[tid]`),
+//! Like the 2023 review (and unlike Harris's slide, which adds into `sdata[tid]`),
 //! the running value stays in a register until the loop ends.
 //!
 //! Launch: block = `BLOCK`, any grid ≥ 1, shared memory = max(block, 64) ×

@@ -1,12 +1,12 @@
-//! Step 8: the last warp synchronised as a tile (seed 004, "Reduce8").
+//! Step 8: the last warp synchronised as a tile (the 2023 review, "Reduce8").
 //!
-//! Seed 004 rewrites Harris's last-warp unrolling for CUDA 9 and later with a
+//! The 2023 review rewrites Harris's last-warp unrolling for CUDA 9 and later with a
 //! cooperative-groups tile of 32 threads: each round keeps the `tid < s` test
 //! and ends with `tile32.sync()`, which is `__syncwarp()` underneath. Changed
 //! from reduce7: one barrier per round instead of two, paid for with idle
 //! lanes (in round `s` only `s` lanes work), and no register copy. A round is
 //! race-free because the lanes that write (`tid < s`) are not the lanes whose
-//! slots are read (`tid + s`). Seed 004 measured it equal to reduce7 on a V100
+//! slots are read (`tid + s`). The 2023 review measured it equal to reduce7 on a V100
 //! (0.999×); reduce5-7 already carry the `__syncwarp` fix in Harris's shape.
 //!
 //! Launch: as reduce7.
@@ -14,7 +14,7 @@
 use crate::op::{Element, ReduceOp};
 use crate::prim::*;
 
-/// Seed 004's `reduce_gpu_v8_kernel`, for `BLOCK` threads.
+/// The 2023 review's `reduce_gpu_v8_kernel`, for `BLOCK` threads.
 ///
 /// # Safety
 /// As [`reduce7`](super::reduce7_multiple_elements::reduce7).

@@ -1,4 +1,4 @@
-//! Step 9: warp shuffle for the last warp (seed 004, "Reduce9").
+//! Step 9: warp shuffle for the last warp (the 2023 review, "Reduce9").
 //!
 //! Changed from reduce8: once one warp is left, lanes exchange values through
 //! registers with `__shfl_down_sync` (PTX `shfl.sync.down`) instead of through
@@ -14,7 +14,7 @@
 use crate::op::{Element, ReduceOp};
 use crate::prim::*;
 
-/// Seed 004's `reduce_gpu_v9_kernel`, for `BLOCK` threads.
+/// The 2023 review's `reduce_gpu_v9_kernel`, for `BLOCK` threads.
 ///
 /// # Safety
 /// As [`reduce7`](super::reduce7_multiple_elements::reduce7).

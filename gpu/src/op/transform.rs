@@ -13,7 +13,7 @@
 use super::Reduction;
 use crate::half::{bf16, f16};
 
-/// `Σ x[i]·y[i]` over two inputs of the same length (seed 002's `dot_product`).
+/// `Σ x[i]·y[i]` over two inputs of the same length (the CUDA parallel-reduction notes's `dot_product`).
 ///
 /// ```
 /// use gpu::op::{Dot, Reduction};

@@ -1,4 +1,4 @@
-//! Reduction by key under test: seed 003's key distributions and the CPU
+//! Reduction by key under test: the voting-and-shuffling article's key distributions and the CPU
 //! group-by sum every result is checked against.
 //!
 //! ```
@@ -12,7 +12,7 @@ use crate::by_key::ByKeyValue;
 use crate::check::data::splitmix64;
 use crate::error::{Error, Result};
 
-/// How the keys are ordered: seed 003's three distributions.
+/// How the keys are ordered: the voting-and-shuffling article's three distributions.
 ///
 /// ```
 /// use reduction::check::by_key::{KeyDist, generate_keys, groups_per_warp};
