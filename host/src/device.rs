@@ -14,7 +14,6 @@ use cudarc::driver::{
 
 use crate::error::{Error, Result, driver};
 use crate::ptx::Ptx;
-use crate::tuning::Tuning;
 
 /// What the device is, read from its attributes.
 ///
@@ -260,17 +259,6 @@ impl Gpu {
     /// ```
     pub fn ptx(&self) -> &Ptx {
         &self.ptx
-    }
-
-    /// The launch choices for this GPU ([`Tuning`]).
-    ///
-    /// ```no_run
-    /// let gpu = reduction::Gpu::open(0, reduction::Ptx::embedded())?;
-    /// println!("blocks of {} threads for 2^28 floats", gpu.tuning().default_block("sum", 1 << 28));
-    /// # Ok::<(), reduction::Error>(())
-    /// ```
-    pub fn tuning(&self) -> Tuning {
-        Tuning::of(&self.info)
     }
 
     /// `(free, total)` device memory in bytes.

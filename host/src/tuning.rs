@@ -10,7 +10,7 @@
 //! --block B` measure every alternative on the card at hand
 //! (`docs/shapes.md`, `docs/operations.md`).
 
-use crate::device::DeviceInfo;
+use crate::device::{DeviceInfo, Gpu};
 use gpu::names::Op;
 use gpu::shape::Fit;
 
@@ -99,6 +99,19 @@ impl Tuning {
     pub fn fit(&self) -> Fit {
         let vectors = if self.bandwidth_per_sm >= EIGHT_VECTORS_FROM { 8 } else { 4 };
         Fit::of(self.sm_count as u64, (self.threads_per_sm / 32) as u64, vectors)
+    }
+}
+
+impl Gpu {
+    /// The launch choices for this GPU ([`Tuning`]).
+    ///
+    /// ```no_run
+    /// let gpu = reduction::Gpu::open(0, reduction::Ptx::embedded())?;
+    /// println!("blocks of {} threads for 2^28 floats", gpu.tuning().default_block("sum", 1 << 28));
+    /// # Ok::<(), reduction::Error>(())
+    /// ```
+    pub fn tuning(&self) -> Tuning {
+        Tuning::of(self.info())
     }
 }
 
