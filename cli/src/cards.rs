@@ -174,21 +174,6 @@ pub fn case_key(case: &str) -> &str {
     }
 }
 
-/// The page's text between the lines `<!-- cards -->` and `<!-- /cards -->`
-/// replaced by `text`; `None` where the page has no such section.
-///
-/// ```
-/// let page = "# Cards\n<!-- cards -->\nold\n<!-- /cards -->\n";
-/// assert_eq!(reduce::cards::splice(page, "new\n").unwrap(), "# Cards\n<!-- cards -->\nnew\n<!-- /cards -->\n");
-/// assert!(reduce::cards::splice("# Cards\n", "new\n").is_none());
-/// ```
-pub fn splice(page: &str, text: &str) -> Option<String> {
-    let open = "<!-- cards -->\n";
-    let start = page.find(open)? + open.len();
-    let end = start + page[start..].find("<!-- /cards -->")?;
-    Some(format!("{}{text}{}", &page[..start], &page[end..]))
-}
-
 /// The fastest of `lines`, the first of equals.
 fn best<'a>(lines: impl Iterator<Item = &'a Line>) -> Option<&'a Line> {
     lines.fold(None, |b: Option<&Line>, l| if b.is_some_and(|b| b.median_us <= l.median_us) { b } else { Some(l) })

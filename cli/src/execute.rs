@@ -231,7 +231,7 @@ pub(crate) fn execute(job: Job) -> Result<bool> {
             Ok(true)
         }
         Job::Report(json, page) => {
-            reduce::bench::regenerate(&json, page.as_deref())?;
+            reduce::report::regenerate(&json, page.as_deref())?;
             Ok(true)
         }
         Job::Cards(dirs, page) => {
@@ -242,9 +242,10 @@ pub(crate) fn execute(job: Job) -> Result<bool> {
             };
             let io = |e: std::io::Error| Error::Invalid(format!("{}: {e}", path.display()));
             let old = std::fs::read_to_string(&path).map_err(io)?;
-            let new = reduce::cards::splice(&old, &text).ok_or_else(|| {
-                Error::Invalid(format!("{}: no `<!-- cards -->` ... `<!-- /cards -->` section", path.display()))
-            })?;
+            let new =
+                reduce::report::section(&old, "<!-- cards -->\n", "<!-- /cards -->", &text)?.ok_or_else(|| {
+                    Error::Invalid(format!("{}: no `<!-- cards -->` ... `<!-- /cards -->` section", path.display()))
+                })?;
             std::fs::write(&path, new).map_err(io)?;
             Ok(true)
         }

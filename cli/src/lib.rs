@@ -15,6 +15,7 @@ pub mod latency;
 pub mod multi_gpu;
 pub mod nvrtc;
 pub mod ops_bench;
+pub mod report;
 pub mod shapes_bench;
 pub mod svg;
 pub mod timing;

@@ -1,5 +1,5 @@
-//! Timing rows, columns and segments (`Reducer::reduce_shaped`): the 1 GiB
-//! f32 matrices of issue 13 along both axes, power-law segments of 2^28
+//! Timing rows, columns and segments (`Reducer::reduce_shaped`): the five
+//! 1 GiB f32 matrices along both axes, power-law segments of 2^28
 //! elements, and sweeps of the strategies (lanes per row, column chunks)
 //! behind the automatic choice. Each case is checked against the CPU once
 //! (the data are odd multiples of 1/8, whose sums are exact, so the check
@@ -62,7 +62,7 @@ pub struct ShapeRow {
     pub ok: bool,
 }
 
-/// The matrices of issue 13 (1 GiB of f32 each), both axes.
+/// The five matrices of 1 GiB of f32 each, both axes.
 pub fn matrices() -> Vec<Case> {
     let shapes = [(16384, 16384), (1 << 20, 256), (256, 1 << 20), (1 << 24, 16), (4096, 65536)];
     shapes.iter().flat_map(|&(r, c)| [1, 0].map(|axis| Case::Axis(Matrix::new(r, c), axis))).collect()

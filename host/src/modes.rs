@@ -10,50 +10,10 @@
 //! | `accurate: true`, f64 sum | `accurate_sum_f64`: double-double, fixed order | `gpu_to_gpu` |
 
 use crate::error::{Error, Result};
-use crate::options::Options;
+use crate::options::{Determinism, Options};
 use gpu::layout::ACCURATE_WORDS;
 use gpu::names::{DType, MODE_TYPES, Op, REPRODUCIBLE_OPS};
 use gpu::op::fixed_order::{Geometry, WARP, tree_len};
-
-/// How much a float result may depend on where it runs, in CCCL's terms
-/// (`cuda::execution::determinism`).
-///
-/// ```
-/// use reduction::Determinism;
-/// assert_eq!(Determinism::default(), Determinism::RunToRun);
-/// assert_eq!(Determinism::from_name("gpu_to_gpu"), Some(Determinism::GpuToGpu));
-/// ```
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-pub enum Determinism {
-    /// The same bits for the same input and options on the same GPU, every
-    /// run (the default kernel combines partials in block order, never with
-    /// float atomics). Another GPU, block size or grid may change the
-    /// rounding.
-    #[default]
-    RunToRun,
-    /// The same bits on any GPU, at any block size and grid: the order of
-    /// additions depends on `n` alone (`gpu::op::fixed_order`), and
-    /// `gpu::op::fixed_order::fixed_order` computes the same bits on the CPU.
-    GpuToGpu,
-}
-
-impl Determinism {
-    /// Every level.
-    pub const ALL: [Determinism; 2] = [Determinism::RunToRun, Determinism::GpuToGpu];
-
-    /// CCCL's name: `run_to_run`, `gpu_to_gpu`.
-    pub fn name(self) -> &'static str {
-        match self {
-            Determinism::RunToRun => "run_to_run",
-            Determinism::GpuToGpu => "gpu_to_gpu",
-        }
-    }
-
-    /// The level named `name`.
-    pub fn from_name(name: &str) -> Option<Determinism> {
-        Determinism::ALL.into_iter().find(|d| d.name() == name)
-    }
-}
 
 /// Which of the mode kernels runs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -1,7 +1,6 @@
 //! How to reduce ([`Options`]): kernel, block size, where the partials are
 //! combined ([`Finish`]), grid cap, determinism and accuracy.
 
-use crate::modes::Determinism;
 use crate::registry::Kernel;
 
 /// Where the last partials are combined.
@@ -9,8 +8,8 @@ use crate::registry::Kernel;
 /// ```
 /// use reduction::{Finish, Options};
 /// assert_eq!(Options::default().finish, Finish::Gpu);
-/// let like_seed_004 = Options { finish: Finish::Cpu, ..Options::default() };
-/// # let _ = like_seed_004;
+/// let like_the_2023_review = Options { finish: Finish::Cpu, ..Options::default() };
+/// # let _ = like_the_2023_review;
 /// ```
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum Finish {
@@ -54,4 +53,44 @@ pub struct Options {
     /// exact sum, whatever the data), f64 within 1 ulp while Σ|x|/|Σx| <
     /// 2^32 (`docs/determinism.md`); both also `gpu_to_gpu`.
     pub accurate: bool,
+}
+
+/// How much a float result may depend on where it runs, in CCCL's terms
+/// (`cuda::execution::determinism`).
+///
+/// ```
+/// use reduction::Determinism;
+/// assert_eq!(Determinism::default(), Determinism::RunToRun);
+/// assert_eq!(Determinism::from_name("gpu_to_gpu"), Some(Determinism::GpuToGpu));
+/// ```
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum Determinism {
+    /// The same bits for the same input and options on the same GPU, every
+    /// run (the default kernel combines partials in block order, never with
+    /// float atomics). Another GPU, block size or grid may change the
+    /// rounding.
+    #[default]
+    RunToRun,
+    /// The same bits on any GPU, at any block size and grid: the order of
+    /// additions depends on `n` alone (`gpu::op::fixed_order`), and
+    /// `gpu::op::fixed_order::fixed_order` computes the same bits on the CPU.
+    GpuToGpu,
+}
+
+impl Determinism {
+    /// Every level.
+    pub const ALL: [Determinism; 2] = [Determinism::RunToRun, Determinism::GpuToGpu];
+
+    /// CCCL's name: `run_to_run`, `gpu_to_gpu`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Determinism::RunToRun => "run_to_run",
+            Determinism::GpuToGpu => "gpu_to_gpu",
+        }
+    }
+
+    /// The level named `name`.
+    pub fn from_name(name: &str) -> Option<Determinism> {
+        Determinism::ALL.into_iter().find(|d| d.name() == name)
+    }
 }

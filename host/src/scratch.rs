@@ -13,7 +13,7 @@ use crate::device::{Gpu, Mapped};
 use crate::error::{Result, driver};
 use crate::input::Element;
 use crate::launch::{Buffers, Job, Out};
-use crate::modes::Determinism;
+use crate::options::Determinism;
 use crate::options::Options;
 use crate::reducer::Reducer;
 use gpu::op::Bits;

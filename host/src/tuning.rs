@@ -81,7 +81,7 @@ impl Tuning {
     }
 
     /// The default kernel's block size for `n` elements of the operation
-    /// named `op`: 1024 threads from [`LARGE_PER_THREAD`] elements a resident
+    /// named `op`: 1024 threads from 124 elements a resident
     /// thread, 512 for arg-min/max from about 7.75, else 256.
     pub fn default_block(&self, op: &str, n: usize) -> u32 {
         let arg = op == Op::ArgMin.name() || op == Op::ArgMax.name();
