@@ -1,4 +1,4 @@
-// Vendor baseline for issue 5: CUB's DeviceReduce::Sum, timed like the
+// Vendor baseline: CUB's DeviceReduce::Sum, timed like the
 // Rust kernels (`reduce bench`): CUDA events around each call (the whole
 // reduction, result left in device memory), warm-up, median of many runs,
 // inputs rotated over buffers that together exceed the L2 cache.

@@ -1,4 +1,4 @@
-"""Vendor baseline for issue 5: torch.sum on the GPU, timed like the Rust
+"""Vendor baseline: torch.sum on the GPU, timed like the Rust
 kernels: CUDA events around each call, warm-up, median of 100 runs, inputs
 rotated over buffers that together exceed the L2 cache.
 
