@@ -5,7 +5,6 @@
 //! waiting (`prepared.rs`), rows, columns and segments (`shaped.rs`), and
 //! the memory it keeps between calls (`scratch.rs`).
 
-use std::any::{Any, TypeId};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
@@ -20,7 +19,7 @@ use crate::options::{Finish, Options};
 use crate::plan::{Level, grid_in_whole_rounds, plan};
 use crate::ptx::Ptx;
 use crate::registry::{DEFAULT_BLOCK, DEFAULT_KERNEL, Kernel, Scheme, fit_block};
-use crate::scratch::{JobKey, Work};
+use crate::scratch::{JobKey, ScratchMap, ShapeScratch, TypedScratch, Work, typed};
 use gpu::op::{ReduceOp, Reduction};
 
 /// Reduces data on one GPU with the kernels of the registry.
@@ -44,9 +43,9 @@ use gpu::op::{ReduceOp, Reduction};
 pub struct Reducer {
     gpu: Gpu,
     /// One [`Scratch`](crate::scratch::Scratch) per element type (`scratch.rs`).
-    pub(crate) scratch: Mutex<HashMap<TypeId, Box<dyn Any + Send>>>,
+    pub(crate) scratch: ScratchMap,
     /// The shaped reductions' buffers (`shaped.rs`), made on first use.
-    pub(crate) shapes: Mutex<Option<crate::shaped::ShapeScratch>>,
+    pub(crate) shapes: Mutex<Option<ShapeScratch>>,
 }
 
 impl std::fmt::Debug for Reducer {
@@ -56,6 +55,11 @@ impl std::fmt::Debug for Reducer {
 }
 
 impl Reducer {
+    /// This type's scratch, made on first use, with the map locked.
+    pub(crate) fn scratch<T: Element>(&self) -> Result<TypedScratch<'_, T>> {
+        typed::<T>(&self.scratch, &self.gpu)
+    }
+
     /// A reducer on device 0 with the embedded kernels.
     ///
     /// Errors: [`Error::NoDriver`] without the NVIDIA driver, [`Error::NoDevice`]

@@ -5,7 +5,7 @@
 
 use std::any::{Any, TypeId};
 use std::collections::HashMap;
-use std::sync::MutexGuard;
+use std::sync::{Mutex, MutexGuard};
 
 use cudarc::driver::CudaSlice;
 
@@ -15,7 +15,6 @@ use crate::input::Element;
 use crate::launch::{Buffers, Job, Out};
 use crate::options::Determinism;
 use crate::options::Options;
-use crate::reducer::Reducer;
 use gpu::op::Bits;
 
 /// Device buffers of one element type, kept between calls and grown to the
@@ -130,20 +129,31 @@ impl MappedSlot {
     }
 }
 
-impl Reducer {
-    /// This type's scratch, made on first use, with the map locked.
-    pub(crate) fn scratch<T: Element>(&self) -> Result<TypedScratch<'_, T>> {
-        let mut map = self.scratch.lock().unwrap_or_else(|p| p.into_inner());
-        if let std::collections::hash_map::Entry::Vacant(slot) = map.entry(TypeId::of::<T>()) {
-            let buffer = || self.gpu().alloc::<T>(1, "scratch");
-            let mut ticket = self.gpu().alloc::<u32>(1, "the single-pass ticket")?;
-            self.gpu().stream().memset_zeros(&mut ticket).map_err(driver("cuMemsetD8"))?;
-            let bufs = Buffers { levels: [buffer()?, buffer()?], ticket };
-            let work = Work { bufs, result: MappedSlot::new(self.gpu())?, partials: buffer()?, last: None };
-            slot.insert(Box::new(Scratch::<T> { work, staging: [buffer()?, buffer()?] }));
-        }
-        Ok(TypedScratch { guard: map, _t: std::marker::PhantomData })
+/// Every element type's scratch, by type (a reducer keeps one).
+pub(crate) type ScratchMap = Mutex<HashMap<TypeId, Box<dyn Any + Send>>>;
+
+/// `T`'s scratch in `map`, made on `gpu` on first use, with the map locked.
+pub(crate) fn typed<'a, T: Element>(map: &'a ScratchMap, gpu: &Gpu) -> Result<TypedScratch<'a, T>> {
+    let mut map = map.lock().unwrap_or_else(|p| p.into_inner());
+    if let std::collections::hash_map::Entry::Vacant(slot) = map.entry(TypeId::of::<T>()) {
+        let buffer = || gpu.alloc::<T>(1, "scratch");
+        let mut ticket = gpu.alloc::<u32>(1, "the single-pass ticket")?;
+        gpu.stream().memset_zeros(&mut ticket).map_err(driver("cuMemsetD8"))?;
+        let bufs = Buffers { levels: [buffer()?, buffer()?], ticket };
+        let work = Work { bufs, result: MappedSlot::new(gpu)?, partials: buffer()?, last: None };
+        slot.insert(Box::new(Scratch::<T> { work, staging: [buffer()?, buffer()?] }));
     }
+    Ok(TypedScratch { guard: map, _t: std::marker::PhantomData })
+}
+
+/// The device buffers of shaped reductions, kept between calls.
+pub(crate) struct ShapeScratch {
+    /// Pieces of segments across tiles, or column chunks' partials (8-byte words).
+    pub(crate) partials: CudaSlice<u64>,
+    /// Tickets, zero between launches (every launch leaves them zero).
+    pub(crate) tickets: CudaSlice<u32>,
+    /// Results on their way to the host (8-byte words).
+    pub(crate) results: CudaSlice<u64>,
 }
 
 /// The locked scratch map, viewed as one type's [`Scratch`].

@@ -11,20 +11,11 @@ use crate::modes::mode_kernel;
 use crate::operations::{Output, check_inputs};
 use crate::options::{Determinism, Options};
 use crate::reducer::Reducer;
+use crate::scratch::ShapeScratch;
 use crate::shape::{Fit, Matrix, Offsets, Shape, ShapePlan, Strategy, check_offsets, plan};
 use gpu::names::Op;
 use gpu::op::{Bits, Reduction, Sum};
 use gpu::shape::vector_columns;
-
-/// The device buffers of shaped reductions, kept between calls.
-pub(crate) struct ShapeScratch {
-    /// Pieces of segments across tiles, or column chunks' partials (8-byte words).
-    partials: CudaSlice<u64>,
-    /// Tickets, zero between launches (every launch leaves them zero).
-    tickets: CudaSlice<u32>,
-    /// Results on their way to the host (8-byte words).
-    results: CudaSlice<u64>,
-}
 
 impl Reducer {
     /// Check CSR `offsets` (at least one; never decreasing) and copy them
