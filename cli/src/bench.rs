@@ -396,11 +396,13 @@ pub fn measure_cuda<O: ReduceOp<T>, T: Element + Reference + Sample>(
     copy_bandwidth(cuda.gpu(), 1 << 30, 400)?;
     let mut input: Option<Rotated<T>> = None;
     for (n, kernel) in cells(config).skip(from) {
-        if input.as_ref().is_none_or(|r| r.input.host.len() != n) {
-            drop(input.take()); // the previous size's copies are freed first
-            input = Some(Rotated::<T>::new(cuda, Pattern::Random, n, config.seed)?);
-        }
-        let Some(rotated) = input.as_ref() else { continue };
+        let rotated = match input.take() {
+            Some(r) if r.input.host.len() == n => input.insert(r),
+            previous => {
+                drop(previous); // the previous size's copies are freed first
+                input.insert(Rotated::<T>::new(cuda, Pattern::Random, n, config.seed)?)
+            }
+        };
         let block = config.block.max(kernel.min_block);
         let result = measure::<O, T>(cuda, kernel, block, Finish::Gpu, rotated, config.runs);
         let (outcome, go_on) = match result {

@@ -258,9 +258,9 @@ fn bench(gpu: &Gpu, a: BenchArgs) -> Result<bool> {
         return with_plain_dtype!(a.dtype, |T| with_op!(a.op, |O| cuda_cells::<O, T>(gpu, &a.config, *from, source.as_deref()), else Err(unsupported())), else Err(unsupported()));
     }
     let rust = gpu.open()?;
-    let cells = reduce::bench::cells(&a.config).count();
+    let cells: Vec<(usize, String)> = reduce::bench::cells(&a.config).map(|(n, k)| (n, k.id.to_string())).collect();
     let per_kernel = if matches!(a.cuda, CudaColumn::Off) { 1 } else { 2 };
-    let progress = ProgressBar::new((cells * per_kernel) as u64);
+    let progress = ProgressBar::new((cells.len() * per_kernel) as u64);
     if let Ok(style) = ProgressStyle::with_template("{bar:30} {pos}/{len} {msg}") {
         progress.set_style(style);
     }
@@ -273,7 +273,7 @@ fn bench(gpu: &Gpu, a: BenchArgs) -> Result<bool> {
         CudaColumn::Process(args) => std::env::current_exe()
             .map_err(|e| format!("cannot find this program to run the CUDA C++ column: {e}"))
             .and_then(|exe| {
-                twins::run_column(&exe, args, cells, |c| tick(&format!("n={} {} (CUDA C++)", c.n, c.kernel)))
+                twins::run_column(&exe, args, &cells, |c| tick(&format!("n={} {} (CUDA C++)", c.n, c.kernel)))
             }),
         _ => Err("left out with --no-cuda".to_string()),
     };

@@ -48,18 +48,25 @@ impl Line {
     }
 }
 
-/// Run the twins' process `exe args --cuda-from K` until all `total` cells
-/// are in, starting a fresh one after each that ended early; `tick` is
-/// called for each cell. `Err` is the whole column's reason.
+/// Run the twins' process `exe args --cuda-from K` until a cell is in for
+/// each of `wanted` (size and kernel id, in [`crate::bench::cells`]' order,
+/// as the process measures them), starting a fresh one after each that
+/// ended early; `tick` is called for each cell. `Err` is the whole column's
+/// reason.
 ///
 /// ```no_run
-/// let args = ["bench", "--n", "2^20"].map(String::from);
+/// let args = ["bench", "--n", "1048576", "--kernel", "reduce1"].map(String::from);
 /// let exe = std::env::current_exe().unwrap();
-/// let cells = reduce::twins::run_column(&exe, &args, 11, |_| {});
+/// let cells = reduce::twins::run_column(&exe, &args, &[(1 << 20, "reduce1".into())], |_| {});
 /// ```
-pub fn run_column(exe: &Path, args: &[String], total: usize, mut tick: impl FnMut(&Cell)) -> Result<Vec<Cell>, String> {
+pub fn run_column(
+    exe: &Path,
+    args: &[String],
+    wanted: &[(usize, String)],
+    mut tick: impl FnMut(&Cell),
+) -> Result<Vec<Cell>, String> {
     let mut cells: Vec<Cell> = Vec::new();
-    while cells.len() < total {
+    while let Some((n, kernel)) = wanted.get(cells.len()) {
         let from = cells.len();
         let mut child = Command::new(exe)
             .args(args)
@@ -100,35 +107,10 @@ pub fn run_column(exe: &Path, args: &[String], total: usize, mut tick: impl FnMu
             // it measured nothing: the cell it was at is lost, with the reason
             let why = errors.lines().rev().map(str::trim).find(|l| !l.is_empty()).map(str::to_string);
             let why = why.unwrap_or_else(|| format!("the CUDA C++ process ended ({status})"));
-            let Some((n, kernel)) = nth_cell(args, from) else { return Err(why) };
-            let cell = Cell { n, kernel, outcome: Err(why) };
+            let cell = Cell { n: *n, kernel: kernel.clone(), outcome: Err(why) };
             tick(&cell);
             cells.push(cell);
         }
     }
     Ok(cells)
-}
-
-/// The `i`-th cell of the column whose process was started with `args`,
-/// read back from the cells the processes reported and the order of
-/// [`crate::bench::cells`]: the `--n` sizes and `--kernel` ids.
-fn nth_cell(args: &[String], i: usize) -> Option<(usize, String)> {
-    let value = |flag: &str| args.iter().position(|a| a == flag).and_then(|p| args.get(p + 1));
-    let sizes: Vec<usize> = value("--n")?.split(',').map(|s| s.parse().ok()).collect::<Option<_>>()?;
-    let kernels: Vec<&str> = value("--kernel")?.split(',').collect();
-    let n = *sizes.get(i / kernels.len())?;
-    Some((n, kernels.get(i % kernels.len())?.to_string()))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn cells_are_found_from_the_arguments() {
-        let args: Vec<String> = ["bench", "--n", "10,20", "--kernel", "reduce1,single_pass"].map(String::from).into();
-        assert_eq!(nth_cell(&args, 0), Some((10, "reduce1".into())));
-        assert_eq!(nth_cell(&args, 3), Some((20, "single_pass".into())));
-        assert_eq!(nth_cell(&args, 4), None);
-    }
 }
