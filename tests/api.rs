@@ -9,11 +9,11 @@ mod common;
 use common::{cpu_trial, ensure, gpu_trial, gpu_trial_alone, reducer};
 use cudarc::driver::CudaSlice;
 use libtest_mimic::Failed;
-use reduction::check::data::{Pattern, generate};
-use reduction::check::reference::Reference;
 use reduction::{
     Element, Error, Finish, KERNELS, Kernel, Max, Min, Op, Options, Ptx, ReduceOp, Reducer, Sum, no_gpu_reason,
 };
+use testkit::data::{Pattern, generate};
+use testkit::reference::Reference;
 
 fn main() {
     let mut trials = vec![

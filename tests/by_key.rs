@@ -22,9 +22,9 @@ mod common;
 use common::{cpu_trial, ensure, gpu_trial, reducer, run};
 use libtest_mimic::{Failed, Trial};
 use reduction::by_key::{self, value_types};
-use reduction::check::by_key::{KeyDist, generate_keys, groups_per_warp, reference};
-use reduction::check::data::{Pattern, generate};
-use reduction::{ByKeyKernel, ByKeyValue, Error, Ptx, check_host_input};
+use reduction::{ByKeyKernel, Error, Ptx, check_host_input};
+use testkit::by_key::{KeyDist, TestValue, generate_keys, groups_per_warp, reference};
+use testkit::data::{Pattern, generate};
 
 /// Sizes: tiny, around one warp, a block (256) and a hash tile (1024), and
 /// large; `n / 10` keys (at least one), as the seed's 10 elements per key.
@@ -82,7 +82,7 @@ fn typed(name: String, ty: &str, f: impl FnOnce(Ty) -> Result<(), Failed> + Send
 
 /// Sum `keys`/`values` on the GPU with `kernel` and compare with the
 /// reference (`exact`: bit for bit, for values whose sums are exact).
-fn check<T: ByKeyValue>(
+fn check<T: TestValue>(
     kernel: ByKeyKernel,
     keys: &[u32],
     values: &[T],
@@ -97,7 +97,7 @@ fn check<T: ByKeyValue>(
 }
 
 /// Every size, random values within tolerance and multiples of 1/8 exactly.
-fn sums<T: ByKeyValue>(kernel: ByKeyKernel, dist: KeyDist) -> Result<(), Failed> {
+fn sums<T: TestValue>(kernel: ByKeyKernel, dist: KeyDist) -> Result<(), Failed> {
     for (i, &n) in SIZES.iter().enumerate() {
         let num_keys = (n / 10).max(1);
         let seed = 100 * i as u64 + 7;
@@ -120,7 +120,7 @@ fn sums<T: ByKeyValue>(kernel: ByKeyKernel, dist: KeyDist) -> Result<(), Failed>
 }
 
 /// Key patterns that stress the peer logic, with exact values.
-fn patterns<T: ByKeyValue>(kernel: ByKeyKernel) -> Result<(), Failed> {
+fn patterns<T: TestValue>(kernel: ByKeyKernel) -> Result<(), Failed> {
     let n = 10_007;
     type Case = (&'static str, fn(usize) -> u32);
     let cases: [Case; 9] = [
@@ -145,7 +145,7 @@ fn patterns<T: ByKeyValue>(kernel: ByKeyKernel) -> Result<(), Failed> {
 }
 
 /// Device keys `>= num_keys` are skipped and counted; the others are summed.
-fn bad_device_keys<T: ByKeyValue>(kernel: ByKeyKernel) -> Result<(), Failed> {
+fn bad_device_keys<T: TestValue>(kernel: ByKeyKernel) -> Result<(), Failed> {
     let r = reducer();
     let stream = r.gpu().stream();
     let (n, num_keys) = (100_003usize, 10_000usize);
@@ -176,7 +176,7 @@ fn bad_device_keys<T: ByKeyValue>(kernel: ByKeyKernel) -> Result<(), Failed> {
 }
 
 /// The seed's size: 10^7 elements, 10^6 keys, every kernel.
-fn seed_size<T: ByKeyValue>(dist: KeyDist) -> Result<(), Failed> {
+fn seed_size<T: TestValue>(dist: KeyDist) -> Result<(), Failed> {
     let (n, num_keys) = (10_000_000, 1_000_000);
     let keys = generate_keys(dist, n, num_keys as u32, 3);
     let values: Vec<T> = generate(Pattern::Random, n, 3)?;
@@ -189,7 +189,7 @@ fn seed_size<T: ByKeyValue>(dist: KeyDist) -> Result<(), Failed> {
 }
 
 /// The API's edges and errors on the GPU.
-fn api<T: ByKeyValue>() -> Result<(), Failed> {
+fn api<T: TestValue>() -> Result<(), Failed> {
     let r = reducer();
     let stream = r.gpu().stream();
     let zero = T::default();

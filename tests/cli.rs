@@ -12,7 +12,7 @@ use std::process::{Command, Output};
 
 use common::{cpu_trial, ensure, gpu_trial};
 use libtest_mimic::Failed;
-use reduction::check::by_key::KeyDist;
+use testkit::by_key::KeyDist;
 
 /// The `reduce` binary under test.
 fn bin() -> String {

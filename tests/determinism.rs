@@ -2,7 +2,7 @@
 //! the GPU's bits against the CPU twin (`gpu::op::fixed_order::fixed_order`)
 //! across block sizes 128..1024, grids capped at 1, 7, 66, 132 and 264
 //! blocks, and runs; the accurate sums against the exact reference
-//! (`reduction::check::exact`) on adversarial data; the default kernel's
+//! (`testkit::exact`) on adversarial data; the default kernel's
 //! `run_to_run` promise over 100 runs; the typed errors; and planted errors
 //! the checks must reject. The CPU trials run everywhere.
 
@@ -10,8 +10,6 @@ mod common;
 
 use common::{cpu_trial, ensure, gpu_trial, reducer};
 use libtest_mimic::{Failed, Trial};
-use reduction::check::data::{Pattern, generate, splitmix64};
-use reduction::check::exact::ExactSum;
 use reduction::op::exact::{DdSum, DoubleDouble};
 use reduction::op::fixed_order::{FixedOrder, Geometry, fixed_order};
 use reduction::shape::offsets_of;
@@ -20,6 +18,8 @@ use reduction::{
     ArgMax, DType, Determinism, Dot, Error, Kernel, Matrix, Mean, Min, Norm, Options, Reducer, Shape, Strategy, Sum,
     SumSquares,
 };
+use testkit::data::{Pattern, generate, splitmix64};
+use testkit::exact::ExactSum;
 
 const BLOCKS: [u32; 4] = [128, 256, 512, 1024];
 const GRIDS: [Option<u32>; 6] = [None, Some(1), Some(7), Some(66), Some(132), Some(264)];
@@ -65,7 +65,7 @@ fn main() {
 }
 
 /// Float types of the modes.
-trait Float: reduction::Element + reduction::check::data::Sample + Default + Copy + 'static {
+trait Float: reduction::Element + testkit::data::Sample + Default + Copy + 'static {
     fn of(x: f64) -> Self;
     fn to(self) -> f64;
     fn bits(self) -> u64;
@@ -316,7 +316,7 @@ fn dd_beyond() -> Result<(), Failed> {
     let exact = ExactSum::of(&xs);
     ensure(exact.to_f64() == 2f64.powi(-60), || "the exact sum".into())?;
     let abs: f64 = xs.iter().map(|x| x.abs()).sum();
-    let bound = 0.5 * reduction::check::exact::ulp(got) + dd_coefficient(xs.len()) * 2f64.powi(-106) * abs;
+    let bound = 0.5 * testkit::exact::ulp(got) + dd_coefficient(xs.len()) * 2f64.powi(-106) * abs;
     ensure(exact.distance(got) <= bound, || format!("outside the bound: {got:e}"))?;
     ensure(exact.ulps(got) > 1.0, || format!("expected more than 1 ulp here, got {got:e}"))
 }

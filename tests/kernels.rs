@@ -20,10 +20,10 @@ mod common;
 
 use common::{gpu_trial, reducer};
 use libtest_mimic::Failed;
-use reduction::check::data::{Pattern, Sample};
-use reduction::check::reference::Reference;
-use reduction::check::{CheckInput, verify};
 use reduction::{DEFAULT_BLOCK, DType, Element, Finish, KERNELS, Op, ReduceOp, with_op, with_plain_dtype};
+use testkit::data::{Pattern, Sample};
+use testkit::reference::Reference;
+use testkit::{CheckInput, verify};
 
 /// The sizes: empty, tiny, around one warp and one block, around
 /// 2^16, and large.
@@ -69,7 +69,7 @@ fn main() {
 /// is replaced by 0, as a kernel that skips it would see them. Every kernel
 /// must fail the check.
 fn a_dropped_element_is_caught() -> Result<(), Failed> {
-    use reduction::check::data::generate;
+    use testkit::data::generate;
     let r = reducer();
     let n = (1 << 25) + 3;
     let host: Vec<f32> = generate(Pattern::Large, n, 5)?;

@@ -1,5 +1,5 @@
 //! Reductions across GPUs (`reduction::multi`), against the CPU references
-//! of `reduction::check::ops` on the whole input: every operation × type on
+//! of `testkit::ops` on the whole input: every operation × type on
 //! uneven shards (one empty, lengths differing by a lot), arg-min/max ties
 //! and NaN on both sides of a shard boundary (the global index), half sums
 //! past f16's saturation, host slices split over the GPUs, the NCCL bootstrap
@@ -13,12 +13,12 @@ mod common;
 
 use common::{cpu_trial, ensure, multi_gpu_trial};
 use libtest_mimic::{Failed, Trial};
-use reduction::check::data::{Pattern, Sample, generate};
-use reduction::check::ops::{Number, Outcome, verify_op};
 use reduction::cudarc::driver::{CudaSlice, CudaView};
 use reduction::half::f16;
 use reduction::multi::{MultiReducer, Sharded, UniqueId, split};
 use reduction::{ArgMax, ArgMin, Element, Error, Op, Sum, with_operation};
+use testkit::data::{Pattern, Sample, generate};
+use testkit::ops::{Number, Outcome, verify_op};
 
 trait TestElement: Element + Sample + Number + Outcome + Default {}
 

@@ -1,6 +1,6 @@
 //! Every operation of the default kernel × every element type it has
 //! (`Op::types`), on the GPU against the CPU references of
-//! `reduction::check::ops`: sizes 0, 1, 31..33, 2^k±1 up to 2^25+3; arg-min/max
+//! `testkit::ops`: sizes 0, 1, 31..33, 2^k±1 up to 2^25+3; arg-min/max
 //! with ties and NaN at the first and last element and on both sides of
 //! block, vector and grid-stride boundaries; half sums past f16's
 //! saturation; dot products that cancel; the typed errors; and planted
@@ -10,12 +10,12 @@ mod common;
 
 use common::{ensure, gpu_trial, reducer};
 use libtest_mimic::{Failed, Trial};
-use reduction::check::data::{Pattern, Sample, generate};
-use reduction::check::ops::{Number, Outcome, verify_op};
-use reduction::check::poisoned::Poisoned;
 use reduction::cudarc::driver::CudaView;
 use reduction::half::{bf16, f16};
 use reduction::{Arg, ArgMax, DType, Dot, Element, Error, Kernel, Op, Options, Reduction, Sum, with_operation};
+use testkit::data::{Pattern, Sample, generate};
+use testkit::ops::{Number, Outcome, verify_op};
+use testkit::poisoned::Poisoned;
 
 /// The element types under test.
 trait TestElement: Element + Sample + Number + Outcome + Default {}

@@ -16,10 +16,10 @@ use common::gpu_trial;
 use libtest_mimic::Failed;
 use proptest::prelude::*;
 use proptest::test_runner::{Config, TestCaseError, TestRunner};
-use reduction::check::data::{Pattern, Sample};
-use reduction::check::reference::Reference;
-use reduction::check::{CheckInput, verify};
 use reduction::{DType, Element, Finish, KERNELS, Op, ReduceOp, with_op, with_plain_dtype};
+use testkit::data::{Pattern, Sample};
+use testkit::reference::Reference;
+use testkit::{CheckInput, verify};
 
 fn config(cases: u32) -> Config {
     Config { cases, failure_persistence: None, ..Config::default() }

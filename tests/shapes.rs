@@ -10,13 +10,13 @@ mod common;
 
 use common::{ensure, gpu_trial, gpu_trial_alone, reducer};
 use libtest_mimic::{Failed, Trial};
-use reduction::check::data::{Pattern, Sample, generate};
-use reduction::check::ops::{Number, Outcome, arg_reference, epsilon, finish_reference, sum_reference};
 use reduction::{
     Arg, ArgMax, DType, Element, Error, Matrix, Op, Reduction, Shape, Strategy, Sum,
     shape::{MAX_TILE_BYTES, offsets_of},
     with_operation,
 };
+use testkit::data::{Pattern, Sample, generate};
+use testkit::ops::{Number, Outcome, arg_reference, epsilon, finish_reference, sum_reference};
 
 trait TestElement: Element + Sample + Number + Outcome + Default {}
 impl<T: Element + Sample + Number + Outcome + Default> TestElement for T {}

@@ -9,10 +9,10 @@ mod common;
 
 use common::{ensure, gpu_trial_alone};
 use libtest_mimic::Failed;
-use reduction::check::data::{Pattern, Sample, generate, splitmix64};
-use reduction::check::reference::Reference;
-use reduction::check::{chain_depth, tolerance};
 use reduction::{DType, Element, Finish, KERNELS, Op, Options, ReduceOp, Reducer, with_op, with_plain_dtype};
+use testkit::data::{Pattern, Sample, generate, splitmix64};
+use testkit::reference::Reference;
+use testkit::{chain_depth, tolerance};
 
 const REDUCTIONS: usize = 10_000;
 const LARGEST: usize = 1 << 20;

@@ -1,4 +1,4 @@
-//! Queued timing (`cli/src/timing.rs`, `reduction::hold`): the hold kernel
+//! Queued timing (`cli/src/timing.rs`, `testkit::hold`): the hold kernel
 //! keeps the work behind it waiting until the host lets it go, reports a
 //! timeout as an error, is let go when dropped; and runs timed behind it
 //! measure no more than the same runs queued from the host loop.
@@ -12,8 +12,8 @@ use std::time::{Duration, Instant};
 use common::{ensure, gpu_trial_alone, reducer, run};
 use libtest_mimic::{Failed, Trial};
 use reduce::timing::{QUEUED_BATCH, Timing, time_runs_with};
-use reduction::hold::Hold;
 use reduction::{Error, Options, Reducer, Sum};
+use testkit::hold::Hold;
 
 fn main() {
     let trials: Vec<Trial> = vec![

@@ -1,14 +1,14 @@
 //! Measuring kernels: inputs replicated past the L2 cache, a check against
-//! the CPU before timing (`reduction::check`, the library's own), and
+//! the CPU before timing (`testkit`, the library's test kit), and
 //! CUDA-event timing of the whole reduction (every launch, result left in
 //! device memory).
 
-use reduction::check::data::{Pattern, Sample};
-use reduction::check::reference::Reference;
-use reduction::check::{CheckInput, Checked, verify};
 use reduction::cudarc::driver::CudaSlice;
 use reduction::{DeviceInfo, Element, Error, Finish, Gpu, Kernel, Options, ReduceOp, Reducer, Result};
 use serde::{Deserialize, Serialize};
+use testkit::data::{Pattern, Sample};
+use testkit::reference::Reference;
+use testkit::{CheckInput, Checked, verify};
 
 use crate::timing::{Stats, Timing, time_runs, time_runs_with};
 

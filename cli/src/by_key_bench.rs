@@ -2,11 +2,11 @@
 //! speedup over plain atomics, per key distribution and value type
 //! (`docs/by_key.md`).
 
-use reduction::check::by_key::{KeyDist, generate_keys, groups_per_warp, reference};
-use reduction::check::data::{Pattern, generate};
 use reduction::cudarc::driver::CudaSlice;
-use reduction::{BY_KEY_BLOCK, ByKeyKernel, ByKeyValue, Error, Reducer, Result};
+use reduction::{BY_KEY_BLOCK, ByKeyKernel, Error, Reducer, Result};
 use serde::Serialize;
+use testkit::by_key::{KeyDist, TestValue, generate_keys, groups_per_warp, reference};
+use testkit::data::{Pattern, generate};
 
 use crate::bench::{WARMUP, copies_wanted};
 use crate::timing::{Stats, time_runs};
@@ -88,7 +88,7 @@ pub fn bench(reducer: &Reducer, n: usize, keys: u32, runs: usize) -> Result<Vec<
 }
 
 /// [`bench()`] for one value type and one key distribution.
-fn bench_type<T: ByKeyValue>(
+fn bench_type<T: TestValue>(
     reducer: &Reducer,
     dist: KeyDist,
     keys: &[u32],

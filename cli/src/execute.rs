@@ -11,14 +11,14 @@ use reduce::by_key_bench;
 use reduce::nvrtc;
 use reduce::timing::Timing;
 use reduce::twins::{self, Line};
-use reduction::check::by_key::{KeyDist, generate_keys, reference};
-use reduction::check::data::{Pattern, Sample, generate};
-use reduction::check::reference::Reference;
-use reduction::check::{CheckInput, verify};
 use reduction::{
     ByKeyKernel, DType, Determinism, Element, Error, Finish, KERNELS, Kernel, Op, Options, ReduceOp, Reducer, Result,
     with_op, with_plain_dtype,
 };
+use testkit::by_key::{KeyDist, generate_keys, reference};
+use testkit::data::{Pattern, Sample, generate};
+use testkit::reference::Reference;
+use testkit::{CheckInput, verify};
 
 /// Ok(false) when a result did not match the reference.
 pub(crate) fn execute(job: Job) -> Result<bool> {

@@ -10,10 +10,10 @@
 
 use std::time::Instant;
 
-use reduction::check::data::{Pattern, Sample};
-use reduction::check::reference::Reference;
 use reduction::{Element, Finish, Options, ReduceOp, Reducer, Result};
 use serde::Serialize;
+use testkit::data::{Pattern, Sample};
+use testkit::reference::Reference;
 
 use crate::bench::{Rotated, WARMUP, measure_with};
 use crate::timing::{Stats, Timing, time_runs_with};

@@ -14,11 +14,11 @@
 
 use std::time::Instant;
 
-use reduction::check::data::{Pattern, Sample, generate};
-use reduction::check::ops::{Number, Outcome, verify_op};
 use reduction::cudarc::driver::{CudaSlice, CudaView};
 use reduction::multi::{MultiReducer, Sharded};
 use reduction::{DType, Element, Error, Op, Options, Reducer, Result, with_operation};
+use testkit::data::{Pattern, Sample, generate};
+use testkit::ops::{Number, Outcome, verify_op};
 
 use crate::bench::{WARMUP, copies_wanted};
 use crate::timing::{Stats, time_runs};

@@ -1,6 +1,6 @@
 //! Timing the library's operations (arg-min/max, dot, norms, half-precision
 //! sums, ...) on the default kernel: each input checked once against the
-//! CPU (`reduction::check::ops::verify_op`), then the launch alone timed
+//! CPU (`testkit::ops::verify_op`), then the launch alone timed
 //! between CUDA events, planned before the first event, cycling through
 //! copies of the inputs that together exceed the L2 several times. GB/s
 //! count every input byte read (both vectors of a dot product). The runs
@@ -9,13 +9,13 @@
 //! to the host leaves it or in a device buffer ([`ResultTo`]); each row
 //! says which.
 
-use reduction::check::Checked;
-use reduction::check::data::{Pattern, Sample, generate};
-use reduction::check::ops::{Number, Outcome, verify_op};
-use reduction::check::poisoned::Poisoned;
 use reduction::cudarc::driver::{CudaSlice, CudaView};
 use reduction::{DType, Element, Op, Options, Reducer, Reduction, Result, with_operation};
 use serde::{Deserialize, Serialize};
+use testkit::Checked;
+use testkit::data::{Pattern, Sample, generate};
+use testkit::ops::{Number, Outcome, verify_op};
+use testkit::poisoned::Poisoned;
 
 use crate::bench::{WARMUP, copies_wanted};
 use crate::timing::{Timing, by_name, time_runs_with};

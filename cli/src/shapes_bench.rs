@@ -8,10 +8,10 @@
 //! matrix's (or segments') bytes read. The vendor side is
 //! `cli/baselines/shapes_vendor.py`, run in the same sitting.
 
-use reduction::check::data::{Pattern, generate};
 use reduction::cudarc::driver::CudaSlice;
 use reduction::{Error, Matrix, Options, Reducer, Result, Shape, Strategy, Sum};
 use serde::{Deserialize, Serialize};
+use testkit::data::{Pattern, generate};
 
 use crate::bench::WARMUP;
 use crate::timing::time_runs;

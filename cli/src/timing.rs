@@ -11,7 +11,7 @@
 //!   this library's runs were not that short: both ways agreed within
 //!   0.2 µs at 2^22, `docs/operations.md`; torch's and CuPy's differ).
 //! * **queued** (NVIDIA nvbench's "blocking kernel"): the hold kernel
-//!   ([`reduction::hold`]) is launched first, the runs of a batch are
+//!   ([`testkit::hold`]) is launched first, the runs of a batch are
 //!   queued behind it, then it is let go: the runs execute back to back and
 //!   each pair of events holds the GPU's work alone. A hold kernel that
 //!   timed out (the host took longer to queue than [`HOLD_TIMEOUT`]) is an
@@ -22,8 +22,8 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-use reduction::hold::Hold;
 use reduction::{Error, Gpu, Result};
+use testkit::hold::Hold;
 
 /// How the timed runs are queued (see the module's doc).
 ///

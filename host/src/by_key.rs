@@ -10,11 +10,10 @@
 //! * [`Reducer::reduce_by_key`](crate::Reducer::reduce_by_key) and
 //!   [`Reducer::reduce_by_key_into`](crate::Reducer::reduce_by_key_into): the
 //!   API (`reduce_by_key.rs`).
-//! * [`check::by_key`](crate::check::by_key): the key distributions and the
-//!   CPU group-by sum every result is checked against.
+//!
+//! The key distributions and the CPU group-by sum every result is checked
+//! against are the test kit's (`reduction-testkit`, `testkit::by_key`).
 
-use crate::check::data::Sample;
-use crate::check::reference::Reference;
 use crate::error::{Error, Result};
 use crate::input::Element;
 use gpu::names::DType;
@@ -177,7 +176,7 @@ mod sealed {
 /// }
 /// assert_eq!(total(&[0.5f32, 0.25]), 0.75);
 /// ```
-pub trait ByKeyValue: Element + Reference + Sample + sealed::Sealed {
+pub trait ByKeyValue: Element + sealed::Sealed {
     /// The value, exactly, as `f64`.
     ///
     /// ```

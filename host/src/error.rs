@@ -288,10 +288,11 @@ pub enum Error {
     #[error("{0}")]
     Shape(String),
 
-    /// The hold kernel ([`hold::Hold`](crate::hold::Hold)) gave up waiting
-    /// before the host released it: the work queued behind it started while
-    /// the host was still queueing (the launch queue filled, or the host
-    /// blocked), so times taken behind it are not queued times.
+    /// The hold kernel (`gpu/src/kernels/hold.rs`, launched by the test kit's
+    /// `testkit::hold::Hold`) gave up waiting before the host released it:
+    /// the work queued behind it started while the host was still queueing
+    /// (the launch queue filled, or the host blocked), so times taken behind
+    /// it are not queued times.
     #[error(
         "the hold kernel timed out after {timeout_ms} ms before the host released it: the work behind it started \
          while the host was still queueing, so its times are not queued times (queue fewer runs per hold, or time \

@@ -217,7 +217,8 @@ impl Gpu {
     /// shared memory.
     ///
     /// This, [`Gpu::launch_single_pass`], [`Gpu::launch_by_key`] (and the
-    /// shape and hold launches below) are the only places kernels are launched. They check what the kernel relies on
+    /// shape launches below) are the only places the library launches
+    /// kernels (the test kit launches the hold kernel). They check what the kernel relies on
     /// and cannot check itself: the buffers are long enough for `n` and
     /// `grid`, and the shape is a legal launch.
     pub(crate) fn launch_reduce<T: DeviceRepr>(
@@ -442,27 +443,6 @@ impl Gpu {
         // non-empty). The warp kernels need whole warps (block a multiple of
         // 32, checked); the hash kernel sizes its table from the shared
         // memory the launch provides, whatever `smem` is.
-        unsafe { args.launch(cfg) }.map_err(|source| launch_error(entry, &cfg, source))?;
-        Ok(())
-    }
-
-    /// Launch the hold kernel `hold(flag: *const u32, outcome: *mut u32,
-    /// timeout_ns: u64)` on one thread: it spins until `*flag != 0` or
-    /// `timeout_ns` have passed, then writes its outcome
-    /// (`gpu/src/kernels/hold.rs`). `flag` and `outcome` are device
-    /// addresses of mapped host `u32`s the caller holds until the stream has
-    /// passed the kernel ([`crate::hold::Hold`]).
-    pub(crate) fn launch_hold(&self, flag: u64, outcome: u64, timeout_ns: u64) -> Result<()> {
-        let entry = gpu::names::HOLD_ENTRY;
-        let func = self.function(entry)?;
-        let mut args = self.stream().launch_builder(&func);
-        args.arg(&flag).arg(&outcome).arg(&timeout_ns);
-        let cfg = LaunchConfig { grid_dim: (1, 1, 1), block_dim: (1, 1, 1), shared_mem_bytes: 0 };
-        // SAFETY: `hold` has the signature (const u32*, u32*, u64)
-        // (`gpu/src/entries.rs`); it reads `*flag` and writes `*outcome`,
-        // one `u32` each, which the caller holds (mapped, so the device
-        // reaches them) until the stream has passed the kernel; it stops
-        // after `timeout_ns` whatever the flag says.
         unsafe { args.launch(cfg) }.map_err(|source| launch_error(entry, &cfg, source))?;
         Ok(())
     }

@@ -21,10 +21,10 @@
 //! * [`multi::MultiReducer`]: the same operations over data sharded across
 //!   GPUs, one process for all or one process per GPU, combined through NCCL.
 //! * [`plan`]: the launches of a reduction, as pure arithmetic.
-//! * [`hold`]: the hold kernel, which keeps the stream waiting while a
-//!   benchmark queues its timed runs.
-//! * [`check`]: the serial CPU reference, seeded inputs and the check of a
-//!   kernel against them, as the tests use them.
+//!
+//! The CPU references, seeded inputs and checks the tests and benchmarks
+//! use are the workspace's test kit (`reduction-testkit`), apart from this
+//! library.
 //!
 //! ```no_run
 //! use reduction::{Finish, Kernel, Options, Reducer, Sum};
@@ -44,11 +44,9 @@
 #![warn(missing_docs)]
 
 pub mod by_key;
-pub mod check;
 mod device;
 mod dtype;
 mod error;
-pub mod hold;
 mod input;
 mod launch;
 pub mod modes;

@@ -8,6 +8,7 @@ use crate::error::{Error, Result};
 use crate::input::Element;
 use crate::launch::{Job, Out, enqueue};
 use crate::options::Options;
+use crate::plan::Level;
 use crate::reducer::Reducer;
 use crate::registry::Kernel;
 use gpu::op::Reduction;
@@ -51,6 +52,22 @@ impl<O, T> Prepared<O, T> {
     /// The kernel and block size it launches.
     pub fn kernel(&self) -> (&'static Kernel, u32) {
         (self.job.kernel, self.job.block)
+    }
+
+    /// The launches it queues, level by level ([`plan`](crate::plan)): what
+    /// the error bound of a float result is derived from
+    /// ([`plan::depth`](crate::plan::depth)).
+    ///
+    /// ```no_run
+    /// use reduction::{Options, Reducer, Sum, plan::depth};
+    /// let r = Reducer::new()?;
+    /// let p = r.prepare::<Sum, f32>(1 << 20, &Options::default())?;
+    /// let (kernel, block) = p.kernel();
+    /// assert!(depth(kernel, p.levels(), block) > 0);
+    /// # Ok::<(), reduction::Error>(())
+    /// ```
+    pub fn levels(&self) -> &[Level] {
+        &self.job.levels
     }
 
     /// The blocks of its first launch (the only one of a single-pass kernel).

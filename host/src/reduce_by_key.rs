@@ -63,7 +63,7 @@ impl Reducer {
     ///
     /// The order of the additions varies (atomics), so float sums may differ
     /// from run to run in the last bits; each is within `(count_k + 1) · ε ·
-    /// Σ|x|` of the exact sum (see [`KeyedSums::tolerance`](crate::check::by_key::KeyedSums::tolerance)).
+    /// Σ|x|` of the exact sum (the test kit's `KeyedSums::tolerance`).
     ///
     /// Errors: [`Error::LengthMismatch`], [`Error::KeyOutOfRange`] (checked on
     /// the host before anything runs), [`Error::OutOfMemory`].

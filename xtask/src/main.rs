@@ -264,7 +264,8 @@ fn bundle(args: &[String]) -> Result<(), String> {
     ]))?;
     let reduce = build_reduce()?;
     let mut tests = Vec::new();
-    // Integration tests only (`tests/*.rs`): the unit tests need no GPU.
+    // Integration tests only (`tests/*.rs`, attached to host and reduce): the
+    // unit tests, the test kit's included, need no GPU.
     let test_artifacts = json.lines().filter(|l| l.contains("\"kind\":[\"test\"]") && l.contains("\"executable\":\""));
     for line in test_artifacts {
         let Some(exe) = line.split("\"executable\":\"").nth(1).and_then(|r| r.split('"').next()) else {

@@ -263,7 +263,7 @@ impl MultiReducer {
     /// # Ok::<(), reduction::Error>(())
     /// ```
     pub fn reduce_op<R: Sharded<T>, T: Element, D: Input<T> + ?Sized>(&self, shards: &[&[&D]]) -> Result<R::Out> {
-        let lens = self.check::<R, T, D>(shards)?;
+        let lens = self.checked_lens::<R, T, D>(shards)?;
         let local: u64 = lens.iter().sum();
         if R::NEEDS_AN_ELEMENT && local == 0 && self.world == self.reducers.len() {
             return Err(Error::Empty { op: R::NAME });
@@ -284,7 +284,7 @@ impl MultiReducer {
     }
 
     /// The shards' lengths, once every shard is checked.
-    fn check<R: Reduction<T>, T: Element, D: Input<T> + ?Sized>(&self, shards: &[&[&D]]) -> Result<Vec<u64>> {
+    fn checked_lens<R: Reduction<T>, T: Element, D: Input<T> + ?Sized>(&self, shards: &[&[&D]]) -> Result<Vec<u64>> {
         if shards.len() != self.reducers.len() {
             return Err(Error::Shards { given: shards.len(), gpus: self.reducers.len() });
         }

@@ -6,7 +6,7 @@
 //! by bits), so that a bug there is not copied here.
 //!
 //! ```
-//! use reduction::check::exact::ExactSum;
+//! use testkit::exact::ExactSum;
 //! let s = ExactSum::of(&[1e30f32 as f64, 1.0, -1e30f32 as f64]);
 //! assert_eq!(s.rounded_f32(), 1.0);
 //! assert_eq!(ExactSum::of(&[0.1, 0.2, -0.3]).to_f64(), 2.7755575615628914e-17);
@@ -204,7 +204,7 @@ impl ExactSum {
 /// The spacing of `f64`s at `y`: `ulp(y)`.
 ///
 /// ```
-/// assert_eq!(reduction::check::exact::ulp(1.0), f64::EPSILON);
+/// assert_eq!(testkit::exact::ulp(1.0), f64::EPSILON);
 /// ```
 pub fn ulp(y: f64) -> f64 {
     let y = y.abs();
@@ -214,7 +214,7 @@ pub fn ulp(y: f64) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use gpu::op::exact::superaccumulate as superacc;
+    use reduction::op::exact::superaccumulate as superacc;
 
     fn exact32(xs: &[f32]) -> f32 {
         ExactSum::of(&xs.iter().map(|&x| x as f64).collect::<Vec<_>>()).rounded_f32()
@@ -251,7 +251,7 @@ mod tests {
         for trial in 0..200 {
             let xs: Vec<f32> = (0..1 + trial * 7)
                 .map(|_| {
-                    state = crate::check::data::splitmix64(state);
+                    state = crate::data::splitmix64(state);
                     let x = f32::from_bits(state as u32 & 0x7f7f_ffff | (state >> 32) as u32 & 0x8000_0000);
                     if state.is_multiple_of(5) { -x } else { x }
                 })

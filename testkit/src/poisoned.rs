@@ -1,21 +1,19 @@
 //! A device buffer for one result, every byte poisoned (0xff: NaN, or an
 //! index no input has) before a kernel writes it, then read back: how a
 //! test or the benchmark checks a result left on the device
-//! ([`Reducer::enqueue_op_into`](crate::Reducer::enqueue_op_into)), whose
-//! outputs need not be cudarc `DeviceRepr` types (an [`Arg`](gpu::op::Arg)).
+//! ([`Reducer::enqueue_op_into`](reduction::Reducer::enqueue_op_into)), whose
+//! outputs need not be cudarc `DeviceRepr` types (an [`Arg`](reduction::op::Arg)).
 
 use std::marker::PhantomData;
 
-use cudarc::driver::{CudaSlice, CudaViewMut};
-
-use crate::device::Gpu;
-use crate::error::{Error, Result, driver};
-use gpu::op::Bits;
+use reduction::cudarc::driver::{CudaSlice, CudaViewMut};
+use reduction::op::Bits;
+use reduction::{Error, Gpu, Result};
 
 /// One `V` on the device, poisoned until a kernel writes it.
 ///
 /// ```no_run
-/// use reduction::check::poisoned::Poisoned;
+/// use testkit::poisoned::Poisoned;
 /// use reduction::{Arg, ArgMax, Options, Reducer};
 /// let r = Reducer::new()?;
 /// let x = r.gpu().stream().clone_htod(&[1.0f32, 7.0, 3.0]).unwrap();
@@ -33,7 +31,8 @@ pub struct Poisoned<V> {
 impl<V: Bits> Poisoned<V> {
     /// A fresh buffer, every byte 0xff.
     pub fn new(gpu: &Gpu) -> Result<Self> {
-        let bytes = gpu.stream().clone_htod(&vec![0xffu8; size_of::<V>()]).map_err(driver("cuMemcpyHtoD"))?;
+        let bytes =
+            gpu.stream().clone_htod(&vec![0xffu8; size_of::<V>()]).map_err(Error::from_driver("cuMemcpyHtoD"))?;
         Ok(Poisoned { bytes, _v: PhantomData })
     }
 
@@ -46,7 +45,7 @@ impl<V: Bits> Poisoned<V> {
 
     /// The value now there (waits for the stream).
     pub fn read(&self, gpu: &Gpu) -> Result<V> {
-        let bytes = gpu.stream().clone_dtoh(&self.bytes).map_err(driver("cuMemcpyDtoH"))?;
+        let bytes = gpu.stream().clone_dtoh(&self.bytes).map_err(Error::from_driver("cuMemcpyDtoH"))?;
         if bytes.len() != size_of::<V>() {
             return Err(Error::Invalid(format!("read {} bytes of a {}-byte result", bytes.len(), size_of::<V>())));
         }

@@ -2,20 +2,37 @@
 //! group-by sum every result is checked against.
 //!
 //! ```
-//! use reduction::check::by_key::{generate_keys, reference, KeyDist};
+//! use testkit::by_key::{generate_keys, reference, KeyDist};
 //! let keys = generate_keys(KeyDist::Sorted, 100, 10, 1);
 //! let values = vec![1.0f64; 100];
 //! assert_eq!(reference(&keys, &values, 10).sums, vec![10.0; 10]);
 //! ```
 
-use crate::by_key::ByKeyValue;
-use crate::check::data::splitmix64;
-use crate::error::{Error, Result};
+use crate::data::{Sample, splitmix64};
+use crate::reference::Reference;
+use reduction::{ByKeyValue, Error, Result};
+
+/// A by-key value type as the tests and the benchmark use it: the library's
+/// [`ByKeyValue`] (`f32`, `f64`) with this kit's serial reference (its
+/// machine epsilon, for [`KeyedSums::tolerance`]) and seeded inputs.
+///
+/// ```
+/// use testkit::by_key::{TestValue, reference};
+/// use testkit::data::{Pattern, generate};
+/// fn sums<T: TestValue>(keys: &[u32]) -> Vec<f64> {
+///     let values: Vec<T> = generate(Pattern::Ones, keys.len(), 1).unwrap();
+///     reference(keys, &values, 2).sums
+/// }
+/// assert_eq!(sums::<f32>(&[0, 1, 1]), [1.0, 2.0]);
+/// ```
+pub trait TestValue: ByKeyValue + Reference + Sample + Default {}
+
+impl<T: ByKeyValue + Reference + Sample + Default> TestValue for T {}
 
 /// How the keys are ordered: the voting-and-shuffling article's three distributions.
 ///
 /// ```
-/// use reduction::check::by_key::{KeyDist, generate_keys, groups_per_warp};
+/// use testkit::by_key::{KeyDist, generate_keys, groups_per_warp};
 /// assert_eq!(KeyDist::ALL.map(|d| d.name()), ["sorted", "window32", "window100", "random"]);
 /// let sorted = generate_keys(KeyDist::Sorted, 3200, 320, 1);
 /// assert_eq!(groups_per_warp(&sorted), 4.0); // 10 elements per key
@@ -37,7 +54,7 @@ impl KeyDist {
     /// The distributions of the benchmark and the tests.
     ///
     /// ```
-    /// let names: Vec<String> = reduction::check::by_key::KeyDist::ALL.iter().map(|d| d.name()).collect();
+    /// let names: Vec<String> = testkit::by_key::KeyDist::ALL.iter().map(|d| d.name()).collect();
     /// assert_eq!(names, ["sorted", "window32", "window100", "random"]);
     /// ```
     pub const ALL: [KeyDist; 4] = [KeyDist::Sorted, KeyDist::Window(32), KeyDist::Window(100), KeyDist::Random];
@@ -45,7 +62,7 @@ impl KeyDist {
     /// `sorted`, `window32`, `random`.
     ///
     /// ```
-    /// assert_eq!(reduction::check::by_key::KeyDist::Window(100).name(), "window100");
+    /// assert_eq!(testkit::by_key::KeyDist::Window(100).name(), "window100");
     /// ```
     pub fn name(self) -> String {
         match self {
@@ -58,7 +75,7 @@ impl KeyDist {
     /// Parse a name of [`KeyDist::name`].
     ///
     /// ```
-    /// use reduction::check::by_key::KeyDist;
+    /// use testkit::by_key::KeyDist;
     /// assert_eq!(KeyDist::parse("window32").unwrap(), KeyDist::Window(32));
     /// assert!(KeyDist::parse("shuffled").is_err());
     /// ```
@@ -77,7 +94,7 @@ impl KeyDist {
 /// `num_keys == 0` every key is 0 (out of range: for error tests).
 ///
 /// ```
-/// use reduction::check::by_key::{KeyDist, generate_keys};
+/// use testkit::by_key::{KeyDist, generate_keys};
 /// assert_eq!(generate_keys(KeyDist::Sorted, 6, 3, 1), [0, 0, 1, 1, 2, 2]);
 /// let w = generate_keys(KeyDist::Window(4), 1000, 100, 1);
 /// assert!(w.iter().all(|&k| k < 100) && w.windows(2).any(|p| p[0] > p[1]));
@@ -103,7 +120,7 @@ pub fn generate_keys(dist: KeyDist, n: usize, num_keys: u32, seed: u64) -> Vec<u
 /// plain atomics).
 ///
 /// ```
-/// use reduction::check::by_key::groups_per_warp;
+/// use testkit::by_key::groups_per_warp;
 /// assert_eq!(groups_per_warp(&[5; 64]), 1.0);
 /// assert_eq!(groups_per_warp(&(0..64).collect::<Vec<u32>>()), 32.0);
 /// ```
@@ -127,7 +144,7 @@ pub fn groups_per_warp(keys: &[u32]) -> f64 {
 /// absolute values and the number of elements.
 ///
 /// ```
-/// let r = reduction::check::by_key::reference(&[0, 1, 0], &[1.0f64, -2.0, 3.0], 2);
+/// let r = testkit::by_key::reference(&[0, 1, 0], &[1.0f64, -2.0, 3.0], 2);
 /// assert_eq!(r.sums, [4.0, -2.0]);
 /// assert_eq!(r.abs_sums, [4.0, 2.0]);
 /// assert_eq!(r.counts, [2, 1]);
@@ -151,7 +168,7 @@ pub struct KeyedSums {
 /// the kernels do.
 ///
 /// ```
-/// let r = reduction::check::by_key::reference(&[1, 0, 1, 9], &[1.0f32, 2.0, -4.0, 8.0], 2);
+/// let r = testkit::by_key::reference(&[1, 0, 1, 9], &[1.0f32, 2.0, -4.0, 8.0], 2);
 /// assert_eq!((r.sums, r.abs_sums, r.counts, r.out_of_range), (vec![2.0, -3.0], vec![2.0, 5.0], vec![1, 2], 1));
 /// ```
 pub fn reference<T: ByKeyValue>(keys: &[u32], values: &[T], num_keys: usize) -> KeyedSums {
@@ -192,7 +209,7 @@ impl KeyedSums {
     /// takes twice that and some. A key with no elements must be exactly 0.
     ///
     /// ```
-    /// let r = reduction::check::by_key::reference(&[0, 0, 0], &[1.0f32, -2.0, 0.5], 2);
+    /// let r = testkit::by_key::reference(&[0, 0, 0], &[1.0f32, -2.0, 0.5], 2);
     /// assert_eq!(r.tolerance(0, f32::EPSILON as f64), 4.0 * f32::EPSILON as f64 * 3.5);
     /// assert_eq!(r.tolerance(1, f32::EPSILON as f64), 0.0);
     /// ```
@@ -205,13 +222,13 @@ impl KeyedSums {
     /// first wrong key, its count and the tolerance.
     ///
     /// ```
-    /// let r = reduction::check::by_key::reference(&[1, 1], &[0.5f64, 0.25], 2);
+    /// let r = testkit::by_key::reference(&[1, 1], &[0.5f64, 0.25], 2);
     /// assert!(r.check(&[0.0, 0.75], "ok", true).is_ok());
     /// let err = r.check(&[0.0, 0.5], "case", false).unwrap_err().to_string();
     /// assert!(err.starts_with("case: key 1 (2 elements"), "{err}");
     /// assert!(r.check(&[0.0], "short", false).is_err());
     /// ```
-    pub fn check<T: ByKeyValue>(&self, got: &[T], case: &str, exact: bool) -> Result<()> {
+    pub fn check<T: ByKeyValue + Reference>(&self, got: &[T], case: &str, exact: bool) -> Result<()> {
         if got.len() != self.sums.len() {
             return Err(Error::Mismatch {
                 case: case.to_string(),
@@ -222,7 +239,7 @@ impl KeyedSums {
         for (k, &g) in got.iter().enumerate() {
             let tol = if exact { 0.0 } else { self.tolerance(k, T::EPSILON) };
             let expected = self.sums[k];
-            let within = (g.to_f64() - expected).abs() <= tol; // false for NaN
+            let within = approx::abs_diff_eq!(g.to_f64(), expected, epsilon = tol); // false for NaN
             if !within {
                 return Err(Error::Mismatch {
                     case: format!("{case}: key {k} ({} elements, tolerance {tol:e})", self.counts[k]),
@@ -238,7 +255,7 @@ impl KeyedSums {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::check::data::{Pattern, generate};
+    use crate::data::{Pattern, generate};
 
     #[test]
     fn window_keeps_the_keys_and_moves_them_little() {

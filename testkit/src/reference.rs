@@ -20,17 +20,19 @@
 //!   [`super::ops`].
 //!
 //! ```
-//! use reduction::{Op, check::reference::Reference};
+//! use reduction::Op;
+//! use testkit::reference::Reference;
 //! assert_eq!(i32::reference(Op::Sum, &[i32::MAX, 1]), i32::MIN);
 //! assert!(f32::reference(Op::Min, &[0.0, -0.0]).is_sign_negative());
 //! ```
 
-use gpu::names::Op;
+use reduction::Op;
 
 /// An element type with a serial reference.
 ///
 /// ```
-/// use reduction::{Op, check::reference::Reference};
+/// use reduction::Op;
+/// use testkit::reference::Reference;
 /// fn check<T: Reference>(op: Op, xs: &[T], got: T) -> bool {
 ///     T::matches(op, got, T::reference(op, xs), 2.0 * T::EPSILON * T::abs_sum(xs))
 /// }
@@ -42,7 +44,8 @@ pub trait Reference: Copy + PartialEq + std::fmt::Debug {
     /// correctly rounded from a compensated f64 sum).
     ///
     /// ```
-    /// use reduction::{Op, check::reference::Reference};
+    /// use reduction::Op;
+    /// use testkit::reference::Reference;
     /// assert_eq!(i32::reference(Op::Sum, &[i32::MAX, 1]), i32::MIN); // wraps
     /// assert_eq!(f64::reference(Op::Sum, &[1e16, 1.0, -1e16]), 1.0); // compensated
     /// assert_eq!(u32::reference(Op::Min, &[]), u32::MAX); // the identity
@@ -51,7 +54,7 @@ pub trait Reference: Copy + PartialEq + std::fmt::Debug {
     /// Σ|x| as f64, for float error bounds (0 for integers).
     ///
     /// ```
-    /// use reduction::check::reference::Reference;
+    /// use testkit::reference::Reference;
     /// assert_eq!(f32::abs_sum(&[1.5, -2.5]), 4.0);
     /// assert_eq!(i64::abs_sum(&[-3, 4]), 0.0);
     /// ```
@@ -63,7 +66,8 @@ pub trait Reference: Copy + PartialEq + std::fmt::Debug {
     /// sums may overflow in some order.
     ///
     /// ```
-    /// use reduction::{Op, check::reference::Reference};
+    /// use reduction::Op;
+    /// use testkit::reference::Reference;
     /// assert!(f32::matches(Op::Sum, 1.0, 1.0 + 1e-7, 1e-6));
     /// assert!(!f32::matches(Op::Min, 0.0, -0.0, 1.0)); // the sign of zero counts
     /// assert!(f64::matches(Op::Max, f64::NAN, f64::NAN, 0.0));
@@ -171,7 +175,7 @@ macro_rules! reference_float {
                     _ if expected.is_finite() && got.is_infinite() => {
                         (expected as f64).abs() + tolerance >= <$t>::MAX as f64 && (got > 0.0) == (expected > 0.0)
                     }
-                    _ if expected.is_finite() => ((got as f64) - (expected as f64)).abs() <= tolerance,
+                    _ if expected.is_finite() => approx::abs_diff_eq!(got as f64, expected as f64, epsilon = tolerance),
                     _ => got.to_bits() == expected.to_bits(),
                 }
             }

@@ -5,9 +5,13 @@
 //! the host took to queue it. Benchmarks use it to time short kernels
 //! without the host's submission in the timed region.
 //!
+//! The kernel is in the library's PTX (its registry test lists the entry);
+//! its host side is here, with the benchmarks that use it: the flag words and
+//! the launch, through the library's [`Gpu`] and cudarc.
+//!
 //! ```no_run
 //! use std::time::Duration;
-//! use reduction::hold::Hold;
+//! use testkit::hold::Hold;
 //! let r = reduction::Reducer::new()?;
 //! let gpu = r.gpu();
 //! let mut hold = Hold::new(gpu)?;
@@ -20,9 +24,44 @@
 use std::time::Duration;
 
 use gpu::names::{HOLD_ENTRY, HOLD_RELEASED, HOLD_TIMED_OUT};
+use reduction::cudarc::driver::{LaunchConfig, PinnedHostSlice, PushKernelArg, sys};
+use reduction::{Error, Gpu, Result};
 
-use crate::device::{Gpu, Mapped};
-use crate::error::{Error, Result};
+/// One `u32` of pinned host memory mapped into the device's address space:
+/// the host reads and writes it through a volatile pointer, the kernel
+/// through its device address. Freed on drop.
+struct Word {
+    /// The host address, read once at allocation (a `usize`, so the owner
+    /// stays `Send` and `Sync`).
+    host: usize,
+    /// The address the kernel uses.
+    addr: u64,
+    _slice: PinnedHostSlice<u32>,
+}
+
+impl Word {
+    fn new(gpu: &Gpu) -> Result<Self> {
+        let ctx = gpu.stream().context();
+        // SAFETY: the memory is uninitialised; `Hold::launch` writes it
+        // before any kernel or host read.
+        let slice = unsafe { ctx.alloc_pinned_with_flags::<u32>(1, sys::CU_MEMHOSTALLOC_DEVICEMAP) }
+            .map_err(Error::from_driver("cuMemHostAlloc"))?;
+        let host = slice.as_ptr().map_err(Error::from_driver("cuEventSynchronize"))?;
+        let mut addr: sys::CUdeviceptr = 0;
+        // SAFETY: `host` is the start of a live cuMemHostAlloc allocation made
+        // with DEVICEMAP in this context; the call writes one address.
+        unsafe { sys::cuMemHostGetDevicePointer_v2(&mut addr, host as *mut std::ffi::c_void, 0) }
+            .result()
+            .map_err(Error::from_driver("cuMemHostGetDevicePointer"))?;
+        Ok(Word { host: host as usize, addr, _slice: slice })
+    }
+
+    /// The host's pointer to the word; reads and writes through it are
+    /// volatile, since the device may access it too.
+    fn ptr(&self) -> *mut u32 {
+        self.host as *mut u32
+    }
+}
 
 /// The hold kernel's flag and outcome words, in mapped host memory, and the
 /// stream it holds. Launch it ([`Hold::launch`]), queue work, then
@@ -31,9 +70,9 @@ use crate::error::{Error, Result};
 pub struct Hold<'a> {
     gpu: &'a Gpu,
     /// The flag the host sets (freed on drop, after the stream is idle).
-    flag: Mapped<u32>,
+    flag: Word,
     /// The outcome the kernel writes.
-    outcome: Mapped<u32>,
+    outcome: Word,
     /// The timeout of the launch in flight, if one is.
     launched: Option<Duration>,
 }
@@ -44,21 +83,12 @@ impl std::fmt::Debug for Hold<'_> {
     }
 }
 
-/// The PTX entries this module launches, for the registry's test.
-///
-/// ```
-/// assert_eq!(reduction::hold::entries(), ["hold"]);
-/// ```
-pub fn entries() -> Vec<String> {
-    vec![HOLD_ENTRY.to_string()]
-}
-
 impl<'a> Hold<'a> {
     /// Allocate the flag and outcome words and load the kernel (its JIT
     /// compilation happens here, not at the first launch).
     pub fn new(gpu: &'a Gpu) -> Result<Self> {
         gpu.function(HOLD_ENTRY)?;
-        Ok(Hold { gpu, flag: gpu.alloc_mapped(1)?, outcome: gpu.alloc_mapped(1)?, launched: None })
+        Ok(Hold { gpu, flag: Word::new(gpu)?, outcome: Word::new(gpu)?, launched: None })
     }
 
     /// Queue the hold kernel: work queued on the stream after this call waits
@@ -76,7 +106,23 @@ impl<'a> Hold<'a> {
             self.outcome.ptr().write_volatile(0);
         }
         let timeout_ns = u64::try_from(timeout.as_nanos()).unwrap_or(u64::MAX);
-        self.gpu.launch_hold(self.flag.addr(), self.outcome.addr(), timeout_ns)?;
+        let func = self.gpu.function(HOLD_ENTRY)?;
+        let mut args = self.gpu.stream().launch_builder(&func);
+        args.arg(&self.flag.addr).arg(&self.outcome.addr).arg(&timeout_ns);
+        let cfg = LaunchConfig { grid_dim: (1, 1, 1), block_dim: (1, 1, 1), shared_mem_bytes: 0 };
+        // SAFETY: `hold` has the signature (const u32*, u32*, u64)
+        // (`gpu/src/entries.rs`); it reads `*flag` and writes `*outcome`, one
+        // `u32` each, mapped (so the device reaches them) and owned by `self`,
+        // which waits for the stream to pass the kernel before they are freed
+        // (`release`, or `drop`); it stops after `timeout_ns` whatever the
+        // flag says.
+        unsafe { args.launch(cfg) }.map_err(|source| Error::Launch {
+            entry: HOLD_ENTRY.to_string(),
+            grid: 1,
+            block: 1,
+            smem: 0,
+            source,
+        })?;
         self.launched = Some(timeout);
         Ok(())
     }

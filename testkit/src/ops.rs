@@ -6,7 +6,8 @@
 //! the exact (widened) terms.
 //!
 //! ```
-//! use reduction::{Op, check::ops::{arg_reference, sum_reference}};
+//! use reduction::Op;
+//! use testkit::ops::{arg_reference, sum_reference};
 //! assert_eq!(arg_reference(Op::ArgMax, &[1.0f32, 5.0, 5.0]), Some(1));
 //! assert_eq!(arg_reference(Op::ArgMin, &[1.0f32, f32::NAN, 0.0, f32::NAN]), Some(1));
 //! assert_eq!(arg_reference::<f32>(Op::ArgMin, &[]), None);
@@ -14,15 +15,12 @@
 //! assert_eq!((dot, abs), (-5.0, 11.0));
 //! ```
 
-use gpu::half::{bf16, f16};
-use gpu::names::Op;
-use gpu::op::{Arg, Reduction};
+use reduction::half::{bf16, f16};
+use reduction::op::{Arg, Reduction};
+use reduction::{DType, Element, Op, Reducer, Result};
 
 use super::Checked;
 use super::reference::float_sum;
-use crate::error::Result;
-use crate::input::Element;
-use crate::reducer::Reducer;
 
 /// An element type seen as a number: every type widens to `f64` (64-bit
 /// integers rounded, which the references use only for sums of floats).
@@ -181,7 +179,7 @@ impl<V: Outcome> Outcome for Arg<V> {
 
 /// Unit roundoff of the float accumulator of an operation on `T`.
 pub fn epsilon<T: Element>() -> f64 {
-    if T::DTYPE == gpu::names::DType::F64 { f64::EPSILON } else { f32::EPSILON as f64 }
+    if T::DTYPE == DType::F64 { f64::EPSILON } else { f32::EPSILON as f64 }
 }
 
 /// Check `got`, the default kernel's result of operation `R` (named `op`)
@@ -191,7 +189,8 @@ pub fn epsilon<T: Element>() -> f64 {
 /// product or square), then the norm's square root or the mean's division.
 ///
 /// ```no_run
-/// use reduction::{ArgMax, Op, Reducer, check::ops::verify_op};
+/// use reduction::{ArgMax, Op, Reducer};
+/// use testkit::ops::verify_op;
 /// let r = Reducer::new()?;
 /// let x = [1.0f32, 7.0, 7.0];
 /// let c = verify_op::<ArgMax, f32>(&r, Op::ArgMax, &x, &x, 256, r.argmax(&x[..])?)?;
@@ -232,11 +231,21 @@ where
             let depth = super::op_depth::<R, T>(reducer, n, block)?;
             let tol = (depth + 2) as f64 * epsilon::<T>() * abs;
             let (expected, tol) = finish_reference(op, s, tol, n, epsilon::<T>());
-            let ok = (got.num() - expected).abs() <= tol || (got.num().is_nan() && expected.is_nan());
+            let ok =
+                approx::abs_diff_eq!(got.num(), expected, epsilon = tol) || (got.num().is_nan() && expected.is_nan());
             (ok, format!("{expected} ± {tol:.3e}"))
         }
     };
-    Ok(Checked { kernel: crate::DEFAULT_KERNEL.id, block, op, ty: T::NAME, n, got: format!("{got:?}"), expected, ok })
+    Ok(Checked {
+        kernel: reduction::DEFAULT_KERNEL.id,
+        block,
+        op,
+        ty: T::NAME,
+        n,
+        got: format!("{got:?}"),
+        expected,
+        ok,
+    })
 }
 
 #[cfg(test)]

@@ -1,6 +1,7 @@
-//! Checking kernels against the CPU: what the library's tests, the CLI's
-//! `check` command and the benchmark share. Not needed to reduce; needed to
-//! trust a reduction.
+//! The reduction library's test kit: what its tests, the `reduce` command's
+//! `check` and the benchmarks share to trust a reduction. Not needed to
+//! reduce, so apart from the library (`reduction`), whose users' dependency
+//! graphs hold none of it.
 //!
 //! * [`reference`](mod@reference): the serial CPU reference, written independently of the
 //!   kernels' operators;
@@ -12,11 +13,17 @@
 //!   and [`op_depth`], the chain length in their error bound;
 //! * [`by_key`]: the same for reduction by key;
 //! * [`exact`]: the exact sum (big fixed-point) the accurate sums are checked against;
-//! * [`poisoned`]: a device result poisoned before the kernel writes it, read back.
+//! * [`poisoned`]: a device result poisoned before the kernel writes it, read back;
+//! * [`hold`]: the hold kernel's host side, which keeps the stream waiting
+//!   while a benchmark queues its timed runs.
+//!
+//! Float results are compared with the [`approx`] crate, within an error
+//! bound derived from the launch plan (its chain of roundings), never a
+//! fixed relative tolerance.
 //!
 //! ```no_run
-//! use reduction::check::{CheckInput, data::Pattern, verify};
 //! use reduction::{Finish, Kernel, Reducer, Sum};
+//! use testkit::{CheckInput, data::Pattern, verify};
 //! let r = Reducer::new()?;
 //! let input = CheckInput::<f32>::new(&r, Pattern::Large, (1 << 25) + 3, 1)?;
 //! let c = verify::<Sum, f32>(&r, Kernel::find("reduce7")?, 256, Finish::Gpu, &input)?;
@@ -24,33 +31,31 @@
 //! # Ok::<(), reduction::Error>(())
 //! ```
 
+#![warn(missing_docs)]
+
 pub mod by_key;
 pub mod data;
 pub mod exact;
+pub mod hold;
 pub mod ops;
 pub mod poisoned;
 pub mod reference;
 
 use std::sync::Mutex;
 
-use cudarc::driver::CudaSlice;
-
-use crate::error::{Error, Result, driver};
-use crate::input::Element;
-use crate::options::{Finish, Options};
-use crate::plan::depth;
-use crate::reducer::Reducer;
-use crate::registry::Kernel;
 use data::{Pattern, Sample, generate};
-use gpu::names::Op;
-use gpu::op::ReduceOp;
+use reduction::cudarc::driver::CudaSlice;
+use reduction::op::{ReduceOp, Reduction};
+use reduction::plan::depth;
+use reduction::{Element, Error, Finish, Kernel, Op, Options, Reducer, Result};
 use reference::Reference;
 
 /// An input under test: its elements on the host, one copy on the device,
 /// whether its float sums are exact, and the CPU references computed so far.
 ///
 /// ```no_run
-/// use reduction::{Op, Reducer, check::{CheckInput, data::Pattern}};
+/// use reduction::{Op, Reducer};
+/// use testkit::{CheckInput, data::Pattern};
 /// let r = Reducer::new()?;
 /// let input = CheckInput::<u32>::new(&r, Pattern::Ones, 1000, 0)?;
 /// assert_eq!(input.reference(Op::Sum), (1000, 0.0)); // Σ|x| is 0 for integers
@@ -72,7 +77,8 @@ impl<T: Element + Reference + Sample> CheckInput<T> {
     /// `n` elements of `pattern` for `seed`, uploaded once.
     ///
     /// ```no_run
-    /// use reduction::{Reducer, check::{CheckInput, data::Pattern}};
+    /// use reduction::Reducer;
+    /// use testkit::{CheckInput, data::Pattern};
     /// let r = Reducer::new()?;
     /// let input = CheckInput::<i64>::new(&r, Pattern::Large, 1000, 3)?;
     /// assert_eq!(input.host.len(), 1000);
@@ -82,7 +88,7 @@ impl<T: Element + Reference + Sample> CheckInput<T> {
         let host: Vec<T> = generate(pattern, n, seed)?;
         let gpu = reducer.gpu();
         let mut device = gpu.alloc::<T>(n, "the input")?;
-        gpu.stream().memcpy_htod(&host, &mut device).map_err(driver("cuMemcpyHtoD"))?;
+        gpu.stream().memcpy_htod(&host, &mut device).map_err(Error::from_driver("cuMemcpyHtoD"))?;
         Ok(CheckInput::from_parts(host, device, pattern.sums_exactly()))
     }
 }
@@ -91,7 +97,8 @@ impl<T: Element + Reference> CheckInput<T> {
     /// An input already on the device (`device` holds `host`).
     ///
     /// ```no_run
-    /// use reduction::{Op, Reducer, check::CheckInput};
+    /// use reduction::{Op, Reducer};
+    /// use testkit::CheckInput;
     /// let r = Reducer::new()?;
     /// let host = vec![1i32, 2, 3];
     /// let device = r.gpu().stream().clone_htod(&host).unwrap();
@@ -105,7 +112,8 @@ impl<T: Element + Reference> CheckInput<T> {
     /// The CPU reference for `op` and Σ|x|, computed once per input.
     ///
     /// ```no_run
-    /// use reduction::{Op, Reducer, check::{CheckInput, data::Pattern}};
+    /// use reduction::{Op, Reducer};
+    /// use testkit::{CheckInput, data::Pattern};
     /// let r = Reducer::new()?;
     /// let input = CheckInput::<u32>::new(&r, Pattern::Ones, 10, 0)?;
     /// assert_eq!(input.reference(Op::Max).0, 1);
@@ -125,7 +133,8 @@ impl<T: Element + Reference> CheckInput<T> {
 /// One kernel's result on one input, against the CPU.
 ///
 /// ```
-/// use reduction::{Op, check::Checked};
+/// use reduction::Op;
+/// use testkit::Checked;
 /// let c = Checked { kernel: "reduce1", block: 128, op: Op::Sum, ty: "i32", n: 3, got: "5".into(), expected: "6".into(), ok: false };
 /// assert_eq!(c.mismatch().unwrap().to_string(), "reduce1 block 128 sum i32 n=3: GPU 5, CPU 6");
 /// assert!(Checked { ok: true, ..c }.mismatch().is_none());
@@ -166,7 +175,7 @@ impl Checked {
 /// [`depth`]); zero for integers.
 ///
 /// ```
-/// use reduction::check::tolerance;
+/// use testkit::tolerance;
 /// // depth 2, Σ|x| = 3: (2 + 1) · ε · 3
 /// assert_eq!(tolerance::<f32>(2, 3.0), 3.0 * f32::EPSILON as f64 * 3.0);
 /// assert_eq!(tolerance::<i32>(2, 3.0), 0.0);
@@ -181,7 +190,8 @@ pub fn tolerance<T: Reference>(depth: usize, abs_sum: f64) -> f64 {
 /// 0 for no elements. The `depth` in [`tolerance`].
 ///
 /// ```no_run
-/// use reduction::{Finish, Kernel, Reducer, Sum, check::chain_depth};
+/// use reduction::{Finish, Kernel, Reducer, Sum};
+/// use testkit::chain_depth;
 /// let r = Reducer::new()?;
 /// let k = Kernel::find("reduce3")?;
 /// assert_eq!(chain_depth::<Sum, f32>(&r, k, 128, Finish::Gpu, 1 << 20)?, 3 * 7);
@@ -211,17 +221,18 @@ pub fn chain_depth<O: ReduceOp<T>, T: Element>(
 /// its entry), for the error bound of [`tolerance`]; 0 for no elements.
 ///
 /// ```no_run
-/// use reduction::{Dot, Reducer, check::op_depth};
+/// use reduction::{Dot, Reducer};
+/// use testkit::op_depth;
 /// let r = Reducer::new()?;
 /// assert!(op_depth::<Dot, f32>(&r, 1 << 20, 256)? > 8);
 /// # Ok::<(), reduction::Error>(())
 /// ```
-pub fn op_depth<R: gpu::op::Reduction<T>, T: Element>(reducer: &Reducer, n: usize, block: u32) -> Result<usize> {
+pub fn op_depth<R: Reduction<T>, T: Element>(reducer: &Reducer, n: usize, block: u32) -> Result<usize> {
     if n == 0 {
         return Ok(0);
     }
-    let job = reducer.job_for::<R, T>(n, &Options { block: Some(block), ..Options::default() })?;
-    Ok(depth(job.kernel, &job.levels, block))
+    let prepared = reducer.prepare::<R, T>(n, &Options { block: Some(block), ..Options::default() })?;
+    Ok(depth(prepared.kernel().0, prepared.levels(), block))
 }
 
 /// Check `kernel` once against the CPU reference, finishing as `finish`
@@ -229,7 +240,8 @@ pub fn op_depth<R: gpu::op::Reduction<T>, T: Element>(reducer: &Reducer, n: usiz
 /// for bit; other float sums within [`tolerance`] of the plan's depth.
 ///
 /// ```no_run
-/// use reduction::{Finish, Kernel, Max, Reducer, check::{CheckInput, data::Pattern, verify}};
+/// use reduction::{Finish, Kernel, Max, Reducer};
+/// use testkit::{CheckInput, data::Pattern, verify};
 /// let r = Reducer::new()?;
 /// let input = CheckInput::<f64>::new(&r, Pattern::Random, 1 << 20, 1)?;
 /// let c = verify::<Max, f64>(&r, Kernel::find("reduce4")?, 256, Finish::Cpu, &input)?;
