@@ -10,7 +10,10 @@ use common::{cpu_trial, ensure, gpu_trial, gpu_trial_alone, reducer};
 use cudarc::driver::CudaSlice;
 use libtest_mimic::Failed;
 use reduction::{
-    Element, Error, Finish, KERNELS, Kernel, Max, Min, Op, Options, Ptx, ReduceOp, Reducer, Sum, no_gpu_reason,
+    Element, Error, Finish, Max, Min, Op, Options, Ptx, Reducer, Sum,
+    device::no_gpu_reason,
+    op::ReduceOp,
+    registry::{KERNELS, Kernel},
 };
 use testkit::data::{Pattern, generate};
 use testkit::reference::Reference;

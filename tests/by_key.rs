@@ -22,7 +22,10 @@ mod common;
 use common::{cpu_trial, ensure, gpu_trial, reducer, run};
 use libtest_mimic::{Failed, Trial};
 use reduction::by_key::{self, value_types};
-use reduction::{ByKeyKernel, Error, Ptx, check_host_input};
+use reduction::{
+    Error, Ptx,
+    by_key::{ByKeyKernel, check_host_input},
+};
 use testkit::by_key::{KeyDist, TestValue, generate_keys, groups_per_warp, reference};
 use testkit::data::{Pattern, generate};
 

@@ -138,7 +138,7 @@ fn main() {
             let text = String::from_utf8_lossy(&out.stdout);
             // the columns "what" and "source" start at the same place on every line
             let header = text.lines().next().unwrap_or_default();
-            for k in reduction::KERNELS {
+            for k in reduction::registry::KERNELS {
                 let line = text.lines().find(|l| l.starts_with(&format!("{} ", k.id))).unwrap_or_default();
                 ensure(line.find(k.title) == header.find("what"), || format!("{k:?}:\n{text}"))?;
                 ensure(line.find(k.source) == header.find("source"), || format!("{k:?}:\n{text}"))?;
@@ -149,12 +149,12 @@ fn main() {
             let out = reduce(&["list"])?;
             let text = String::from_utf8_lossy(&out.stdout);
             ensure(out.status.success(), || "reduce list failed".into())?;
-            for k in reduction::KERNELS {
+            for k in reduction::registry::KERNELS {
                 ensure(text.contains(k.id), || format!("{} missing from reduce list", k.id))?;
             }
             Ok(())
         }),
-        cpu_trial("cli::no_gpu_is_one_line", || match reduction::no_gpu_reason() {
+        cpu_trial("cli::no_gpu_is_one_line", || match reduction::device::no_gpu_reason() {
             Some(reason) => fails_in_one_line(&["run"], RUNTIME, &reason),
             None => Ok(()), // covered by cli::run_checks_every_kernel
         }),
@@ -162,7 +162,7 @@ fn main() {
             let out = reduce(&["run", "--n", "100003", "--type", "f32", "--runs", "3"])?;
             let text = String::from_utf8_lossy(&out.stdout);
             ensure(out.status.success(), || format!("exit {:?}: {text}", out.status.code()))?;
-            for k in reduction::KERNELS {
+            for k in reduction::registry::KERNELS {
                 let line = text.lines().find(|l| l.starts_with(k.id)).ok_or(format!("no line for {}", k.id))?;
                 ensure(line.contains(" OK "), || format!("not OK: {line}"))?;
             }
@@ -255,7 +255,7 @@ fn tutorial_counters() -> Result<(), Failed> {
     let tutorial = std::fs::read_to_string(docs.join("tutorial.md"))?;
     let between = tutorial.split("<!-- explain -->\n").nth(1).and_then(|t| t.split("<!-- /explain -->").next());
     ensure(between == Some(table.as_str()), || format!("docs/tutorial.md's table differs from:\n{table}"))?;
-    ensure(table.lines().count() == 2 + reduction::KERNELS.len(), || table.clone())
+    ensure(table.lines().count() == 2 + reduction::registry::KERNELS.len(), || table.clone())
 }
 
 /// The reduce-by-key benchmark on a small input: every row checked.
@@ -263,7 +263,8 @@ fn by_key_bench_small() -> Result<(), Failed> {
     use reduce::by_key_bench::{bench, format_table};
     let rows = bench(common::reducer(), 100_000, 10_000, 3)?;
     let text = format_table(&rows);
-    let expected = KeyDist::ALL.len() * reduction::by_key::value_types().len() * reduction::ByKeyKernel::ALL.len();
+    let expected =
+        KeyDist::ALL.len() * reduction::by_key::value_types().len() * reduction::by_key::ByKeyKernel::ALL.len();
     ensure(rows.len() == expected, || text.clone())?;
     let bad: Vec<_> = rows.iter().filter(|r| !r.ok).map(|r| &r.error).collect();
     ensure(bad.is_empty(), || format!("{text}\n{bad:?}"))?;
@@ -309,7 +310,7 @@ fn bench_every_cell_filled(ty: &str) -> Result<(), Failed> {
     let _ = std::fs::remove_file(&json);
     ensure(report.cuda_note.is_none() && report.tables.len() == 2, || text.clone())?;
     for t in &report.tables {
-        ensure(t.rows.len() == reduction::KERNELS.len(), || text.clone())?;
+        ensure(t.rows.len() == reduction::registry::KERNELS.len(), || text.clone())?;
         for r in &t.rows {
             let twin_ok = r.cuda.as_ref().is_some_and(|c| c.ok && c.stats.median_ms > 0.0);
             ensure(r.rust.ok && twin_ok && r.cuda_note.is_none(), || format!("n={} {}: {r:?}", t.n, r.kernel))?;

@@ -15,8 +15,11 @@ use reduction::op::fixed_order::{FixedOrder, Geometry, fixed_order};
 use reduction::shape::offsets_of;
 use reduction::shape_order::shaped_fixed_order;
 use reduction::{
-    ArgMax, DType, Determinism, Dot, Error, Kernel, Matrix, Mean, Min, Norm, Options, Reducer, Shape, Strategy, Sum,
-    SumSquares,
+    ArgMax, DType, Error, Min, Options, Reducer, Sum,
+    modes::Determinism,
+    op::{Dot, Mean, Norm, SumSquares},
+    registry::Kernel,
+    shape::{Matrix, Shape, Strategy},
 };
 use testkit::data::{Pattern, generate, splitmix64};
 use testkit::exact::ExactSum;
@@ -244,7 +247,7 @@ fn adversarial_f32(n: usize, seed: u64) -> Vec<(&'static str, Vec<f32>)> {
 /// (its registers may not allow 1024 threads; a larger block is a typed error).
 fn accurate_blocks(ty: DType) -> Result<Vec<u32>, Failed> {
     let accurate = Options { accurate: true, ..Default::default() };
-    let entry = reduction::mode_entry("sum", ty, &accurate)?.ok_or("no accurate kernel for the sum")?;
+    let entry = reduction::modes::mode_entry("sum", ty, &accurate)?.ok_or("no accurate kernel for the sum")?;
     let most = reducer().gpu().max_threads_per_block(&entry)?;
     let too_big = Options { block: Some(2048), ..accurate };
     let refused = match ty {
@@ -536,7 +539,7 @@ fn shaped_cases(r: &Reducer) -> Result<(usize, Vec<(String, ShapeCase)>), Failed
 enum ShapeCase {
     Rows(Matrix, Strategy),
     Columns(Matrix, Strategy),
-    Segments(reduction::Offsets, Strategy),
+    Segments(reduction::shape::Offsets, Strategy),
 }
 
 impl ShapeCase {
@@ -561,7 +564,7 @@ const REPRO: Options = Options {
 /// Shaped `gpu_to_gpu`: the GPU's bits == the CPU twin's
 /// (`shaped_fixed_order`) for every shape, on random, special (NaN, ±inf,
 /// -0.0) and cancelling data, twice.
-fn shaped_all<R: reduction::Reduction<T>, T: Float>() -> Result<(), Failed>
+fn shaped_all<R: reduction::op::Reduction<T>, T: Float>() -> Result<(), Failed>
 where
     R::Out: Float,
 {

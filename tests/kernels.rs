@@ -20,10 +20,15 @@ mod common;
 
 use common::{gpu_trial, reducer};
 use libtest_mimic::Failed;
-use reduction::{DEFAULT_BLOCK, DType, Element, Finish, KERNELS, Op, ReduceOp, with_op, with_plain_dtype};
+use reduction::{
+    DType, Element, Finish, Op,
+    op::ReduceOp,
+    registry::{DEFAULT_BLOCK, KERNELS},
+};
 use testkit::data::{Pattern, Sample};
 use testkit::reference::Reference;
 use testkit::{CheckInput, verify};
+use testkit::{with_op, with_plain_dtype};
 
 /// The sizes: empty, tiny, around one warp and one block, around
 /// 2^16, and large.

@@ -16,9 +16,10 @@ use libtest_mimic::{Failed, Trial};
 use reduction::cudarc::driver::{CudaSlice, CudaView};
 use reduction::half::f16;
 use reduction::multi::{MultiReducer, Sharded, UniqueId, split};
-use reduction::{ArgMax, ArgMin, Element, Error, Op, Sum, with_operation};
+use reduction::{ArgMax, ArgMin, Element, Error, Op, Sum};
 use testkit::data::{Pattern, Sample, generate};
 use testkit::ops::{Number, Outcome, verify_op};
+use testkit::with_operation;
 
 trait TestElement: Element + Sample + Number + Outcome + Default {}
 

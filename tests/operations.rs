@@ -12,10 +12,15 @@ use common::{ensure, gpu_trial, reducer};
 use libtest_mimic::{Failed, Trial};
 use reduction::cudarc::driver::CudaView;
 use reduction::half::{bf16, f16};
-use reduction::{Arg, ArgMax, DType, Dot, Element, Error, Kernel, Op, Options, Reduction, Sum, with_operation};
+use reduction::{
+    ArgMax, DType, Element, Error, Op, Options, Sum,
+    op::{Arg, Dot, Reduction},
+    registry::Kernel,
+};
 use testkit::data::{Pattern, Sample, generate};
 use testkit::ops::{Number, Outcome, verify_op};
 use testkit::poisoned::Poisoned;
+use testkit::with_operation;
 
 /// The element types under test.
 trait TestElement: Element + Sample + Number + Outcome + Default {}

@@ -16,10 +16,11 @@ use common::gpu_trial;
 use libtest_mimic::Failed;
 use proptest::prelude::*;
 use proptest::test_runner::{Config, TestCaseError, TestRunner};
-use reduction::{DType, Element, Finish, KERNELS, Op, ReduceOp, with_op, with_plain_dtype};
+use reduction::{DType, Element, Finish, Op, op::ReduceOp, registry::KERNELS};
 use testkit::data::{Pattern, Sample};
 use testkit::reference::Reference;
 use testkit::{CheckInput, verify};
+use testkit::{with_op, with_plain_dtype};
 
 fn config(cases: u32) -> Config {
     Config { cases, failure_persistence: None, ..Config::default() }

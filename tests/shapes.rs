@@ -11,12 +11,13 @@ mod common;
 use common::{ensure, gpu_trial, gpu_trial_alone, reducer};
 use libtest_mimic::{Failed, Trial};
 use reduction::{
-    Arg, ArgMax, DType, Element, Error, Matrix, Op, Reduction, Shape, Strategy, Sum,
-    shape::{MAX_TILE_BYTES, offsets_of},
-    with_operation,
+    ArgMax, DType, Element, Error, Op, Sum,
+    op::{Arg, Reduction},
+    shape::{MAX_TILE_BYTES, Matrix, Shape, Strategy, offsets_of},
 };
 use testkit::data::{Pattern, Sample, generate};
 use testkit::ops::{Number, Outcome, arg_reference, epsilon, finish_reference, sum_reference};
+use testkit::with_operation;
 
 trait TestElement: Element + Sample + Number + Outcome + Default {}
 impl<T: Element + Sample + Number + Outcome + Default> TestElement for T {}
@@ -255,8 +256,8 @@ fn six_orders() -> Result<(), Failed> {
     check::<Sum, f32>(Op::Sum, &case, &a, &a, &run_case::<Sum, f32>(&case, &a, &a, Strategy::Auto)?)?;
     check::<ArgMax, f32>(Op::ArgMax, &case, &a, &a, &run_case::<ArgMax, f32>(&case, &a, &a, Strategy::Auto)?)?;
     let d: Vec<f64> = generate(Pattern::Random, input_len(&case), 9)?;
-    let got = run_case::<reduction::Mean, f64>(&case, &d, &d, Strategy::Auto)?;
-    check::<reduction::Mean, f64>(Op::Mean, &case, &d, &d, &got)
+    let got = run_case::<reduction::op::Mean, f64>(&case, &d, &d, Strategy::Auto)?;
+    check::<reduction::op::Mean, f64>(Op::Mean, &case, &d, &d, &got)
 }
 
 /// `count` segment lengths `⌊10^(6u)⌋` for uniform `u` (log-uniform from 1
@@ -328,7 +329,7 @@ fn typed_errors() -> Result<(), Failed> {
         ("wide 3", shaped(Shape::Columns(Matrix::new(10, 10)), Strategy::Columns { wide: 3, chunks: 0 })),
         (
             "dot of one input",
-            r.reduce_shaped::<reduction::Dot, f32, _>(&[&x], Shape::Rows(Matrix::new(1, 1)), Strategy::Auto)
+            r.reduce_shaped::<reduction::op::Dot, f32, _>(&[&x], Shape::Rows(Matrix::new(1, 1)), Strategy::Auto)
                 .map(|_| ()),
         ),
     ];

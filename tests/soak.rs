@@ -9,10 +9,11 @@ mod common;
 
 use common::{ensure, gpu_trial_alone};
 use libtest_mimic::Failed;
-use reduction::{DType, Element, Finish, KERNELS, Op, Options, ReduceOp, Reducer, with_op, with_plain_dtype};
+use reduction::{DType, Element, Finish, Op, Options, Reducer, op::ReduceOp, registry::KERNELS};
 use testkit::data::{Pattern, Sample, generate, splitmix64};
 use testkit::reference::Reference;
 use testkit::{chain_depth, tolerance};
+use testkit::{with_op, with_plain_dtype};
 
 const REDUCTIONS: usize = 10_000;
 const LARGEST: usize = 1 << 20;

@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use clap::{Parser, Subcommand};
 use reduce::ops_bench::ResultTo;
 use reduce::timing::Timing;
-use reduction::DEFAULT_BLOCK;
+use reduction::registry::DEFAULT_BLOCK;
 
 #[derive(Parser)]
 #[command(

@@ -4,7 +4,9 @@
 //! device memory).
 
 use reduction::cudarc::driver::CudaSlice;
-use reduction::{DeviceInfo, Element, Error, Finish, Gpu, Kernel, Options, ReduceOp, Reducer, Result};
+use reduction::{
+    Element, Error, Finish, Gpu, Options, Reducer, Result, device::DeviceInfo, op::ReduceOp, registry::Kernel,
+};
 use serde::{Deserialize, Serialize};
 use testkit::data::{Pattern, Sample};
 use testkit::reference::Reference;
@@ -219,7 +221,7 @@ pub struct Table {
 /// The benchmark's whole output (`reduce bench --json`).
 ///
 /// ```no_run
-/// use reduction::{KERNELS, Reducer, Sum};
+/// use reduction::{Reducer, Sum, registry::KERNELS};
 /// use reduce::bench::{BenchConfig, run_bench};
 /// let r = Reducer::new()?;
 /// let config = BenchConfig { sizes: vec![1 << 24], kernels: KERNELS.iter().collect(), block: 128, runs: 20, seed: 1 };
@@ -256,7 +258,7 @@ pub struct Report {
 /// What `reduce bench` measures.
 ///
 /// ```
-/// use reduction::Kernel;
+/// use reduction::registry::Kernel;
 /// use reduce::bench::BenchConfig;
 /// let config = BenchConfig {
 ///     sizes: vec![1 << 20, 1 << 24],
@@ -290,7 +292,7 @@ pub struct BenchConfig {
 /// context. `tick` is called before each measurement (for a progress bar).
 ///
 /// ```no_run
-/// use reduction::{KERNELS, Reducer, Sum};
+/// use reduction::{Reducer, Sum, registry::KERNELS};
 /// use reduce::bench::{BenchConfig, run_bench};
 /// let rust = Reducer::new()?;
 /// let config = BenchConfig { sizes: vec![1 << 24], kernels: KERNELS.iter().collect(), block: 128, runs: 20, seed: 1 };
@@ -364,7 +366,7 @@ pub struct Cell {
 /// size, and at each size every kernel.
 ///
 /// ```
-/// use reduction::Kernel;
+/// use reduction::registry::Kernel;
 /// use reduce::bench::{BenchConfig, cells};
 /// let kernels = vec![Kernel::find("reduce1")?, Kernel::find("single_pass")?];
 /// let config = BenchConfig { sizes: vec![10, 20], kernels, block: 128, runs: 1, seed: 1 };
@@ -459,7 +461,7 @@ impl Report {
     ///
     /// ```
     /// use reduce::bench::Report;
-    /// let device = reduction::DeviceInfo {
+    /// let device = reduction::device::DeviceInfo {
     ///     name: "G80".into(),
     ///     ordinal: 0,
     ///     compute_capability: (1, 0),

@@ -3,7 +3,10 @@
 //! (`docs/by_key.md`).
 
 use reduction::cudarc::driver::CudaSlice;
-use reduction::{BY_KEY_BLOCK, ByKeyKernel, Error, Reducer, Result};
+use reduction::{
+    Error, Reducer, Result,
+    by_key::{BY_KEY_BLOCK, ByKeyKernel},
+};
 use serde::Serialize;
 use testkit::by_key::{KeyDist, TestValue, generate_keys, groups_per_warp, reference};
 use testkit::data::{Pattern, generate};

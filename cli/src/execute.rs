@@ -12,13 +12,17 @@ use reduce::nvrtc;
 use reduce::timing::Timing;
 use reduce::twins::{self, Line};
 use reduction::{
-    ByKeyKernel, DType, Determinism, Element, Error, Finish, KERNELS, Kernel, Op, Options, ReduceOp, Reducer, Result,
-    with_op, with_plain_dtype,
+    DType, Element, Error, Finish, Op, Options, Reducer, Result,
+    by_key::ByKeyKernel,
+    modes::Determinism,
+    op::ReduceOp,
+    registry::{KERNELS, Kernel},
 };
 use testkit::by_key::{KeyDist, generate_keys, reference};
 use testkit::data::{Pattern, Sample, generate};
 use testkit::reference::Reference;
 use testkit::{CheckInput, verify};
+use testkit::{with_op, with_plain_dtype};
 
 /// Ok(false) when a result did not match the reference.
 pub(crate) fn execute(job: Job) -> Result<bool> {

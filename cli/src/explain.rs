@@ -28,7 +28,7 @@
 use std::path::Path;
 use std::process::Command;
 
-use reduction::{Error, Kernel, Result};
+use reduction::{Error, Result, registry::Kernel};
 
 /// One counter of the table: its column title, how to read it from the raw
 /// metrics, and how to print it.
@@ -174,7 +174,7 @@ fn fields(line: &str) -> Vec<String> {
 /// The table: one row per kernel (`None`: ncu profiled no launch of it).
 ///
 /// ```
-/// let k = reduction::Kernel::find("reduce1").unwrap();
+/// let k = reduction::registry::Kernel::find("reduce1").unwrap();
 /// let text = reduce::explain::table(&[(k, None)], 1 << 22);
 /// assert!(text.contains("| 1 | reduce1 | n/a"));
 /// ```

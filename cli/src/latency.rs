@@ -10,7 +10,7 @@
 
 use std::time::Instant;
 
-use reduction::{Element, Finish, Options, ReduceOp, Reducer, Result};
+use reduction::{Element, Finish, Options, Reducer, Result, op::ReduceOp};
 use serde::Serialize;
 use testkit::data::{Pattern, Sample};
 use testkit::reference::Reference;

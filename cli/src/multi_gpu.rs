@@ -16,9 +16,10 @@ use std::time::Instant;
 
 use reduction::cudarc::driver::{CudaSlice, CudaView};
 use reduction::multi::{MultiReducer, Sharded};
-use reduction::{DType, Element, Error, Op, Options, Reducer, Result, with_operation};
+use reduction::{DType, Element, Error, Op, Options, Reducer, Result};
 use testkit::data::{Pattern, Sample, generate};
 use testkit::ops::{Number, Outcome, verify_op};
+use testkit::with_operation;
 
 use crate::bench::{WARMUP, copies_wanted};
 use crate::timing::{Stats, time_runs};

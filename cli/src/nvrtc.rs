@@ -30,7 +30,7 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 
 use reduction::cudarc::nvrtc::{CompileError, CompileOptions, compile_ptx_with_opts, sys};
 
-use reduction::{DType, DeviceInfo, KERNELS, Op, Ptx};
+use reduction::{DType, Op, Ptx, device::DeviceInfo, registry::KERNELS};
 
 /// The CUDA C++ source of the reference kernels (`cuda/reduction_kernels.cu`),
 /// embedded at build time.
@@ -243,7 +243,7 @@ mod tests {
     use std::collections::BTreeSet;
 
     use super::*;
-    use reduction::{BLOCK_SIZES, BlockParam, Scheme};
+    use reduction::registry::{BLOCK_SIZES, BlockParam, Scheme};
 
     /// The source without `//` and `/* */` comments.
     fn code() -> String {

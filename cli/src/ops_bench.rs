@@ -10,12 +10,13 @@
 //! says which.
 
 use reduction::cudarc::driver::{CudaSlice, CudaView};
-use reduction::{DType, Element, Op, Options, Reducer, Reduction, Result, with_operation};
+use reduction::{DType, Element, Op, Options, Reducer, Result, op::Reduction};
 use serde::{Deserialize, Serialize};
 use testkit::Checked;
 use testkit::data::{Pattern, Sample, generate};
 use testkit::ops::{Number, Outcome, verify_op};
 use testkit::poisoned::Poisoned;
+use testkit::with_operation;
 
 use crate::bench::{WARMUP, copies_wanted};
 use crate::timing::{Timing, by_name, time_runs_with};
@@ -68,7 +69,7 @@ pub struct OpRow {
     pub op: String,
     /// The element type's name (`bf16`).
     pub ty: String,
-    /// `default`, `gpu_to_gpu` or `accurate` (`reduction::Determinism`, `Options::accurate`).
+    /// `default`, `gpu_to_gpu` or `accurate` (`reduction::modes::Determinism`, `Options::accurate`).
     #[serde(default)]
     pub mode: String,
     /// Elements per input.
@@ -246,7 +247,7 @@ pub fn modes(r: &Reducer, types: &[DType], n: usize, runs: usize, seed: u64) -> 
     for &ty in types {
         let modes = [
             Options::default(),
-            Options { determinism: reduction::Determinism::GpuToGpu, ..Options::default() },
+            Options { determinism: reduction::modes::Determinism::GpuToGpu, ..Options::default() },
             Options { accurate: true, ..Options::default() },
         ];
         let mut base = None;

@@ -9,7 +9,10 @@
 //! `cli/baselines/shapes_vendor.py`, run in the same sitting.
 
 use reduction::cudarc::driver::CudaSlice;
-use reduction::{Error, Matrix, Options, Reducer, Result, Shape, Strategy, Sum};
+use reduction::{
+    Error, Options, Reducer, Result, Sum,
+    shape::{Matrix, Shape, Strategy},
+};
 use serde::{Deserialize, Serialize};
 use testkit::data::{Pattern, generate};
 
@@ -185,7 +188,7 @@ pub fn measure(
 /// (`*` for a choice left automatic).
 ///
 /// ```
-/// use reduction::Strategy;
+/// use reduction::shape::Strategy;
 /// assert_eq!(reduce::shapes_bench::label(Strategy::Segments { tile_bytes: 1 << 16, lanes: 0 }), "tile 64K lanes *");
 /// assert_eq!(reduce::shapes_bench::label(Strategy::Columns { wide: 0, chunks: 4 }), "wide * chunks 4");
 /// ```

@@ -22,7 +22,7 @@ const CUDA: &str = "#0072b2";
 ///
 /// ```
 /// use reduce::bench::Report;
-/// let device = reduction::DeviceInfo {
+/// let device = reduction::device::DeviceInfo {
 ///     name: "G80".into(),
 ///     ordinal: 0,
 ///     compute_capability: (1, 0),
@@ -144,7 +144,7 @@ mod tests {
     use super::*;
     use crate::bench::{Measurement, Row, Table};
     use crate::timing::Stats;
-    use reduction::DeviceInfo;
+    use reduction::device::DeviceInfo;
 
     fn measurement(kernel: &str, gbps: f64) -> Measurement {
         Measurement {

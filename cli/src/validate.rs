@@ -10,8 +10,9 @@ use reduce::bench::BenchConfig;
 use reduce::ops_bench::ResultTo;
 use reduce::timing::Timing;
 use reduction::{
-    BLOCK_SIZES, DEFAULT_BLOCK, DEFAULT_KERNEL, DType, Determinism, Error, Finish, KERNELS, Kernel, Op, Options, Ptx,
-    Reducer, Result,
+    DType, Error, Finish, Op, Options, Ptx, Reducer, Result,
+    modes::Determinism,
+    registry::{BLOCK_SIZES, DEFAULT_BLOCK, DEFAULT_KERNEL, KERNELS, Kernel},
 };
 
 /// The tile sizes rows and segments take, in KiB: the library's powers of
@@ -51,7 +52,13 @@ pub(crate) enum Job {
     Bench(Gpu, BenchArgs),
     Ops(Gpu, OpsArgs),
     Modes(Gpu, usize, Vec<DType>, usize, u64, Option<(PathBuf, File)>),
-    Shapes(Gpu, Vec<(reduce::shapes_bench::Case, reduction::Strategy)>, Determinism, usize, Option<(PathBuf, File)>),
+    Shapes(
+        Gpu,
+        Vec<(reduce::shapes_bench::Case, reduction::shape::Strategy)>,
+        Determinism,
+        usize,
+        Option<(PathBuf, File)>,
+    ),
 }
 
 pub(crate) struct OpsArgs {
@@ -220,9 +227,9 @@ pub(crate) fn validate(cli: Cli) -> std::result::Result<Job, String> {
                 );
             }
             let strategy = match tile {
-                None => reduction::Strategy::Auto,
+                None => reduction::shape::Strategy::Auto,
                 Some(k) if tile_kib().any(|t| t == k) && !(shape.is_some() && axis == 0) => {
-                    reduction::Strategy::Segments { tile_bytes: k << 10, lanes: 0 }
+                    reduction::shape::Strategy::Segments { tile_bytes: k << 10, lanes: 0 }
                 }
                 Some(k) => {
                     let sizes: Vec<String> = tile_kib().map(|t| t.to_string()).collect();
@@ -241,8 +248,8 @@ pub(crate) fn validate(cli: Cli) -> std::result::Result<Job, String> {
                     if rows.checked_mul(cols).is_none_or(|e| e > reduce::shapes_bench::ELEMENTS) {
                         return Err(format!("--shape {s}: at most 2^28 elements"));
                     }
-                    let m = reduction::Matrix::new(rows, cols);
-                    reduction::Shape::axis(m, axis).map_err(|e| e.to_string())?;
+                    let m = reduction::shape::Matrix::new(rows, cols);
+                    reduction::shape::Shape::axis(m, axis).map_err(|e| e.to_string())?;
                     reduce::shapes_bench::Case::Axis(m, axis)
                 }
                 (None, Some(kind)) => {
@@ -262,7 +269,7 @@ pub(crate) fn validate(cli: Cli) -> std::result::Result<Job, String> {
         Command::Shapes { runs, sweep, json } => {
             at_least_one("--runs", runs)?;
             use reduce::shapes_bench::{Case, matrices, segment_cases, sweep_cases};
-            use reduction::Strategy;
+            use reduction::shape::Strategy;
             let mut cases: Vec<_> = matrices().into_iter().map(|c| (c, Strategy::Auto)).collect();
             cases.extend(segment_cases().map_err(|e| e.to_string())?.into_iter().map(|c| (c, Strategy::Auto)));
             if sweep {
@@ -337,7 +344,7 @@ pub(crate) fn validate(cli: Cli) -> std::result::Result<Job, String> {
             let mode = Options { determinism, accurate, finish, block, ..Options::default() };
             let named = ["all", "default", DEFAULT_KERNEL.id].contains(&kernel.as_str());
             let explicit = Options { kernel: if named { None } else { Kernel::find(&kernel).ok() }, ..mode };
-            if reduction::mode_entry(op.name(), dtype, &explicit).map_err(|e| e.to_string())?.is_some() {
+            if reduction::modes::mode_entry(op.name(), dtype, &explicit).map_err(|e| e.to_string())?.is_some() {
                 if let Some(b) = block {
                     DEFAULT_KERNEL.check_block(b).map_err(|e| e.to_string())?;
                 }

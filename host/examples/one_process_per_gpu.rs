@@ -47,7 +47,7 @@ fn number(text: Option<String>, name: &str, default: usize) -> Result<usize> {
 
 /// Start one process per GPU, give each the id, compare what they print.
 fn parent_main(gpus: Option<String>, n: Option<String>) -> Result<ExitCode> {
-    if let Some(reason) = reduction::no_gpu_reason() {
+    if let Some(reason) = reduction::device::no_gpu_reason() {
         return Err(Error::Invalid(reason));
     }
     let count =

@@ -16,6 +16,7 @@
 
 use crate::error::{Error, Result};
 use crate::input::Element;
+pub use crate::reduce_by_key::check_host_input;
 use gpu::names::DType;
 /// The value types the by-key kernels are compiled for (`gpu/src/names.rs`).
 ///
@@ -44,7 +45,7 @@ pub const HASH_SLOTS: u32 = 2048;
 /// A kernel for reduction by key.
 ///
 /// ```
-/// use reduction::ByKeyKernel;
+/// use reduction::by_key::ByKeyKernel;
 /// assert_eq!(ByKeyKernel::default(), ByKeyKernel::Match);
 /// assert_eq!(ByKeyKernel::ALL.map(|k| k.id()), ["atomic", "ballot", "match", "hash"]);
 /// ```
@@ -69,7 +70,7 @@ impl ByKeyKernel {
     /// All kernels, baseline first.
     ///
     /// ```
-    /// let ids: Vec<&str> = reduction::ByKeyKernel::ALL.iter().map(|k| k.id()).collect();
+    /// let ids: Vec<&str> = reduction::by_key::ByKeyKernel::ALL.iter().map(|k| k.id()).collect();
     /// assert_eq!(ids, ["atomic", "ballot", "match", "hash"]);
     /// ```
     pub const ALL: [ByKeyKernel; 4] = [ByKeyKernel::Atomic, ByKeyKernel::Ballot, ByKeyKernel::Match, ByKeyKernel::Hash];
@@ -77,7 +78,7 @@ impl ByKeyKernel {
     /// The id in entry names and on the command line.
     ///
     /// ```
-    /// assert_eq!(reduction::ByKeyKernel::Ballot.id(), "ballot");
+    /// assert_eq!(reduction::by_key::ByKeyKernel::Ballot.id(), "ballot");
     /// ```
     pub fn id(self) -> &'static str {
         match self {
@@ -91,7 +92,7 @@ impl ByKeyKernel {
     /// What the kernel does, in a few words.
     ///
     /// ```
-    /// assert_eq!(reduction::ByKeyKernel::Atomic.title(), "one atomic add per element");
+    /// assert_eq!(reduction::by_key::ByKeyKernel::Atomic.title(), "one atomic add per element");
     /// ```
     pub fn title(self) -> &'static str {
         match self {
@@ -105,7 +106,7 @@ impl ByKeyKernel {
     /// The kernel with this id, or an error listing the valid ids.
     ///
     /// ```
-    /// use reduction::ByKeyKernel;
+    /// use reduction::by_key::ByKeyKernel;
     /// assert_eq!(ByKeyKernel::find("match").unwrap(), ByKeyKernel::Match);
     /// assert!(ByKeyKernel::find("sort").unwrap_err().to_string().contains("atomic, ballot, match, hash"));
     /// ```
@@ -119,7 +120,7 @@ impl ByKeyKernel {
     /// The PTX entry for value type `ty`: `by_key_{id}_{ty}`.
     ///
     /// ```
-    /// use reduction::{ByKeyKernel, DType};
+    /// use reduction::{DType, by_key::ByKeyKernel};
     /// assert_eq!(ByKeyKernel::Match.entry(DType::F64), "by_key_match_f64");
     /// ```
     pub fn entry(self, ty: DType) -> String {
@@ -170,7 +171,7 @@ mod sealed {
 /// A value type reduction by key supports: `f32` or `f64`.
 ///
 /// ```
-/// use reduction::ByKeyValue;
+/// use reduction::by_key::ByKeyValue;
 /// fn total<T: ByKeyValue>(values: &[T]) -> f64 {
 ///     values.iter().map(|v| v.to_f64()).sum()
 /// }
@@ -180,7 +181,7 @@ pub trait ByKeyValue: Element + sealed::Sealed {
     /// The value, exactly, as `f64`.
     ///
     /// ```
-    /// use reduction::ByKeyValue;
+    /// use reduction::by_key::ByKeyValue;
     /// assert_eq!(0.1f32.to_f64(), 0.1f32 as f64);
     /// assert_eq!(0.1f64.to_f64(), 0.1);
     /// ```

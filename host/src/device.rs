@@ -1,6 +1,7 @@
 //! The GPU: a CUDA context and stream (through cudarc, with the driver
-//! loaded at run time), what the device is, and the kernels loaded from PTX.
-//! Launching is `launch.rs`.
+//! loaded at run time), what the device is ([`DeviceInfo`]), whether one can
+//! be used here ([`no_gpu_reason`]), the kernels loaded from PTX, and the
+//! launch choices tuned to it ([`Tuning`]). Launching is `launch.rs`.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -14,6 +15,7 @@ use cudarc::driver::{
 
 use crate::error::{Error, Result, driver};
 use crate::ptx::Ptx;
+pub use crate::tuning::Tuning;
 
 /// What the device is, read from its attributes.
 ///
@@ -52,7 +54,7 @@ impl DeviceInfo {
     /// (double data rate).
     ///
     /// ```
-    /// # let info = reduction::DeviceInfo { name: "G80".into(), ordinal: 0, compute_capability: (1, 0), sm_count: 16,
+    /// # let info = reduction::device::DeviceInfo { name: "G80".into(), ordinal: 0, compute_capability: (1, 0), sm_count: 16,
     /// #     l2_bytes: 0, total_mem: 0, mem_clock_khz: 900_000, bus_width_bits: 384, driver_version: 0 };
     /// // Harris's slide 6: 384-bit, 900 MHz DDR = 86.4 GB/s.
     /// assert_eq!(info.peak_bandwidth(), 86.4e9);
@@ -66,7 +68,7 @@ impl DeviceInfo {
     /// 8.6, 8.7, 8.9 and 12.x, 2048 on the others from Volta on.
     ///
     /// ```
-    /// # let info = |cc| reduction::DeviceInfo { name: "x".into(), ordinal: 0, compute_capability: cc, sm_count: 1,
+    /// # let info = |cc| reduction::device::DeviceInfo { name: "x".into(), ordinal: 0, compute_capability: cc, sm_count: 1,
     /// #     l2_bytes: 0, total_mem: 0, mem_clock_khz: 0, bus_width_bits: 0, driver_version: 0 };
     /// assert_eq!(info((9, 0)).threads_per_sm(), 2048);
     /// assert_eq!(info((8, 9)).threads_per_sm(), 1536);
@@ -83,7 +85,7 @@ impl DeviceInfo {
     /// `sm_90` for compute capability 9.0.
     ///
     /// ```
-    /// # let info = reduction::DeviceInfo { name: "H100".into(), ordinal: 0, compute_capability: (9, 0), sm_count: 132,
+    /// # let info = reduction::device::DeviceInfo { name: "H100".into(), ordinal: 0, compute_capability: (9, 0), sm_count: 132,
     /// #     l2_bytes: 0, total_mem: 0, mem_clock_khz: 0, bus_width_bits: 0, driver_version: 0 };
     /// assert_eq!(info.compute_capability, (9, 0));
     /// assert_eq!(info.arch(), "sm_90");
@@ -124,7 +126,7 @@ impl std::fmt::Debug for Gpu {
 ///
 /// ```
 /// // On a machine without the NVIDIA driver this is Some("no CUDA driver: ...").
-/// let _ = reduction::no_gpu_reason();
+/// let _ = reduction::device::no_gpu_reason();
 /// ```
 pub fn no_gpu_reason() -> Option<String> {
     match device_count() {
@@ -288,10 +290,10 @@ impl Gpu {
 
     /// [`Gpu::function`], refused with [`Error::Signature`] unless the
     /// entry's parameters are the PTX types `params` (a launch scheme's
-    /// [`Scheme::params`](crate::Scheme::params)), before it is ever launched.
+    /// [`Scheme::params`](crate::registry::Scheme::params)), before it is ever launched.
     ///
     /// ```no_run
-    /// use reduction::{Error, Gpu, Kernel, Ptx};
+    /// use reduction::{Error, Gpu, Ptx, registry::Kernel};
     /// let gpu = Gpu::open(0, Ptx::embedded())?;
     /// let reduce3 = gpu.function_for("reduce3_sum_i32", Kernel::find("reduce3")?.scheme.params())?;
     /// let wrong = gpu.function_for("reduce3_sum_i32", Kernel::find("single_pass")?.scheme.params());
@@ -332,7 +334,7 @@ impl Gpu {
     /// × SM count); cached.
     ///
     /// ```no_run
-    /// use reduction::{Gpu, Ptx, shared_mem_bytes};
+    /// use reduction::{Gpu, Ptx, registry::shared_mem_bytes};
     /// let gpu = Gpu::open(0, Ptx::embedded())?;
     /// let blocks = gpu.resident_blocks("reduce7_b256_sum_f32", 256, shared_mem_bytes(256, 4))?;
     /// assert!(blocks >= gpu.info().sm_count);

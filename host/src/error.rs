@@ -283,7 +283,7 @@ pub enum Error {
     },
 
     /// A matrix shape, axis, CSR offsets, strategy or output that cannot
-    /// describe the input of a shaped reduction ([`Shape`](crate::Shape)):
+    /// describe the input of a shaped reduction ([`Shape`](crate::shape::Shape)):
     /// the message names what is wrong.
     #[error("{0}")]
     Shape(String),

@@ -13,7 +13,7 @@ use gpu::half::{bf16, f16};
 /// half-precision sums accumulate in `f32` and return `f32`.
 ///
 /// ```no_run
-/// use reduction::{Element, ReduceOp, Reducer, Result, Sum};
+/// use reduction::{Element, Reducer, Result, Sum, op::ReduceOp};
 /// fn mean<T: Element + Into<f64>>(r: &Reducer, xs: &[T]) -> Result<f64>
 /// where
 ///     Sum: ReduceOp<T>,

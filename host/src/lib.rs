@@ -14,10 +14,20 @@
 //!   `f32`), dot products, sums of squares, norms and means of the float
 //!   types, and operations of your own ([`Reducer::reduce_op`]), with the
 //!   fastest kernel; sum, min and max also with any kernel of the
-//!   [registry](KERNELS), for teaching;
+//!   [registry](registry::KERNELS), for teaching;
 //!   [`Reducer::reduce_by_key`]: one sum per key (the voting-and-shuffling article).
-//! * [`KERNELS`]: Harris's seven steps, the 2023 review's two and ours, each with
-//!   its launch [`Scheme`]; one registry for the library, its tests and tools.
+//! * [`op`]: the operations ([`Sum`], [`Min`], [`Max`], [`ArgMin`],
+//!   [`ArgMax`] also here at the root; the transforms, [`op::Arg`] and the
+//!   traits [`op::ReduceOp`] and [`op::Reduction`] there).
+//! * [`registry`]: Harris's seven steps, the 2023 review's two and ours, each
+//!   with its launch [`Scheme`](registry::Scheme); one registry for the
+//!   library, its tests and tools.
+//! * [`device`]: the GPU ([`Gpu`], also here), what it reports and the
+//!   numbers tuned to it.
+//! * [`modes`]: the reproducible and accurate sums ([`modes::Determinism`]).
+//! * [`shape`]: rows, columns and segments of a matrix; [`shape_order`]: the
+//!   CPU twins of their reproducible orders (the same bits on a CPU).
+//! * [`by_key`]: reduction by key, its kernels and value types.
 //! * [`multi::MultiReducer`]: the same operations over data sharded across
 //!   GPUs, one process for all or one process per GPU, combined through NCCL.
 //! * [`plan`]: the launches of a reduction, as pure arithmetic.
@@ -27,7 +37,8 @@
 //! library.
 //!
 //! ```no_run
-//! use reduction::{Finish, Kernel, Options, Reducer, Sum};
+//! use reduction::registry::Kernel;
+//! use reduction::{Finish, Options, Reducer, Sum};
 //! # fn main() -> reduction::Result<()> {
 //! let r = Reducer::new()?;
 //! let data: Vec<i32> = (1..=1000).collect();
@@ -44,8 +55,7 @@
 #![warn(missing_docs)]
 
 pub mod by_key;
-mod device;
-mod dtype;
+pub mod device;
 mod error;
 mod input;
 mod launch;
@@ -58,33 +68,49 @@ mod prepared;
 mod ptx;
 mod reduce_by_key;
 mod reducer;
-mod registry;
+pub mod registry;
 mod scratch;
 pub mod shape;
 pub mod shape_order;
 mod shaped;
 mod tuning;
 
-pub use by_key::{BY_KEY_BLOCK, ByKeyKernel, ByKeyValue};
 /// The cudarc this library is built with (driver API, dynamic loading):
 /// name its types through this path, e.g. `reduction::cudarc::driver::CudaSlice`.
 pub use cudarc;
-pub use device::{DeviceInfo, Gpu, no_gpu_reason};
+pub use device::Gpu;
 pub use error::{Error, Result};
 /// Half-precision element types (the `half` crate's `f16` and `bf16`).
 pub use gpu::half;
-pub use gpu::names::{BLOCK_SIZES, DType, Op};
+pub use gpu::names::{DType, Op};
 /// Operations: the traits and every operation type (see [`Reducer::reduce_op`]).
 pub use gpu::op;
-pub use gpu::op::{Arg, ArgMax, ArgMin, Dot, Max, Mean, Min, Norm, ReduceOp, Reduction, Sum, SumSquares};
+pub use gpu::op::{ArgMax, ArgMin, Max, Min, Sum};
 pub use input::{Element, Input, Source};
-pub use modes::mode_entry;
 pub use operations::Output;
-pub use options::{Determinism, Finish, Options};
+pub use options::{Finish, Options};
 pub use prepared::Prepared;
 pub use ptx::Ptx;
-pub use reduce_by_key::check_host_input;
 pub use reducer::Reducer;
-pub use registry::{BlockParam, DEFAULT_BLOCK, DEFAULT_KERNEL, KERNELS, Kernel, PerThread, Scheme, shared_mem_bytes};
-pub use shape::{Matrix, Offsets, Shape, Strategy};
-pub use tuning::Tuning;
+
+#[cfg(test)]
+mod tests {
+    /// The root stays a short list (at most 30 names: modules, re-exports
+    /// and macros); the rest is reached through its module.
+    #[test]
+    fn the_root_names_at_most_30_items() {
+        let src = include_str!("lib.rs");
+        let mut names = 0;
+        for line in src.lines() {
+            if line.starts_with("pub mod ") || line.starts_with("#[macro_export]") {
+                names += 1;
+            } else if let Some(used) = line.strip_prefix("pub use ") {
+                names += match (used.find('{'), used.rfind('}')) {
+                    (Some(open), Some(close)) => used[open + 1..close].split(',').count(),
+                    _ => 1,
+                };
+            }
+        }
+        assert!((20..=30).contains(&names), "{names} public items at the root");
+    }
+}

@@ -10,7 +10,8 @@
 //! | `accurate: true`, f64 sum | `accurate_sum_f64`: double-double, fixed order | `gpu_to_gpu` |
 
 use crate::error::{Error, Result};
-use crate::options::{Determinism, Options};
+pub use crate::options::Determinism;
+use crate::options::Options;
 use gpu::layout::ACCURATE_WORDS;
 use gpu::names::{DType, MODE_TYPES, Op, REPRODUCIBLE_OPS};
 use gpu::op::fixed_order::{Geometry, WARP, tree_len};
@@ -41,7 +42,7 @@ pub(crate) struct ModeJob {
 /// combination is an [`Error::Unsupported`] naming what is valid.
 ///
 /// ```
-/// use reduction::{DType, Determinism, Options, mode_entry};
+/// use reduction::{DType, Options, modes::{Determinism, mode_entry}};
 /// let repro = Options { determinism: Determinism::GpuToGpu, ..Options::default() };
 /// assert_eq!(mode_entry("dot", DType::F64, &repro).unwrap().as_deref(), Some("reproducible_dot_f64"));
 /// let accurate = Options { accurate: true, ..Options::default() };
@@ -61,7 +62,7 @@ pub(crate) fn mode_kernel(op: &str, ty: DType, opts: &Options) -> Result<Option<
     let what = if opts.accurate { "accurate" } else { Determinism::GpuToGpu.name() };
     let refuse =
         |why: String, valid: &str| Err(Error::Unsupported { kernel: what.into(), what: why, valid: valid.into() });
-    if let Some(k) = opts.kernel.filter(|k| k.id != crate::DEFAULT_KERNEL.id) {
+    if let Some(k) = opts.kernel.filter(|k| k.id != crate::registry::DEFAULT_KERNEL.id) {
         return refuse(format!("the kernel {} (it has its own kernels)", k.id), "no --kernel, or default");
     }
     if opts.finish != crate::Finish::Gpu {
@@ -135,7 +136,7 @@ mod tests {
     fn bad_combinations_are_one_line_errors() {
         let repro = Options { determinism: Determinism::GpuToGpu, ..Options::default() };
         let accurate = Options { accurate: true, ..Options::default() };
-        let teaching = Options { kernel: Some(crate::Kernel::find("reduce4").unwrap()), ..repro };
+        let teaching = Options { kernel: Some(crate::registry::Kernel::find("reduce4").unwrap()), ..repro };
         let cpu = Options { finish: crate::Finish::Cpu, ..accurate };
         for (op, ty, opts) in [
             ("min", DType::I32, &repro),

@@ -259,11 +259,11 @@ pub(crate) fn check_inputs<R: Reduction<T>, T: Element, D: Input<T> + ?Sized>(
     if let Some(other) = inputs.get(1).map(|d| len(&d.source())).filter(|&m| m != n) {
         return Err(Error::InputsDiffer { op: R::NAME, a: n, b: other });
     }
-    if let Some(k) = opts.kernel.filter(|k| k.id != crate::DEFAULT_KERNEL.id) {
+    if let Some(k) = opts.kernel.filter(|k| k.id != crate::registry::DEFAULT_KERNEL.id) {
         return Err(Error::Unsupported {
             kernel: k.id.to_string(),
             what: format!("the operation {} (only the default kernel takes any operation)", R::NAME),
-            valid: crate::DEFAULT_KERNEL.id.to_string(),
+            valid: crate::registry::DEFAULT_KERNEL.id.to_string(),
         });
     }
     if opts.finish != crate::Finish::Gpu {

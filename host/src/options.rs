@@ -25,7 +25,7 @@ pub enum Finish {
 /// library's fastest kernel for the device.
 ///
 /// ```
-/// use reduction::{Finish, Kernel, Options};
+/// use reduction::{Finish, Options, registry::Kernel};
 /// let teaching = Options { kernel: Some(Kernel::find("reduce4").unwrap()), block: Some(256), finish: Finish::Cpu, ..Options::default() };
 /// assert!(Options::default().kernel.is_none());
 /// # let _ = teaching;
@@ -34,7 +34,7 @@ pub enum Finish {
 pub struct Options {
     /// `None`: the fastest kernel for this device and size.
     pub kernel: Option<&'static Kernel>,
-    /// `None`: [`DEFAULT_BLOCK`](crate::DEFAULT_BLOCK) for an explicit kernel, the tuned size for the default.
+    /// `None`: [`DEFAULT_BLOCK`](crate::registry::DEFAULT_BLOCK) for an explicit kernel, the tuned size for the default.
     pub block: Option<u32>,
     /// Where the partials are combined.
     pub finish: Finish,
@@ -59,7 +59,7 @@ pub struct Options {
 /// (`cuda::execution::determinism`).
 ///
 /// ```
-/// use reduction::Determinism;
+/// use reduction::modes::Determinism;
 /// assert_eq!(Determinism::default(), Determinism::RunToRun);
 /// assert_eq!(Determinism::from_name("gpu_to_gpu"), Some(Determinism::GpuToGpu));
 /// ```

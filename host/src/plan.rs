@@ -7,7 +7,7 @@
 //! previous level's partials with the same kernel, until one value remains.
 //!
 //! ```
-//! use reduction::{Kernel, plan::plan};
+//! use reduction::{plan::plan, registry::Kernel};
 //! // Harris's kernel 3 on 2^20 elements with 128 threads: three launches.
 //! let levels = plan(Kernel::find("reduce3").unwrap(), 1 << 20, 128, 264);
 //! assert_eq!(levels.iter().map(|l| l.outputs).collect::<Vec<_>>(), [8192, 64, 1]);
@@ -22,7 +22,7 @@ use gpu::layout::ROUND_VECTORS;
 /// written side by side.
 ///
 /// ```
-/// use reduction::{Kernel, plan::{MAX_CHUNK, plan}};
+/// use reduction::{plan::{MAX_CHUNK, plan}, registry::Kernel};
 /// let levels = plan(Kernel::find("reduce4").unwrap(), MAX_CHUNK + 1, 256, 1056);
 /// assert_eq!(levels[0].launches.len(), 2); // two launches: MAX_CHUNK elements, then 1
 /// ```
@@ -31,7 +31,7 @@ pub const MAX_CHUNK: usize = 1 << 31;
 /// One kernel launch.
 ///
 /// ```
-/// use reduction::{Kernel, plan::{MAX_CHUNK, plan}};
+/// use reduction::{plan::{MAX_CHUNK, plan}, registry::Kernel};
 /// // 2^31 + 17 elements: the first level is two launches, partials side by side.
 /// let first = &plan(Kernel::find("reduce4").unwrap(), MAX_CHUNK + 17, 256, 1000)[0];
 /// let [a, b] = first.launches[..] else { panic!("two launches") };
@@ -53,7 +53,7 @@ pub struct Launch {
 /// The launches of one level.
 ///
 /// ```
-/// use reduction::{Kernel, plan::plan};
+/// use reduction::{plan::plan, registry::Kernel};
 /// // reduce3 reads one element per thread: 1000 elements, 8 blocks of 128, then 1 block.
 /// let levels = plan(Kernel::find("reduce3").unwrap(), 1000, 128, 0);
 /// assert_eq!(levels.iter().map(|l| l.outputs).collect::<Vec<_>>(), [8, 1]);
@@ -74,7 +74,7 @@ pub struct Level {
 /// `resident` blocks the GPU holds at once.
 ///
 /// ```
-/// use reduction::{Kernel, plan::grid_for};
+/// use reduction::{plan::grid_for, registry::Kernel};
 /// assert_eq!(grid_for(Kernel::find("reduce1").unwrap(), 1000, 128, 264), 8);
 /// assert_eq!(grid_for(Kernel::find("reduce4").unwrap(), 1000, 128, 264), 4);
 /// assert_eq!(grid_for(Kernel::find("reduce7").unwrap(), 1 << 24, 128, 264), 264);
@@ -123,7 +123,7 @@ pub fn grid_in_whole_rounds(n: usize, elem_size: usize, block: u32, resident: u3
 /// single-pass kernel is one launch over all `n` elements.
 ///
 /// ```
-/// use reduction::{Kernel, plan::plan};
+/// use reduction::{plan::plan, registry::Kernel};
 /// let levels = plan(Kernel::find("reduce3").unwrap(), 1 << 20, 128, 264);
 /// let grids: Vec<usize> = levels.iter().map(|l| l.outputs).collect();
 /// assert_eq!(grids, [8192, 64, 1]);
@@ -160,7 +160,7 @@ pub fn plan(kernel: &Kernel, n: usize, block: u32, resident: u32) -> Vec<Level> 
 /// Levels alternate between the two buffers.
 ///
 /// ```
-/// use reduction::{Kernel, plan::{plan, scratch_sizes}};
+/// use reduction::{plan::{plan, scratch_sizes}, registry::Kernel};
 /// assert_eq!(scratch_sizes(&plan(Kernel::find("reduce3").unwrap(), 1 << 20, 128, 264)), (8192, 64));
 /// ```
 pub fn scratch_sizes(levels: &[Level]) -> (usize, usize) {
@@ -178,7 +178,7 @@ pub fn scratch_sizes(levels: &[Level]) -> (usize, usize) {
 /// level, the elements one thread folds in sequence plus the block's tree.
 ///
 /// ```
-/// use reduction::{Kernel, plan::{depth, plan}};
+/// use reduction::{plan::{depth, plan}, registry::Kernel};
 /// let k = Kernel::find("reduce3").unwrap();
 /// assert_eq!(depth(k, &plan(k, 1 << 20, 128, 264), 128), 3 * 7); // three levels of 7 rounds
 /// let k = Kernel::find("reduce7").unwrap();

@@ -130,12 +130,12 @@ impl Reducer {
     /// operation), exactly its length, and leave the result in `out[0]` on
     /// the device, without waiting: nothing comes back to the host (an
     /// arg-max whose index the next kernel reads). For outputs that are not
-    /// cudarc `DeviceRepr` types (an [`Arg`](crate::Arg)), view a byte
+    /// cudarc `DeviceRepr` types (an [`Arg`](crate::op::Arg)), view a byte
     /// buffer as them; an `out` not aligned for the output is an
     /// [`Error::Invalid`].
     ///
     /// ```no_run
-    /// use reduction::{Arg, ArgMax, Options, Reducer};
+    /// use reduction::{ArgMax, Options, Reducer, op::Arg};
     /// let r = Reducer::new()?;
     /// let s = r.gpu().stream();
     /// let x = s.clone_htod(&[1.0f32, 7.0, 3.0, 7.0]).unwrap();

@@ -40,7 +40,7 @@ pub(crate) fn kernel_num_keys(num_keys: usize) -> Result<u32> {
 /// `num_keys` (the first one that is not is named with its index).
 ///
 /// ```
-/// use reduction::{Error, check_host_input};
+/// use reduction::{Error, by_key::check_host_input};
 /// assert!(check_host_input(&[0, 3, 1], 3, 4).is_ok());
 /// assert!(matches!(check_host_input(&[0, 3], 3, 4), Err(Error::LengthMismatch { keys: 2, values: 3 })));
 /// assert!(matches!(check_host_input(&[0, 4, 9], 3, 4), Err(Error::KeyOutOfRange { index: 1, key: 4, num_keys: 4 })));
@@ -87,7 +87,7 @@ impl Reducer {
     /// [`Reducer::reduce_by_key`] with a chosen kernel.
     ///
     /// ```no_run
-    /// use reduction::{ByKeyKernel, Reducer};
+    /// use reduction::{Reducer, by_key::ByKeyKernel};
     /// let r = Reducer::new()?;
     /// let sums = r.reduce_by_key_with(&[0u32, 0, 1], &[1.0f64, 2.0, 3.0], 2, ByKeyKernel::Ballot)?;
     /// assert_eq!(sums, [3.0, 3.0]);
@@ -136,7 +136,7 @@ impl Reducer {
     /// [`Error::KeysOutOfRange`], [`Error::OutOfMemory`].
     ///
     /// ```no_run
-    /// use reduction::{ByKeyKernel, Error, Reducer};
+    /// use reduction::{Error, Reducer, by_key::ByKeyKernel};
     /// let r = Reducer::new()?;
     /// let stream = r.gpu().stream();
     /// let keys = stream.clone_htod(&[0u32, 1, 7, 1]).unwrap();
@@ -188,7 +188,7 @@ impl Reducer {
     /// time or batch launches themselves.
     ///
     /// ```no_run
-    /// use reduction::{ByKeyKernel, Reducer};
+    /// use reduction::{Reducer, by_key::ByKeyKernel};
     /// let r = Reducer::new()?;
     /// let s = r.gpu().stream();
     /// let (keys, values) = (s.clone_htod(&[1u32, 1]).unwrap(), s.clone_htod(&[2.0f32, 3.0]).unwrap());
@@ -213,7 +213,7 @@ impl Reducer {
     /// blocks that fit on the GPU at once, or fewer for small inputs.
     ///
     /// ```no_run
-    /// use reduction::{ByKeyKernel, Reducer};
+    /// use reduction::{Reducer, by_key::ByKeyKernel};
     /// let r = Reducer::new()?;
     /// let (entry, grid, _) = r.by_key_shape::<f64>(ByKeyKernel::Match, 1000)?;
     /// assert_eq!((entry.as_str(), grid), ("by_key_match_f64", 4)); // 256 elements per block

@@ -127,7 +127,7 @@ impl Reducer {
     /// Reduce with operator `O` and an explicit kernel, block size and finish.
     ///
     /// ```no_run
-    /// use reduction::{Finish, Kernel, Options, Reducer, Sum};
+    /// use reduction::{Finish, Options, Reducer, Sum, registry::Kernel};
     /// let r = Reducer::new()?;
     /// let opts = Options { kernel: Some(Kernel::find("reduce1")?), block: Some(64), finish: Finish::Cpu, ..Options::default() };
     /// assert_eq!(r.reduce_with::<Sum, _, _>(&vec![1u32; 1000], &opts)?, 1000);
@@ -204,13 +204,13 @@ impl Reducer {
 
     /// The kernel and block size for `n` elements of the operation named
     /// `op`: the caller's, checked, or the default: [`DEFAULT_KERNEL`] at the
-    /// GPU's default block ([`Tuning::default_block`](crate::Tuning::default_block):
+    /// GPU's default block ([`Tuning::default_block`](crate::device::Tuning::default_block):
     /// on an H100 or H200 256 threads below 2^25 elements, 512 for
     /// arg-min/max from 2^21, 1024 from 2^25). Every kernel can finish on the CPU
     /// ([`Finish::Cpu`]).
     ///
     /// ```no_run
-    /// use reduction::{Kernel, Options, Reducer};
+    /// use reduction::{Options, Reducer, registry::Kernel};
     /// let r = Reducer::new()?;
     /// let (k, block) = r.choose("sum", 1 << 20, &Options::default())?;
     /// assert_eq!((k.id, block), ("single_pass", 256));
@@ -288,7 +288,7 @@ impl Reducer {
     /// API allows, at most `max_grid` blocks).
     ///
     /// ```no_run
-    /// use reduction::{Kernel, Reducer, Sum};
+    /// use reduction::{Reducer, Sum, registry::Kernel};
     /// let r = Reducer::new()?;
     /// let levels = r.plan::<Sum, f32>(Kernel::find("reduce7")?, 256, 1 << 24, None)?;
     /// assert_eq!(levels.len(), 2);

@@ -1,17 +1,22 @@
 //! The one list of kernels. Tests, the CLI and the benchmark all iterate
-//! [`KERNELS`]; nothing else names a kernel.
+//! [`KERNELS`]; nothing else names a kernel. Each [`Kernel`] says how it is
+//! launched ([`Scheme`], [`PerThread`], [`BlockParam`]) and at which block
+//! sizes ([`BLOCK_SIZES`]); [`DEFAULT_KERNEL`] is what [`Reducer`](crate::Reducer)
+//! runs unless told otherwise.
 
 use crate::error::{Error, Result};
 use gpu::layout::SINGLE_PASS_SMEM;
-use gpu::names::{BLOCK_SIZES, DType, Op};
+/// The block sizes kernels are compiled and launched with (`gpu/src/names.rs`).
+pub use gpu::names::BLOCK_SIZES;
+use gpu::names::{DType, Op};
 
 /// The library's default kernel: one launch, 16-byte loads, any alignment
 /// (`gpu/src/kernels/single_pass.rs`), at the GPU's default block
-/// ([`Tuning::default_block`](crate::Tuning::default_block)).
+/// ([`Tuning::default_block`](crate::device::Tuning::default_block)).
 ///
 /// ```
-/// assert_eq!(reduction::DEFAULT_KERNEL.id, "single_pass");
-/// assert_eq!(reduction::Kernel::find("single_pass").unwrap().step, reduction::DEFAULT_KERNEL.step);
+/// assert_eq!(reduction::registry::DEFAULT_KERNEL.id, "single_pass");
+/// assert_eq!(reduction::registry::Kernel::find("single_pass").unwrap().step, reduction::registry::DEFAULT_KERNEL.step);
 /// ```
 pub const DEFAULT_KERNEL: &Kernel = &SINGLE_PASS;
 
@@ -49,7 +54,7 @@ pub(crate) fn fit_block(
 /// Harris's block size for all his measurements (slide 10).
 ///
 /// ```
-/// assert!(reduction::Kernel::find("reduce1").unwrap().check_block(reduction::DEFAULT_BLOCK).is_ok());
+/// assert!(reduction::registry::Kernel::find("reduce1").unwrap().check_block(reduction::registry::DEFAULT_BLOCK).is_ok());
 /// ```
 pub const DEFAULT_BLOCK: u32 = 128;
 
@@ -61,8 +66,8 @@ pub const DEFAULT_BLOCK: u32 = 128;
 /// cuda-samples pad the same way (`smemSize = 2 * threads` for `threads <= 32`).
 ///
 /// ```
-/// assert_eq!(reduction::shared_mem_bytes(32, 4), 256);
-/// assert_eq!(reduction::shared_mem_bytes(256, 8), 2048);
+/// assert_eq!(reduction::registry::shared_mem_bytes(32, 4), 256);
+/// assert_eq!(reduction::registry::shared_mem_bytes(256, 8), 2048);
 /// ```
 pub fn shared_mem_bytes(block: u32, elem_size: usize) -> u32 {
     block.max(64) * elem_size as u32
@@ -73,7 +78,7 @@ pub fn shared_mem_bytes(block: u32, elem_size: usize) -> u32 {
 /// registry row, nothing else.
 ///
 /// ```
-/// use reduction::{Kernel, PerThread, Scheme};
+/// use reduction::registry::{Kernel, PerThread, Scheme};
 /// assert_eq!(Kernel::find("reduce3").unwrap().scheme, Scheme::MultiPass(PerThread::One));
 /// assert_eq!(Kernel::find("reduce4").unwrap().scheme, Scheme::MultiPass(PerThread::Two));
 /// assert_eq!(Kernel::find("reduce7").unwrap().scheme, Scheme::MultiPass(PerThread::GridStride));
@@ -105,7 +110,7 @@ const SINGLE_PASS_PARAMS: &[&str] = &[".u64"; 7];
 /// first pass.
 ///
 /// ```
-/// use reduction::{PerThread, Scheme};
+/// use reduction::registry::{PerThread, Scheme};
 /// assert_ne!(Scheme::MultiPass(PerThread::One), Scheme::MultiPass(PerThread::Two));
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -124,7 +129,7 @@ impl Scheme {
     /// of `elem_size` bytes.
     ///
     /// ```
-    /// use reduction::{PerThread, Scheme};
+    /// use reduction::registry::{PerThread, Scheme};
     /// assert_eq!(Scheme::MultiPass(PerThread::One).smem(256, 4), 1024);
     /// assert_eq!(Scheme::SinglePass.smem(256, 4), Scheme::SinglePass.smem(1024, 8)); // fixed
     /// ```
@@ -142,7 +147,7 @@ impl Scheme {
     /// list before the first launch ([`Error::Signature`]).
     ///
     /// ```
-    /// use reduction::{PerThread, Scheme};
+    /// use reduction::registry::{PerThread, Scheme};
     /// assert_eq!(Scheme::MultiPass(PerThread::One).params(), [".u64", ".u64", ".u32"]);
     /// assert_eq!(Scheme::SinglePass.params().len(), 7); // a, b, n, partials, ticket, out, done
     /// ```
@@ -157,7 +162,7 @@ impl Scheme {
     /// once (grid-stride kernels), rather than set by `n`.
     ///
     /// ```
-    /// use reduction::{PerThread, Scheme};
+    /// use reduction::registry::{PerThread, Scheme};
     /// assert!(Scheme::SinglePass.grid_stride() && !Scheme::MultiPass(PerThread::Two).grid_stride());
     /// ```
     pub fn grid_stride(self) -> bool {
@@ -168,7 +173,7 @@ impl Scheme {
 /// How the block size reaches the kernel.
 ///
 /// ```
-/// use reduction::{BlockParam, DType, Kernel, Op};
+/// use reduction::{DType, Op, registry::{BlockParam, Kernel}};
 /// let k = Kernel::find("reduce6").unwrap();
 /// assert_eq!(k.block_param, BlockParam::Compiled);
 /// assert_eq!(k.entry(128, Op::Sum, DType::I32), "reduce6_b128_sum_i32"); // the block size is in the name
@@ -184,7 +189,7 @@ pub enum BlockParam {
 /// One kernel of the registry.
 ///
 /// ```
-/// use reduction::KERNELS;
+/// use reduction::registry::KERNELS;
 /// for k in KERNELS {
 ///     println!("{:>2} {:<12} {} ({})", k.step, k.id, k.title, k.source);
 /// }
@@ -214,7 +219,7 @@ pub struct Kernel {
 /// Every kernel, in teaching order.
 ///
 /// ```
-/// let steps: Vec<u32> = reduction::KERNELS.iter().map(|k| k.step).collect();
+/// let steps: Vec<u32> = reduction::registry::KERNELS.iter().map(|k| k.step).collect();
 /// assert_eq!(steps, (1..=11).collect::<Vec<_>>());
 /// ```
 pub const KERNELS: &[Kernel] = &[
@@ -337,8 +342,8 @@ impl Kernel {
     /// The registry entry with this id, or an error listing the valid ids.
     ///
     /// ```
-    /// assert_eq!(reduction::Kernel::find("reduce4").unwrap().step, 4);
-    /// let err = reduction::Kernel::find("reduce0").unwrap_err();
+    /// assert_eq!(reduction::registry::Kernel::find("reduce4").unwrap().step, 4);
+    /// let err = reduction::registry::Kernel::find("reduce0").unwrap_err();
     /// assert!(err.to_string().contains("reduce1, reduce2"));
     /// ```
     pub fn find(id: &str) -> Result<&'static Kernel> {
@@ -351,7 +356,7 @@ impl Kernel {
     /// The block sizes this kernel can be launched with.
     ///
     /// ```
-    /// let k = reduction::Kernel::find("reduce5").unwrap();
+    /// let k = reduction::registry::Kernel::find("reduce5").unwrap();
     /// assert_eq!(k.block_sizes().collect::<Vec<_>>(), [64, 128, 256, 512, 1024]);
     /// ```
     pub fn block_sizes(&self) -> impl Iterator<Item = u32> + '_ {
@@ -362,7 +367,7 @@ impl Kernel {
     /// saying why (not a power of two, out of range, too small).
     ///
     /// ```
-    /// let k = reduction::Kernel::find("reduce5").unwrap();
+    /// let k = reduction::registry::Kernel::find("reduce5").unwrap();
     /// assert!(k.check_block(128).is_ok());
     /// assert!(k.check_block(32).unwrap_err().to_string().contains("too small"));
     /// assert!(k.check_block(100).unwrap_err().to_string().contains("not a power of two"));
@@ -389,7 +394,7 @@ impl Kernel {
     /// `{id}_{op}_{type}` or `{id}_b{block}_{op}_{type}` (see `gpu/src/entries.rs`).
     ///
     /// ```
-    /// use reduction::{DType, Kernel, Op};
+    /// use reduction::{DType, Op, registry::Kernel};
     /// let k = Kernel::find("reduce7").unwrap();
     /// assert_eq!(k.entry(256, Op::Sum, DType::F32), "reduce7_b256_sum_f32");
     /// assert_eq!(Kernel::find("reduce3").unwrap().entry(256, Op::Max, DType::U64), "reduce3_max_u64");
@@ -402,7 +407,7 @@ impl Kernel {
     /// (`Reduction::NAME`).
     ///
     /// ```
-    /// let k = reduction::DEFAULT_KERNEL;
+    /// let k = reduction::registry::DEFAULT_KERNEL;
     /// assert_eq!(k.entry_named(256, "absmax", "f32"), "single_pass_b256_absmax_f32");
     /// ```
     pub fn entry_named(&self, block: u32, op: &str, ty: &str) -> String {
@@ -417,7 +422,7 @@ impl Kernel {
     /// operators on the primitive types.
     ///
     /// ```
-    /// use reduction::{DType, Kernel, Op};
+    /// use reduction::{DType, Op, registry::Kernel};
     /// assert!(Kernel::find("single_pass").unwrap().supports(Op::ArgMax, DType::BF16));
     /// assert!(!Kernel::find("reduce7").unwrap().supports(Op::ArgMax, DType::F32));
     /// assert!(!Kernel::find("reduce7").unwrap().supports(Op::Sum, DType::F16));
@@ -433,7 +438,7 @@ impl Kernel {
     /// types (the pairs it [supports](Kernel::supports)).
     ///
     /// ```
-    /// use reduction::{DType, Kernel, Op};
+    /// use reduction::{DType, Op, registry::Kernel};
     /// let reduce5: Vec<String> = Kernel::find("reduce5").unwrap().all_entries(&[Op::Sum], &[DType::I32, DType::F32]).collect();
     /// assert_eq!(reduce5, ["reduce5_sum_i32", "reduce5_sum_f32"]);
     /// let reduce7 = Kernel::find("reduce7").unwrap();

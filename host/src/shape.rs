@@ -14,7 +14,7 @@ use gpu::shape::{Columns, SHAPE_WARPS, columns_smem, long_rows, short_row_vector
 /// a row's end and the next row are not read).
 ///
 /// ```
-/// use reduction::Matrix;
+/// use reduction::shape::Matrix;
 /// let m = Matrix::new(3, 4).pitch(6);
 /// assert_eq!(m.elements_spanned().unwrap(), 2 * 6 + 4);
 /// assert!(m.check(15).is_err() && m.check(16).is_ok());
@@ -158,7 +158,7 @@ impl Shape<'_> {
     /// Axis 1 (rows) or 0 (columns) of `matrix`; any other axis is an error.
     ///
     /// ```
-    /// use reduction::{Matrix, Shape};
+    /// use reduction::shape::{Matrix, Shape};
     /// assert!(matches!(Shape::axis(Matrix::new(2, 3), 0), Ok(Shape::Columns(_))));
     /// assert_eq!(Shape::axis(Matrix::new(2, 3), 2).unwrap_err().to_string(), "axis 2: a matrix has axes 0 (one result per column) and 1 (one per row)");
     /// ```

@@ -5,6 +5,11 @@
 //! be compared with it bit for bit, as the flat sums are with
 //! `gpu::op::fixed_order::fixed_order`.
 //!
+//! A feature of the library, not of its tests: the same bits as the GPU's
+//! reproducible shaped result, on a CPU (to check a result, or to compute
+//! one where no GPU is). It uses only the kernels' own operators and the
+//! shape's plan.
+//!
 //! The order is a function of the shape, the offsets and the strategy
 //! (`shape::plan`: no GPU parameter, blocks of `SHAPE_BLOCK`), computed as
 //! if the input started on a 16-byte boundary (the `gpu_to_gpu` path copies
@@ -41,7 +46,7 @@ use gpu::shape::{Columns, SHAPE_BLOCK, Segments, lanes_for, tile_span, tiles, ve
 /// path checks: the shape against the input, the strategy, the type.
 ///
 /// ```
-/// use reduction::{Matrix, Shape, Strategy, Sum, shape_order::shaped_fixed_order};
+/// use reduction::{Sum, shape_order::shaped_fixed_order, shape::{Matrix, Shape, Strategy}};
 /// let x: Vec<f32> = (0..12).map(|i| i as f32).collect();
 /// let rows = shaped_fixed_order::<Sum, f32>(&[&x], Shape::Rows(Matrix::new(3, 4)), Strategy::Auto)?;
 /// assert_eq!(rows, [6.0, 22.0, 38.0]);

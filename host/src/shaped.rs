@@ -22,7 +22,7 @@ impl Reducer {
     /// to the GPU, for any number of [`Reducer::reduce_shaped`] calls.
     ///
     /// ```no_run
-    /// use reduction::{Reducer, Shape, Strategy, Sum};
+    /// use reduction::{Reducer, Sum, shape::{Shape, Strategy}};
     /// let r = Reducer::new()?;
     /// let segments = r.offsets(&[0, 2, 2, 5])?; // [0, 2), [2, 2) empty, [2, 5)
     /// let sums = r.reduce_shaped::<Sum, i32, _>(&[&vec![1, 2, 3, 4, 5]], Shape::Segments(&segments), Strategy::Auto)?;
@@ -54,7 +54,7 @@ impl Reducer {
     /// against the input, the inputs, the strategy, the operation and type.
     ///
     /// ```no_run
-    /// use reduction::{ArgMax, Matrix, Reducer, Shape, Strategy, Sum};
+    /// use reduction::{ArgMax, Reducer, Sum, shape::{Matrix, Shape, Strategy}};
     /// let r = Reducer::new()?;
     /// let x: Vec<f32> = (0..12).map(|i| i as f32).collect();
     /// let m = Matrix::new(3, 4);
@@ -84,7 +84,7 @@ impl Reducer {
     /// them is an error.
     ///
     /// ```no_run
-    /// use reduction::{Determinism, Matrix, Options, Reducer, Shape, Strategy, Sum};
+    /// use reduction::{Options, Reducer, Sum, modes::Determinism, shape::{Matrix, Shape, Strategy}};
     /// use reduction::shape_order::shaped_fixed_order;
     /// let r = Reducer::new()?;
     /// let x: Vec<f32> = (0..1 << 20).map(|i| (i as f32).sin()).collect();
@@ -133,11 +133,11 @@ impl Reducer {
 
     /// [`Reducer::reduce_shaped`] on device inputs into `out` (at least one
     /// slot per result), queued on the reducer's stream without waiting.
-    /// For outputs that are not cudarc `DeviceRepr` types (an [`Arg`](crate::Arg)),
+    /// For outputs that are not cudarc `DeviceRepr` types (an [`Arg`](crate::op::Arg)),
     /// view a byte buffer as them: `unsafe { bytes.transmute_mut::<Arg<f32>>(n) }`.
     ///
     /// ```no_run
-    /// use reduction::{Matrix, Reducer, Shape, Strategy, Sum};
+    /// use reduction::{Reducer, Sum, shape::{Matrix, Shape, Strategy}};
     /// let r = Reducer::new()?;
     /// let s = r.gpu().stream();
     /// let x = s.clone_htod(&vec![1.0f32; 1 << 20]).unwrap();
@@ -191,7 +191,7 @@ impl Reducer {
     /// as `matrix`: `torch.sum(x, dim=axis)`.
     ///
     /// ```no_run
-    /// use reduction::{Matrix, Reducer};
+    /// use reduction::{Reducer, shape::Matrix};
     /// let r = Reducer::new()?;
     /// assert_eq!(r.sum_axis(&vec![1u32, 2, 3, 4, 5, 6], Matrix::new(2, 3), 1)?, [6, 15]);
     /// # Ok::<(), reduction::Error>(())

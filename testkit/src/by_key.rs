@@ -10,7 +10,7 @@
 
 use crate::data::{Sample, splitmix64};
 use crate::reference::Reference;
-use reduction::{ByKeyValue, Error, Result};
+use reduction::{Error, Result, by_key::ByKeyValue};
 
 /// A by-key value type as the tests and the benchmark use it: the library's
 /// [`ByKeyValue`] (`f32`, `f64`) with this kit's serial reference (its

@@ -15,14 +15,16 @@
 //! * [`exact`]: the exact sum (big fixed-point) the accurate sums are checked against;
 //! * [`poisoned`]: a device result poisoned before the kernel writes it, read back;
 //! * [`hold`]: the hold kernel's host side, which keeps the stream waiting
-//!   while a benchmark queues its timed runs.
+//!   while a benchmark queues its timed runs;
+//! * [`dispatch`]: macros from a run-time type and operation
+//!   (`--type bf16 --op argmax`) to a generic call ([`with_operation!`]).
 //!
 //! Float results are compared with the [`approx`] crate, within an error
 //! bound derived from the launch plan (its chain of roundings), never a
 //! fixed relative tolerance.
 //!
 //! ```no_run
-//! use reduction::{Finish, Kernel, Reducer, Sum};
+//! use reduction::{Finish, Reducer, Sum, registry::Kernel};
 //! use testkit::{CheckInput, data::Pattern, verify};
 //! let r = Reducer::new()?;
 //! let input = CheckInput::<f32>::new(&r, Pattern::Large, (1 << 25) + 3, 1)?;
@@ -33,8 +35,13 @@
 
 #![warn(missing_docs)]
 
+/// The library this kit tests (the dispatch macros name its types through
+/// this path, so a crate that calls them needs no `reduction` of its own).
+pub use reduction;
+
 pub mod by_key;
 pub mod data;
+pub mod dispatch;
 pub mod exact;
 pub mod hold;
 pub mod ops;
@@ -47,7 +54,7 @@ use data::{Pattern, Sample, generate};
 use reduction::cudarc::driver::CudaSlice;
 use reduction::op::{ReduceOp, Reduction};
 use reduction::plan::depth;
-use reduction::{Element, Error, Finish, Kernel, Op, Options, Reducer, Result};
+use reduction::{Element, Error, Finish, Op, Options, Reducer, Result, registry::Kernel};
 use reference::Reference;
 
 /// An input under test: its elements on the host, one copy on the device,
@@ -190,7 +197,7 @@ pub fn tolerance<T: Reference>(depth: usize, abs_sum: f64) -> f64 {
 /// 0 for no elements. The `depth` in [`tolerance`].
 ///
 /// ```no_run
-/// use reduction::{Finish, Kernel, Reducer, Sum};
+/// use reduction::{Finish, Reducer, Sum, registry::Kernel};
 /// use testkit::chain_depth;
 /// let r = Reducer::new()?;
 /// let k = Kernel::find("reduce3")?;
@@ -221,7 +228,7 @@ pub fn chain_depth<O: ReduceOp<T>, T: Element>(
 /// its entry), for the error bound of [`tolerance`]; 0 for no elements.
 ///
 /// ```no_run
-/// use reduction::{Dot, Reducer};
+/// use reduction::{Reducer, op::Dot};
 /// use testkit::op_depth;
 /// let r = Reducer::new()?;
 /// assert!(op_depth::<Dot, f32>(&r, 1 << 20, 256)? > 8);
@@ -240,7 +247,7 @@ pub fn op_depth<R: Reduction<T>, T: Element>(reducer: &Reducer, n: usize, block:
 /// for bit; other float sums within [`tolerance`] of the plan's depth.
 ///
 /// ```no_run
-/// use reduction::{Finish, Kernel, Max, Reducer};
+/// use reduction::{Finish, Max, Reducer, registry::Kernel};
 /// use testkit::{CheckInput, data::Pattern, verify};
 /// let r = Reducer::new()?;
 /// let input = CheckInput::<f64>::new(&r, Pattern::Random, 1 << 20, 1)?;

@@ -237,7 +237,7 @@ where
         }
     };
     Ok(Checked {
-        kernel: reduction::DEFAULT_KERNEL.id,
+        kernel: reduction::registry::DEFAULT_KERNEL.id,
         block,
         op,
         ty: T::NAME,

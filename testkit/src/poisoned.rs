@@ -14,7 +14,7 @@ use reduction::{Error, Gpu, Result};
 ///
 /// ```no_run
 /// use testkit::poisoned::Poisoned;
-/// use reduction::{Arg, ArgMax, Options, Reducer};
+/// use reduction::{ArgMax, Options, Reducer, op::Arg};
 /// let r = Reducer::new()?;
 /// let x = r.gpu().stream().clone_htod(&[1.0f32, 7.0, 3.0]).unwrap();
 /// let mut out = Poisoned::<Arg<f32>>::new(r.gpu())?;

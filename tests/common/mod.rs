@@ -9,7 +9,7 @@
 use std::sync::{OnceLock, RwLock};
 
 use libtest_mimic::{Arguments, Failed, Trial};
-use reduction::{Ptx, Reducer, no_gpu_reason};
+use reduction::{Ptx, Reducer, device::no_gpu_reason};
 
 /// Why GPU trials cannot run here, or `None`.
 pub fn skip_reason() -> &'static Option<String> {

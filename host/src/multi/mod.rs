@@ -255,7 +255,7 @@ impl MultiReducer {
     /// on every rank alike).
     ///
     /// ```no_run
-    /// use reduction::{Dot, multi::MultiReducer};
+    /// use reduction::{multi::MultiReducer, op::Dot};
     /// let m = MultiReducer::on(&[0, 1])?;
     /// let (a, b) = (vec![1.0f32; 1000], vec![2.0f32; 1000]);
     /// let d = m.reduce_op::<Dot, f32, [f32]>(&[&[&a[..500], &b[..500]], &[&a[500..], &b[500..]]])?;

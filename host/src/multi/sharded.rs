@@ -19,7 +19,7 @@ use gpu::op::{Arg, ArgMax, ArgMin, Dot, Max, Mean, Min, Norm, Reduction, Sum, Su
 ///
 /// ```
 /// use reduction::multi::Sharded;
-/// use reduction::{Arg, ArgMax, Norm, Reduction};
+/// use reduction::{ArgMax, op::{Arg, Norm, Reduction}};
 /// // shard 1 starts at element 1000; its arg-max at local index 7 is global 1007
 /// let local = Arg { value: 2.5f32, index: 7 };
 /// assert_eq!(<ArgMax as Sharded<f32>>::accumulate(local, 1000).index, 1007);

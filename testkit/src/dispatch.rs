@@ -1,15 +1,17 @@
 //! Macros that turn run-time choices (`--type bf16 --op argmax`) into calls
-//! of generic functions. [`DType`](crate::DType) and [`Op`](crate::Op) come
+//! of generic functions, for the tests and the command line (a library user
+//! names the types). [`DType`](reduction::DType) and [`Op`](reduction::Op) come
 //! from the kernels' one list (`gpu/src/names.rs`); the `match`es below are
 //! exhaustive, so a type or operation added there fails to compile here
-//! until it is handled, and a test checks that [`with_operation!`] reaches
+//! until it is handled, and a test checks that [`with_operation!`](crate::with_operation) reaches
 //! exactly the pairs of `Op::types`.
 
 /// Evaluate `$body` with the type alias `$T` set to the Rust type of `$dtype`
 /// (any element type).
 ///
 /// ```
-/// use reduction::{with_dtype, DType};
+/// use reduction::DType;
+/// use testkit::with_dtype;
 /// assert_eq!(with_dtype!(DType::F64, |T| std::mem::size_of::<T>()), 8);
 /// assert_eq!(with_dtype!(DType::BF16, |T| std::mem::size_of::<T>()), 2);
 /// ```
@@ -17,12 +19,12 @@
 macro_rules! with_dtype {
     ($dtype:expr, |$T:ident| $body:expr) => {
         match $dtype {
-            $crate::DType::F16 => {
-                type $T = $crate::half::f16;
+            $crate::reduction::DType::F16 => {
+                type $T = $crate::reduction::half::f16;
                 $body
             }
-            $crate::DType::BF16 => {
-                type $T = $crate::half::bf16;
+            $crate::reduction::DType::BF16 => {
+                type $T = $crate::reduction::half::bf16;
                 $body
             }
             other => $crate::with_plain_dtype!(other, |$T| $body, else unreachable!()),
@@ -34,7 +36,8 @@ macro_rules! with_dtype {
 /// types every kernel takes), or `$half` for a half type.
 ///
 /// ```
-/// use reduction::{with_plain_dtype, DType};
+/// use reduction::DType;
+/// use testkit::with_plain_dtype;
 /// assert_eq!(with_plain_dtype!(DType::U32, |T| Some(std::mem::size_of::<T>()), else None), Some(4));
 /// assert_eq!(with_plain_dtype!(DType::F16, |T| Some(std::mem::size_of::<T>()), else None), None);
 /// ```
@@ -42,31 +45,31 @@ macro_rules! with_dtype {
 macro_rules! with_plain_dtype {
     ($dtype:expr, |$T:ident| $body:expr, else $half:expr) => {
         match $dtype {
-            $crate::DType::I32 => {
+            $crate::reduction::DType::I32 => {
                 type $T = i32;
                 $body
             }
-            $crate::DType::U32 => {
+            $crate::reduction::DType::U32 => {
                 type $T = u32;
                 $body
             }
-            $crate::DType::I64 => {
+            $crate::reduction::DType::I64 => {
                 type $T = i64;
                 $body
             }
-            $crate::DType::U64 => {
+            $crate::reduction::DType::U64 => {
                 type $T = u64;
                 $body
             }
-            $crate::DType::F32 => {
+            $crate::reduction::DType::F32 => {
                 type $T = f32;
                 $body
             }
-            $crate::DType::F64 => {
+            $crate::reduction::DType::F64 => {
                 type $T = f64;
                 $body
             }
-            $crate::DType::F16 | $crate::DType::BF16 => $half,
+            $crate::reduction::DType::F16 | $crate::reduction::DType::BF16 => $half,
         }
     };
 }
@@ -75,7 +78,8 @@ macro_rules! with_plain_dtype {
 /// max: the ones every kernel takes), or `$other` for another operation.
 ///
 /// ```
-/// use reduction::{with_op, Op, Reduction};
+/// use reduction::{Op, op::Reduction};
+/// use testkit::with_op;
 /// assert_eq!(with_op!(Op::Max, |O| Some(<O as Reduction<i32>>::IDENTITY), else None), Some(i32::MIN));
 /// assert_eq!(with_op!(Op::Dot, |O| Some(<O as Reduction<i32>>::IDENTITY), else None), None);
 /// ```
@@ -83,16 +87,16 @@ macro_rules! with_plain_dtype {
 macro_rules! with_op {
     ($op:expr, |$O:ident| $body:expr, else $other:expr) => {
         match $op {
-            $crate::Op::Sum => {
-                type $O = $crate::Sum;
+            $crate::reduction::Op::Sum => {
+                type $O = $crate::reduction::Sum;
                 $body
             }
-            $crate::Op::Min => {
-                type $O = $crate::Min;
+            $crate::reduction::Op::Min => {
+                type $O = $crate::reduction::Min;
                 $body
             }
-            $crate::Op::Max => {
-                type $O = $crate::Max;
+            $crate::reduction::Op::Max => {
+                type $O = $crate::reduction::Max;
                 $body
             }
             _ => $other,
@@ -105,7 +109,8 @@ macro_rules! with_op {
 /// else `$unsupported`.
 ///
 /// ```
-/// use reduction::{with_operation, DType, Op, Reduction};
+/// use reduction::{DType, Op, op::Reduction};
+/// use testkit::with_operation;
 /// let name = |op, t| with_operation!(op, t, |R, T| Some(<R as Reduction<T>>::NAME), else None);
 /// assert_eq!(name(Op::ArgMax, DType::BF16), Some("argmax"));
 /// assert_eq!(name(Op::Dot, DType::I32), None); // no dot product of integers
@@ -114,17 +119,17 @@ macro_rules! with_op {
 macro_rules! with_operation {
     ($op:expr, $dtype:expr, |$R:ident, $T:ident| $body:expr, else $unsupported:expr) => {
         match $op {
-            $crate::Op::Sum => $crate::with_operation!(@any $crate::Sum, $dtype, |$R, $T| $body),
-            $crate::Op::Min => $crate::with_operation!(@any $crate::Min, $dtype, |$R, $T| $body),
-            $crate::Op::Max => $crate::with_operation!(@any $crate::Max, $dtype, |$R, $T| $body),
-            $crate::Op::ArgMin => $crate::with_operation!(@any $crate::ArgMin, $dtype, |$R, $T| $body),
-            $crate::Op::ArgMax => $crate::with_operation!(@any $crate::ArgMax, $dtype, |$R, $T| $body),
-            $crate::Op::Dot => $crate::with_operation!(@float $crate::Dot, $dtype, |$R, $T| $body, $unsupported),
-            $crate::Op::SumSquares => {
-                $crate::with_operation!(@float $crate::SumSquares, $dtype, |$R, $T| $body, $unsupported)
+            $crate::reduction::Op::Sum => $crate::with_operation!(@any $crate::reduction::Sum, $dtype, |$R, $T| $body),
+            $crate::reduction::Op::Min => $crate::with_operation!(@any $crate::reduction::Min, $dtype, |$R, $T| $body),
+            $crate::reduction::Op::Max => $crate::with_operation!(@any $crate::reduction::Max, $dtype, |$R, $T| $body),
+            $crate::reduction::Op::ArgMin => $crate::with_operation!(@any $crate::reduction::ArgMin, $dtype, |$R, $T| $body),
+            $crate::reduction::Op::ArgMax => $crate::with_operation!(@any $crate::reduction::ArgMax, $dtype, |$R, $T| $body),
+            $crate::reduction::Op::Dot => $crate::with_operation!(@float $crate::reduction::op::Dot, $dtype, |$R, $T| $body, $unsupported),
+            $crate::reduction::Op::SumSquares => {
+                $crate::with_operation!(@float $crate::reduction::op::SumSquares, $dtype, |$R, $T| $body, $unsupported)
             }
-            $crate::Op::Norm => $crate::with_operation!(@float $crate::Norm, $dtype, |$R, $T| $body, $unsupported),
-            $crate::Op::Mean => $crate::with_operation!(@float $crate::Mean, $dtype, |$R, $T| $body, $unsupported),
+            $crate::reduction::Op::Norm => $crate::with_operation!(@float $crate::reduction::op::Norm, $dtype, |$R, $T| $body, $unsupported),
+            $crate::reduction::Op::Mean => $crate::with_operation!(@float $crate::reduction::op::Mean, $dtype, |$R, $T| $body, $unsupported),
         }
     };
     (@any $op:ty, $dtype:expr, |$R:ident, $T:ident| $body:expr) => {{
@@ -134,20 +139,20 @@ macro_rules! with_operation {
     (@float $op:ty, $dtype:expr, |$R:ident, $T:ident| $body:expr, $unsupported:expr) => {{
         type $R = $op;
         match $dtype {
-            $crate::DType::F32 => {
+            $crate::reduction::DType::F32 => {
                 type $T = f32;
                 $body
             }
-            $crate::DType::F64 => {
+            $crate::reduction::DType::F64 => {
                 type $T = f64;
                 $body
             }
-            $crate::DType::F16 => {
-                type $T = $crate::half::f16;
+            $crate::reduction::DType::F16 => {
+                type $T = $crate::reduction::half::f16;
                 $body
             }
-            $crate::DType::BF16 => {
-                type $T = $crate::half::bf16;
+            $crate::reduction::DType::BF16 => {
+                type $T = $crate::reduction::half::bf16;
                 $body
             }
             _ => $unsupported,
@@ -157,7 +162,7 @@ macro_rules! with_operation {
 
 #[cfg(test)]
 mod tests {
-    use crate::{DType, Op};
+    use reduction::{DType, Op};
 
     #[test]
     fn with_operation_reaches_exactly_the_listed_pairs() {
