@@ -15,7 +15,9 @@
 #          CUDA C++), ops.json with ops-vendor.jsonl (torch, CuPy/CUB),
 #          shapes.json with shapes-vendor.jsonl, modes.json with
 #          modes-cub.jsonl (CUB's plain and reproducible sums, built with
-#          nvcc), read-ceiling.jsonl (the swept read-only kernel)
+#          nvcc), read-ceiling.jsonl (the swept read-only kernel),
+#          explain-raw-i32.txt (Nsight Compute's counters for each teaching
+#          step, `reduce explain`; needs ncu)
 #
 # Each step is bounded in time and a failed step does not stop the others;
 # `summary.txt` in OUT lists each step's exit status and seconds, and is
@@ -69,6 +71,7 @@ speed)
     step modes 200 "$bin/reduce" modes --n 2^28 --runs 50 --json "$out/modes.json" > "$out/modes.txt" 2>&1
     nvcc -O3 -std=c++17 -arch=sm_90 --expt-relaxed-constexpr cli/baselines/cub_determinism.cu -o /tmp/cub_determinism &&
         step modes-cub 120 /tmp/cub_determinism 268435456 50 > "$out/modes-cub.jsonl" 2> /dev/null
+    step explain 300 "$bin/reduce" explain --raw "$out/explain-raw-i32.txt" > "$out/explain.txt" 2>&1
     grep -h '"what":"read_ceiling"' "$out/read-ceiling.jsonl" | cut -c1-200 >> "$summary"
     grep -hE "n/a|MISMATCH" "$out"/bench-*.txt | head -5 >> "$summary"
     ;;

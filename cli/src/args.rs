@@ -232,8 +232,9 @@ pub(crate) enum Command {
         from_raw: Option<PathBuf>,
     },
     /// Regenerate a results page from benchmark JSON (no GPU needed): for
-    /// each FILE.json, its chart FILE.svg beside it and, in the page, the
-    /// text between `<!-- report FILE.json -->` and `<!-- /report -->`.
+    /// each DIR/FILE.json, its chart DIR/FILE.svg beside it and, in the
+    /// page, the text between `<!-- report DIR/FILE.json -->` and
+    /// `<!-- /report -->` (DIR: the report's folder, named after its card).
     Report {
         /// Reports written by `reduce bench --json`.
         #[arg(required = true)]

@@ -50,12 +50,12 @@ pub fn section(page: &str, open: &str, close: &str, text: &str) -> Result<Option
     Ok(Some(format!("{}{}{}", &page[..start], text, &page[end..])))
 }
 
-/// Each step's speedup next to the seeds' (Harris's G80 with 4M ints, seed
-/// 004's V100 with 32M ints), the H200 columns from `report` (its tables at
-/// 2^22, 2^25 and 2^28, in that order). The page section `<!-- report
-/// NAME steps -->`.
+/// Each step's speedup next to the published ones (Harris's G80 with 4M
+/// ints, the 2023 review's V100 with 32M ints), then the card of `report` at
+/// each of its sizes (2^22, 2^25 and 2^28, in that order). The page section
+/// `<!-- report NAME steps -->`.
 pub fn steps_table(report: &Report) -> String {
-    // (step, change, G80 4M, V100 32M): the seeds' figures
+    // (step, change, G80 4M, V100 32M): Harris's and the 2023 review's figures
     const SEEDS: [(&str, &str, &str, &str); 10] = [
         ("1 → 2", "no divergent branch (strided index)", "2.33×", "1.72×"),
         ("2 → 3", "sequential addressing (no bank conflicts)", "2.01×", "1.25×"),
@@ -68,7 +68,8 @@ pub fn steps_table(report: &Report) -> String {
         ("9 → 10", "16-byte loads (ours)", "-", "-"),
         ("10 → 11", "one launch (ours)", "-", "-"),
     ];
-    let sizes: Vec<String> = report.tables.iter().map(|t| format!("H200 2^{}", t.n.ilog2())).collect();
+    let card = short_name(&report.device.name);
+    let sizes: Vec<String> = report.tables.iter().map(|t| format!("{card} 2^{}", t.n.ilog2())).collect();
     let mut s = format!("| step | change | G80 4M | V100 32M | {} |\n|---|---|---:|---:|", sizes.join(" | "));
     s += &"---:|".repeat(sizes.len());
     s += "\n";
@@ -99,10 +100,32 @@ pub fn steps_table(report: &Report) -> String {
     s
 }
 
+/// A card's name without the vendor and the memory: "NVIDIA H100 80GB HBM3"
+/// is "H100".
+///
+/// ```
+/// assert_eq!(reduce::report::short_name("NVIDIA H100 80GB HBM3"), "H100");
+/// assert_eq!(reduce::report::short_name("NVIDIA H200"), "H200");
+/// assert_eq!(reduce::report::short_name(""), "GPU");
+/// ```
+pub fn short_name(name: &str) -> &str {
+    name.split_whitespace().find(|w| *w != "NVIDIA").unwrap_or("GPU")
+}
+
+/// The name of a report's page sections: its file name after its folder's,
+/// `h100/bench-i32.json` (a page holds the same file of several cards).
+fn section_name(path: &std::path::Path) -> String {
+    let file = |p: Option<&std::ffi::OsStr>| p.map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    let folder = file(path.parent().and_then(|d| d.file_name()));
+    let name = file(path.file_name());
+    if folder.is_empty() { name } else { format!("{folder}/{name}") }
+}
+
 /// `reduce report`: for each JSON report, write its chart beside it
 /// (`.svg`) and, if `page` is given, its tables into the page's marked
-/// section for that file name (and [`steps_table`] into the section `NAME
-/// steps`, where the page has one).
+/// section named by its folder and file (`<!-- report h100/bench-i32.json
+/// -->`; and [`steps_table`] into the section `NAME steps`, where the page
+/// has one).
 pub fn regenerate(json: &[std::path::PathBuf], page: Option<&std::path::Path>) -> Result<()> {
     let io = |path: &std::path::Path, e: std::io::Error| Error::Invalid(format!("{}: {e}", path.display()));
     let mut text = match page {
@@ -115,7 +138,7 @@ pub fn regenerate(json: &[std::path::PathBuf], page: Option<&std::path::Path>) -
             serde_json::from_str(&raw).map_err(|e| Error::Invalid(format!("{}: not a report: {e}", path.display())))?;
         let svg = path.with_extension("svg");
         std::fs::write(&svg, crate::svg::chart(&report)).map_err(|e| io(&svg, e))?;
-        let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+        let name = section_name(path);
         if let Some(t) = text.as_mut() {
             *t = splice(t, &name, &report.text())?;
             if let Some(with_steps) = splice_raw(t, &format!("{name} steps"), &steps_table(&report))? {
