@@ -1,4 +1,4 @@
-//! Reproducible (`gpu_to_gpu`) and accurate float sums (`docs/determinism.md`):
+//! Reproducible (`gpu_to_gpu`) and accurate float sums (`docs/src/guide/determinism.md`):
 //! the GPU's bits against the CPU twin (`gpu::op::fixed_order::fixed_order`)
 //! across block sizes 128..1024, grids capped at 1, 7, 66, 132 and 264
 //! blocks, and runs; the accurate sums against the exact reference
@@ -325,7 +325,7 @@ fn dd_beyond() -> Result<(), Failed> {
 }
 
 /// C in the bound |res - s| ≤ ½ulp(res) + C·u²·Σ|x| for `n` elements
-/// (docs/determinism.md): a lane's `m` elements by `Sum2`, (m-1)²
+/// (docs/src/guide/determinism.md): a lane's `m` elements by `Sum2`, (m-1)²
 /// (γ_{m-1}·γ_{m-2}, rounded up), and 3 for each double-double addition on
 /// the way to the root: 5 in the warp tree, 5 per tree level.
 fn dd_coefficient(n: usize) -> f64 {
@@ -341,7 +341,7 @@ fn dd_coefficient(n: usize) -> f64 {
 }
 
 /// The coefficient stays below 2^16 for every n below 2^40, so the accurate
-/// f64 sum is within 1 ulp for κ up to 2^36 (docs/determinism.md).
+/// f64 sum is within 1 ulp for κ up to 2^36 (docs/src/guide/determinism.md).
 fn dd_coefficient_below_2_16() -> Result<(), Failed> {
     for shift in 0..40 {
         for n in [1usize << shift, (1usize << shift) + 1, (3usize << shift) / 2] {

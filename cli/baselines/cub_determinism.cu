@@ -1,4 +1,4 @@
-// The CUB baseline of `reduce modes` (docs/determinism.md): cub::DeviceReduce::Sum
+// The CUB baseline of `reduce modes` (docs/src/guide/determinism.md): cub::DeviceReduce::Sum
 // on f32 and f64 at n elements (default 2^28), timed as the Rust side is:
 // CUDA events around the call only, 5 warm-up calls, the median of RUNS calls
 // (default 100, at least 50), inputs rotated through copies that together

@@ -6,7 +6,7 @@
 //
 //   nvcc -O3 -arch=sm_90 -std=c++17 -o probe cli/baselines/latency_probe.cu && ./probe
 //
-// (H200 output: docs/results/small-and-g2g/2-tail-and-tree/probe.log)
+// (Its H200 figures: docs/src/performance/tuning.md.)
 #include <cstdio>
 #include <vector>
 #include <algorithm>

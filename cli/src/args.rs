@@ -63,7 +63,7 @@ pub(crate) enum Command {
         /// any GPU: f32/f64 sum, dot, sum_squares, norm, mean).
         #[arg(long, default_value = "run_to_run")]
         determinism: String,
-        /// The accurate f32/f64 sum (f32 correctly rounded; docs/determinism.md).
+        /// The accurate f32/f64 sum (f32 correctly rounded; docs/src/guide/determinism.md).
         #[arg(long)]
         accurate: bool,
         /// Timed runs (after warm-up).
@@ -179,7 +179,7 @@ pub(crate) enum Command {
     },
     /// The default, reproducible (gpu_to_gpu) and accurate float sums side
     /// by side, in one sitting: GB/s and the ratio to the default sum, each
-    /// checked against the CPU first (docs/determinism.md).
+    /// checked against the CPU first (docs/src/guide/determinism.md).
     Modes {
         /// Elements.
         #[arg(long, default_value = "2^28", value_parser = parse_count)]

@@ -1,6 +1,6 @@
 //! The reduction-by-key benchmark (the voting-and-shuffling article): elements per second and the
 //! speedup over plain atomics, per key distribution and value type
-//! (`docs/by_key.md`).
+//! (`docs/src/guide/by-key.md`).
 
 use reduction::cudarc::driver::CudaSlice;
 use reduction::{

@@ -84,7 +84,7 @@ impl Fit {
 /// row fits one tile and needs no combining step, but no larger than keeps
 /// `min_warps` warps busy ([`Fit::min_warps`]), within
 /// `MIN_TILE_BYTES..=MAX_TILE_BYTES`. (Measured on an H200 at 1 GiB, every
-/// tile size: `docs/shapes.md`.)
+/// tile size: `docs/src/guide/shapes.md`.)
 ///
 /// ```
 /// use gpu::shape::tile_bytes;
@@ -140,7 +140,7 @@ pub const fn tile_of(i: u64, tile: u64) -> u64 {
 /// vectors a lane ([`Fit::vectors_per_lane`]), a power of two from 1 to
 /// 32. The kernels choose it per tile unless the caller fixes it
 /// ([`lanes_for`]). (Measured at every team size on rows of 16 to 65536
-/// f32: eight vectors a lane on an H200, four on an H100: `docs/shapes.md`.)
+/// f32: eight vectors a lane on an H200, four on an H100: `docs/src/guide/shapes.md`.)
 ///
 /// ```
 /// use gpu::shape::team_lanes;
@@ -351,7 +351,7 @@ impl Columns {
 
     /// The automatic tile width: the widest (4, then 2) that still gives
     /// `blocks` column tiles ([`Fit::column_blocks`]), else 1. (Measured on
-    /// an H200 at 1 GiB, every width and chunk count: `docs/shapes.md`.)
+    /// an H200 at 1 GiB, every width and chunk count: `docs/src/guide/shapes.md`.)
     ///
     /// ```
     /// use gpu::shape::Columns;

@@ -12,7 +12,7 @@
 //! `torchrun`, `mpirun`) starts one process per GPU and passes the rank and
 //! the world size; rank 0 makes the id and the launcher's channel (a shared
 //! file, an environment variable, MPI's broadcast) carries it to the others;
-//! NCCL then connects the nodes over the network (docs/multi-gpu.md).
+//! NCCL then connects the nodes over the network (docs/src/guide/multi-gpu.md).
 
 use std::io::{BufRead, Write};
 use std::process::{Command, ExitCode, Stdio};

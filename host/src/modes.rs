@@ -1,6 +1,6 @@
 //! Reproducible and accurate float sums: which kernel a [`Determinism`]
 //! level and [`Options::accurate`] choose, checked before any GPU work
-//! (`docs/determinism.md`).
+//! (`docs/src/guide/determinism.md`).
 //!
 //! | options | kernel | level |
 //! |---|---|---|

@@ -51,7 +51,7 @@ pub struct Options {
     pub determinism: Determinism,
     /// The accurate f32/f64 sum: f32 correctly rounded (within ½ ulp of the
     /// exact sum, whatever the data), f64 within 1 ulp while Σ|x|/|Σx| <
-    /// 2^32 (`docs/determinism.md`); both also `gpu_to_gpu`.
+    /// 2^32 (`docs/src/guide/determinism.md`); both also `gpu_to_gpu`.
     pub accurate: bool,
 }
 

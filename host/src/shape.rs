@@ -1,7 +1,7 @@
 //! Rows, columns and segments: what a shaped reduction reduces
 //! ([`Shape`]), checked before any GPU work, and how it is launched
 //! ([`plan`], pure arithmetic). [`Reducer::reduce_shaped`](crate::Reducer::reduce_shaped)
-//! runs it; `docs/shapes.md` says how the kernels work and what they cost.
+//! runs it; `docs/src/guide/shapes.md` says how the kernels work and what they cost.
 
 use crate::error::{Error, Result};
 use gpu::names::{DType, Op};
@@ -204,7 +204,7 @@ impl Shape<'_> {
 }
 
 /// How the kernels split the work; [`Strategy::Auto`] chooses by shape
-/// (`docs/shapes.md` has the measurements behind the choice). A 0 in a
+/// (`docs/src/guide/shapes.md` has the measurements behind the choice). A 0 in a
 /// field leaves that choice automatic.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum Strategy {

@@ -8,7 +8,7 @@
 //! written per resident thread, per SM or per byte of bandwidth, so that
 //! they scale with the card. `reduce shapes --sweep` and `reduce ops
 //! --block B` measure every alternative on the card at hand
-//! (`docs/shapes.md`, `docs/operations.md`).
+//! (`docs/src/guide/shapes.md`, `docs/src/guide/operations.md`).
 
 use crate::device::{DeviceInfo, Gpu};
 use gpu::names::Op;
@@ -30,7 +30,7 @@ const ARG_PER_THREAD_X4: usize = 31;
 /// Memory bandwidth per SM (bytes/s) from which the rows' and segments'
 /// teams aim at eight 16-byte vectors a lane rather than four. Measured on
 /// rows of 256 and 1024 f32: an H200 (36 GB/s an SM) is 1-4% faster at
-/// eight, an H100 (25 GB/s an SM) 2-3% faster at four (`docs/shapes.md`);
+/// eight, an H100 (25 GB/s an SM) 2-3% faster at four (`docs/src/guide/shapes.md`);
 /// the boundary lies between the two cards.
 const EIGHT_VECTORS_FROM: f64 = 30e9;
 

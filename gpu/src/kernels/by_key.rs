@@ -34,7 +34,7 @@
 //! for f64 with sorted keys, where its GPUs had no native f64 atomic add
 //! (a `atomicCAS` loop, which diverges when lanes collide). Every GPU this
 //! crate targets (sm_75+) adds f64 natively (`red.global.add.f64`), so the
-//! question is measured again; see `docs/by_key.md`.
+//! question is measured again; see `docs/src/guide/by-key.md`.
 //!
 //! # Common rules of the three kernels
 //! * Keys `>= num_keys` are not added anywhere: the kernel counts them in

@@ -14,13 +14,13 @@
 //!
 //! `reproducible` (step 12) and `accurate` (step 13) are the float sums
 //! whose bits do not depend on the GPU: a fixed order of additions, and an
-//! exactly rounded sum (`docs/determinism.md`).
+//! exactly rounded sum (`docs/src/guide/determinism.md`).
 //!
 //! `segments` (step 14) and `columns` (step 15) give one result per row,
-//! CSR segment or column (`docs/shapes.md`).
+//! CSR segment or column (`docs/src/guide/shapes.md`).
 //!
 //! `by_key` and `by_key_hash` solve a different problem, one sum per key
-//! for many keys (the voting-and-shuffling article's warp-aggregated atomics; `docs/by_key.md`).
+//! for many keys (the voting-and-shuffling article's warp-aggregated atomics; `docs/src/guide/by-key.md`).
 //!
 //! `hold` reduces nothing: it holds the stream until the host lets it go,
 //! so that a benchmark can queue its timed runs behind it (`cli/src/timing.rs`).

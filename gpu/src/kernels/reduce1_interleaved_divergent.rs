@@ -10,7 +10,7 @@
 //! fourth, yet the warp still issues every instruction. And `%` is slow on the
 //! GPU. The second cost does not survive in Rust: `2 * s` is a power of two,
 //! so LLVM turns the modulo into a mask (`and.b32` in the PTX), and this
-//! kernel runs faster relative to step 2 than Harris's did (docs/results.md).
+//! kernel runs faster relative to step 2 than Harris's did (docs/src/performance/harris.md).
 //!
 //! Launch: block = power of two in 32..=1024, grid = ceil(n / block), shared
 //! memory = block × size_of::<T>(). Result: one partial per block in

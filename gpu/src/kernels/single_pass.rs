@@ -44,7 +44,7 @@
 //! Weighed and not kept: integer atomics on the output (they need the
 //! output zeroed first, another operation, and work for sums only);
 //! `redux.sync` (sm_80+) for the warp steps (two warp reductions per block
-//! are not where the time goes; see docs/results.md).
+//! are not where the time goes; see docs/src/performance/harris.md).
 //!
 //! Launch: block = `BLOCK`, grid ≤ the blocks resident on the GPU,
 //! `partials` with one accumulator per block, `*ticket == 0`, shared memory

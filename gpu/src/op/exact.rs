@@ -7,7 +7,7 @@
 //!   built from.
 //! * [`DoubleDouble`] and [`DdSum`]: an `f64` sum carried in two `f64`s
 //!   (`hi + lo`); the accurate `f64` sum (`Sum2` per lane, double-double
-//!   between lanes; `docs/determinism.md` derives its bound).
+//!   between lanes; `docs/src/guide/determinism.md` derives its bound).
 //! * The superaccumulator of the accurate `f32` sum: any `f64` that is a
 //!   multiple of 2^-149 (every `f32`, and every sum and rounding error of
 //!   `f32`s) is split into three signed 32-bit [`digits`] of a fixed-point
@@ -143,7 +143,7 @@ impl DoubleDouble {
 /// (`hi + lo`). `combine` expects normalized pairs (every pair the fixed
 /// order hands it is one). Only the fixed-order kernel
 /// (`kernels/reproducible.rs`) runs it, so it is also `gpu_to_gpu`
-/// reproducible; `docs/determinism.md` derives its bound.
+/// reproducible; `docs/src/guide/determinism.md` derives its bound.
 ///
 /// ```
 /// use gpu::op::{Reduction, exact::DdSum, fixed_order::FixedOrder};
