@@ -187,7 +187,7 @@ fn cpu_finish_with_the_default_kernel() -> Result<(), Failed> {
 /// may have without opting in (64 threads' 256 bytes do not). The error is
 /// typed, names the kernel and shape, and the same reducer works
 /// afterwards. And a block its registers or `.maxntid` do not allow is
-/// refused before any launch (`registry::fit_block`).
+/// refused before any launch (`reduction::dispatch`).
 fn driver_error_leaves_reducer_usable() -> Result<(), Failed> {
     let one = Ptx::embedded().module_for("reduce3_sum_i32")?;
     let (head, entry) = one.split_once(".visible .entry reduce3_sum_i32(").ok_or("no reduce3 entry")?;
@@ -274,7 +274,8 @@ fn max_grid_caps_the_grid() -> Result<(), Failed> {
     for id in ["reduce7", "single_pass", "reduce3"] {
         let k = Kernel::find(id)?;
         for cap in [1, 7, 66, 132, 264] {
-            let levels = r.plan::<Sum, f32>(k, 256, n, Some(cap))?;
+            let capped = Options { kernel: Some(k), block: Some(256), max_grid: Some(cap), ..Options::default() };
+            let levels = r.plan::<Sum, f32>(n, &capped)?.levels;
             let grid = levels[0].launches[0].grid;
             let want = if k.scheme.grid_stride() { cap } else { levels[0].outputs as u32 };
             ensure(grid == want, || format!("{id} cap {cap}: grid {grid}, want {want}"))?;

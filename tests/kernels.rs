@@ -7,7 +7,7 @@
 //! sums are exact) must match exactly; other float sums must lie within
 //! `(depth + 1) · ε · Σ|x|` of a compensated f64 sum, where `depth` is the
 //! longest chain of additions in the launch plan (tree rounds plus each
-//! thread's sequential part, see `reduction::plan::depth`).
+//! thread's sequential part, see `reduction::dispatch::depth`).
 //!
 //! `planted::a_dropped_element_is_caught` shows the check can fail: the same
 //! 2^25 + 3 f32 values with one element dropped on the device fail it, for

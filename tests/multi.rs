@@ -16,7 +16,7 @@ use libtest_mimic::{Failed, Trial};
 use reduction::cudarc::driver::{CudaSlice, CudaView};
 use reduction::half::f16;
 use reduction::multi::{MultiReducer, Sharded, UniqueId, split};
-use reduction::{ArgMax, ArgMin, Element, Error, Op, Sum};
+use reduction::{ArgMax, ArgMin, Element, Error, Op, Options, Sum};
 use testkit::data::{Pattern, Sample, generate};
 use testkit::ops::{Number, Outcome, verify_op};
 use testkit::with_operation;
@@ -33,6 +33,11 @@ impl<T: Element + Sample + Number + Outcome + Default> TestElement for T {}
 /// Shard lengths on two GPUs: one empty, tiny, equal, very uneven, large.
 const TWO_SHARDS: &[[usize; 2]] =
     &[[0, 5], [7, 0], [1, 1], [1000, 1001], [33, (1 << 20) + 3], [(1 << 24) + 1, 3], [(1 << 22) - 1, (1 << 22) + 1]];
+
+/// The default kernel at 256 threads: the error bound of a whole input's check.
+fn at256() -> Options {
+    Options { block: Some(256), ..Options::default() }
+}
 
 fn main() {
     let mut trials: Vec<Trial> = vec![
@@ -142,14 +147,7 @@ where
         other => other?,
     };
     let r = &m.reducers()[0];
-    let c = verify_op::<R, T>(
-        r,
-        op,
-        &whole_a,
-        &whole_b,
-        r.gpu().tuning().default_block(op.name(), whole_a.len().max(1)),
-        got,
-    )?;
+    let c = verify_op::<R, T>(r, op, &whole_a, &whole_b, &Options::default(), got)?;
     ensure(c.ok, || {
         format!(
             "{} {} shards {:?}: GPU {}, CPU {}",
@@ -205,10 +203,10 @@ fn world_of_one() -> Result<(), Failed> {
     ensure(m.world_size() == 1 && m.ranks() == (0..1), || format!("{m:?}"))?;
     let (host, dev) = shards::<f32>(&m, &[(1 << 20) + 3], 5)?;
     let got = m.reduce_op::<ArgMax, f32, CudaView<'_, f32>>(&[&[&view(&dev[0])]])?;
-    let c = verify_op::<ArgMax, f32>(&m.reducers()[0], Op::ArgMax, &host[0], &host[0], 256, got)?;
+    let c = verify_op::<ArgMax, f32>(&m.reducers()[0], Op::ArgMax, &host[0], &host[0], &at256(), got)?;
     ensure(c.ok, || format!("argmax over NCCL, world 1: GPU {}, CPU {}", c.got, c.expected))?;
     let sum = m.sum(&[&host[0]])?; // a host shard
-    let c = verify_op::<Sum, f32>(&m.reducers()[0], Op::Sum, &host[0], &host[0], 256, sum)?;
+    let c = verify_op::<Sum, f32>(&m.reducers()[0], Op::Sum, &host[0], &host[0], &at256(), sum)?;
     ensure(c.ok, || format!("sum over NCCL, world 1: GPU {}, CPU {}", c.got, c.expected))
 }
 
@@ -250,9 +248,9 @@ fn ties_across_the_boundary() -> Result<(), Failed> {
         ensure(got.index == want, || format!("{what}: index {} (want {want})", got.index))?;
         let whole = [a, b].concat();
         let c = if op == Op::ArgMax {
-            verify_op::<ArgMax, f32>(&m.reducers()[0], op, &whole, &whole, 256, got)?
+            verify_op::<ArgMax, f32>(&m.reducers()[0], op, &whole, &whole, &at256(), got)?
         } else {
-            verify_op::<ArgMin, f32>(&m.reducers()[0], op, &whole, &whole, 256, got)?
+            verify_op::<ArgMin, f32>(&m.reducers()[0], op, &whole, &whole, &at256(), got)?
         };
         ensure(c.ok, || format!("{what}: GPU {}, CPU {}", c.got, c.expected))?;
     }
@@ -305,9 +303,9 @@ fn planted_dropped_shard() -> Result<(), Failed> {
     let (host, dev) = shards::<f32>(m, &[1 << 20, 1 << 20], 21)?;
     let whole = host.concat();
     let all = m.sum(&[&view(&dev[0]), &view(&dev[1])])?;
-    let c = verify_op::<Sum, f32>(&m.reducers()[0], Op::Sum, &whole, &whole, 256, all)?;
+    let c = verify_op::<Sum, f32>(&m.reducers()[0], Op::Sum, &whole, &whole, &at256(), all)?;
     ensure(c.ok, || format!("the sum of both shards failed the check: {} vs {}", c.got, c.expected))?;
     let dropped = m.sum(&[&view(&dev[0]), &dev[1].slice(0..0)])?;
-    let c = verify_op::<Sum, f32>(&m.reducers()[0], Op::Sum, &whole, &whole, 256, dropped)?;
+    let c = verify_op::<Sum, f32>(&m.reducers()[0], Op::Sum, &whole, &whole, &at256(), dropped)?;
     ensure(!c.ok, || format!("a sum without shard 1 passed the check: {} vs {}", c.got, c.expected))
 }

@@ -63,7 +63,7 @@ fn verify<R: Reduction<T>, T: TestElement>(op: Op, a: &[T], b: &[T], got: R::Out
 where
     R::Out: Outcome,
 {
-    let c = verify_op::<R, T>(reducer(), op, a, b, reducer().gpu().tuning().default_block(op.name(), a.len()), got)?;
+    let c = verify_op::<R, T>(reducer(), op, a, b, &Options::default(), got)?;
     ensure(c.ok, || format!("{} {} n={}: GPU {}, CPU {}", op.name(), T::NAME, c.n, c.got, c.expected))
 }
 

@@ -55,7 +55,8 @@ fn one<O: ReduceOp<T>, T: Element + Reference>(r: &Reducer, pool: &Pool<T>, rnd:
     let host = &pool.host[offset..offset + n];
     let op = O::OP;
     let expected = T::reference(op, host);
-    let (kernel, block) = r.choose(O::NAME, n, &opts)?;
+    let plan = r.plan::<O, T>(n, &opts)?;
+    let (kernel, block) = (plan.kernel, plan.block);
     let chain = chain_depth::<O, T>(r, kernel, block, Finish::Gpu, n)?;
     let got = if (rnd >> 52).is_multiple_of(2) {
         r.reduce_with::<O, T, _>(host, &opts)?

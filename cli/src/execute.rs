@@ -403,7 +403,7 @@ fn run_kernels<O: ReduceOp<T>, T: Element + Reference + Sample>(r: &Reducer, a: 
     for &(kernel, block) in &a.kernels {
         let block = match block {
             Some(b) => b,
-            None => r.choose(O::NAME, a.n, &Options::default())?.1,
+            None => r.plan::<O, T>(a.n, &Options::default())?.block, // the library's choice
         };
         let (_, m) = measure::<O, T>(r, kernel, block, a.finish, &input, a.runs)?;
         all_ok &= m.ok;

@@ -58,7 +58,8 @@ pub fn latency<O: ReduceOp<T>, T: Element + Reference + Sample>(
     for &n in sizes {
         let input = Rotated::<T>::new(r, Pattern::Random, n, seed)?;
         let opts = Options { max_grid, ..Options::default() };
-        let (kernel, block) = r.choose(O::NAME, n, &opts)?;
+        let plan = r.plan::<O, T>(n, &opts)?;
+        let (kernel, block) = (plan.kernel, plan.block);
         let (checked, timed) = measure_with::<O, T>(r, kernel, block, Finish::Gpu, &input, runs, timing)?;
         let gpu = r.gpu();
         let mut out = gpu.alloc::<T>(1, "the result")?;

@@ -89,8 +89,7 @@ where
     // the check, on the first set
     let got = call(0)?;
     let (first, second) = (&host[0], host.get(1).unwrap_or(&host[0]));
-    let checked =
-        verify_op::<R, T>(&gpus[0], a.op, first, second, gpus[0].gpu().tuning().default_block(a.op.name(), a.n), got)?;
+    let checked = verify_op::<R, T>(&gpus[0], a.op, first, second, &Options::default(), got)?;
 
     // each GPU's launch alone, CUDA events on its stream
     let mut per_gpu = Vec::new();

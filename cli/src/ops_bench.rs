@@ -204,13 +204,17 @@ where
     R::Out: Outcome,
 {
     let a = &host[0];
-    verify_op::<R, T>(r, op, a, host.get(1).unwrap_or(a), block, got)
+    // the error bound of the default kernel at that block
+    let at = Options { block: Some(block), ..Options::default() };
+    verify_op::<R, T>(r, op, a, host.get(1).unwrap_or(a), &at, got)
 }
 
 /// Check operation `op` on `n` random elements of `ty` once (no timing).
 pub fn check(r: &Reducer, op: Op, ty: DType, n: usize, seed: u64) -> Result<Checked> {
-    let block = r.gpu().tuning().default_block(op.name(), n);
-    with_operation!(op, ty, |R, T| checked_inputs::<R, T>(r, op, n, block, seed, Options::default()).map(|(_, c)| c), else Err(unsupported(op, ty)))
+    with_operation!(op, ty, |R, T| {
+        let block = r.plan::<R, T>(n, &Options::default())?.block; // the library's choice
+        checked_inputs::<R, T>(r, op, n, block, seed, Options::default()).map(|(_, c)| c)
+    }, else Err(unsupported(op, ty)))
 }
 
 /// [`measure_op`] for a run-time operation and type; an error naming both

@@ -1,7 +1,7 @@
 //! The GPU: a CUDA context and stream (through cudarc, with the driver
 //! loaded at run time), what the device is ([`DeviceInfo`]), whether one can
 //! be used here ([`no_gpu_reason`]), the kernels loaded from PTX, and the
-//! launch choices tuned to it ([`Tuning`]). Launching is `launch.rs`.
+//! launch choices tuned to it ([`Tuning`](crate::dispatch::Tuning)). Launching is `launch.rs`.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -15,7 +15,6 @@ use cudarc::driver::{
 
 use crate::error::{Error, Result, driver};
 use crate::ptx::Ptx;
-pub use crate::tuning::Tuning;
 
 /// What the device is, read from its attributes.
 ///

@@ -11,28 +11,16 @@ use cudarc::driver::{
 };
 
 use crate::device::Gpu;
+use crate::dispatch::{Level, Plan, scratch_sizes};
 use crate::error::{Error, Result};
-use crate::modes::ModeJob;
-use crate::plan::{Level, scratch_sizes};
-use crate::registry::{Kernel, Scheme, shared_mem_bytes};
-use gpu::layout::{MODES_SMEM, SINGLE_PASS_SMEM};
+use crate::registry::{Kernel, Scheme};
 
-/// A reduction, planned: kernel, block size, entry, the loaded function and
-/// the launches. Everything the host works out before the first launch.
+/// A reduction, planned ([`Plan`]: the dispatch's decisions) with its
+/// function loaded: everything the host works out before the first launch.
 #[derive(Clone, Debug)]
 pub(crate) struct Job {
-    pub kernel: &'static Kernel,
-    pub block: u32,
-    pub entry: String,
+    pub plan: Plan,
     pub func: CudaFunction,
-    pub levels: Vec<Level>,
-    /// The operation's inputs (1, or 2 for a dot product) and the bytes of
-    /// one accumulator (the element's size for a plain operator).
-    pub inputs: u32,
-    pub acc_bytes: usize,
-    /// A reproducible or accurate kernel (`crate::modes`): launched as a
-    /// single-pass kernel, with its own partials and shared memory.
-    pub mode: Option<ModeJob>,
 }
 
 /// Where a launch writes its result(s): a device address and the elements
@@ -120,9 +108,9 @@ fn check_alignment<T>(gpu: &Gpu, kernel: &Kernel, data: &CudaView<'_, T>) -> Res
 
 /// Grow `partials` to hold `grid` accumulators of `job` and view them so.
 fn accumulators<T: DeviceRepr>(gpu: &Gpu, partials: &mut CudaSlice<T>, job: &Job, count: usize) -> Result<Out> {
-    let elements = (count * job.acc_bytes).div_ceil(size_of::<T>());
+    let elements = (count * job.plan.acc_bytes).div_ceil(size_of::<T>());
     grow(gpu, partials, elements, "partial results")?;
-    Ok(Out::bytes_of(partials, gpu, job.acc_bytes))
+    Ok(Out::bytes_of(partials, gpu, job.plan.acc_bytes))
 }
 
 /// Queue `levels` of `job` on non-empty `data` (and `second`, the other
@@ -137,17 +125,16 @@ pub(crate) fn enqueue<T: DeviceRepr>(
     second: Option<&CudaView<'_, T>>,
     out: Out,
 ) -> Result<()> {
-    check_alignment(gpu, job.kernel, data)?;
-    match job.kernel.scheme {
+    check_alignment(gpu, job.plan.kernel, data)?;
+    match job.plan.kernel.scheme {
         Scheme::SinglePass => {
             let l = levels[0].launches[0];
-            let count = job.mode.as_ref().map_or(l.grid as usize, |m| m.partials);
-            let partials = accumulators(gpu, &mut bufs.levels[0], job, count)?;
+            let partials = accumulators(gpu, &mut bufs.levels[0], job, job.plan.partials)?;
             gpu.launch_single_pass(job, data, second, partials, &mut bufs.ticket.as_view_mut(), out, l.grid)
         }
-        Scheme::MultiPass(_) if second.is_some() || job.acc_bytes != size_of::<T>() => {
-            Err(Error::Invalid(format!("{}: a multi-pass kernel takes one input and plain operators only", job.entry)))
-        }
+        Scheme::MultiPass(_) if second.is_some() || job.plan.acc_bytes != size_of::<T>() => Err(Error::Invalid(
+            format!("{}: a multi-pass kernel takes one input and plain operators only", job.plan.entry),
+        )),
         Scheme::MultiPass(_) => {
             let (a, b) = scratch_sizes(levels);
             for (buffer, need) in bufs.levels.iter_mut().zip([a, b]) {
@@ -185,13 +172,10 @@ pub(crate) fn enqueue_partials<T: DeviceRepr>(
     data: &CudaView<'_, T>,
     partials: &mut CudaSlice<T>,
 ) -> Result<usize> {
-    check_alignment(gpu, job.kernel, data)?;
-    if job.mode.is_some() {
-        return Err(Error::Invalid(format!("{}: its partials are not results to fold on the CPU", job.entry)));
-    }
-    match job.kernel.scheme {
+    check_alignment(gpu, job.plan.kernel, data)?;
+    match job.plan.kernel.scheme {
         Scheme::SinglePass => {
-            let l = job.levels[0].launches[0];
+            let l = job.plan.levels[0].launches[0];
             let p = accumulators(gpu, partials, job, l.grid as usize)?;
             let result = &mut bufs.levels[1];
             grow(gpu, result, 1, "the result")?;
@@ -201,11 +185,11 @@ pub(crate) fn enqueue_partials<T: DeviceRepr>(
             Ok(l.grid as usize)
         }
         Scheme::MultiPass(_) => {
-            let count = job.levels[0].outputs;
+            let count = job.plan.levels[0].outputs;
             grow(gpu, partials, count, "partial sums")?;
             let mut view = partials.slice_mut(..count);
             let (out, _guard) = Out::of(&mut view, gpu);
-            enqueue(gpu, bufs, job, &job.levels[..1], data, None, out)?;
+            enqueue(gpu, bufs, job, &job.plan.levels[..1], data, None, out)?;
             Ok(count)
         }
     }
@@ -213,7 +197,7 @@ pub(crate) fn enqueue_partials<T: DeviceRepr>(
 
 impl Gpu {
     /// Launch a reduction kernel `(g_idata: *const T, g_odata: *mut T, n: u32)`
-    /// with `grid` blocks of `block` threads and [`shared_mem_bytes`] of
+    /// with `grid` blocks of `block` threads and [`shared_mem_bytes`](crate::registry::shared_mem_bytes) of
     /// shared memory.
     ///
     /// This, [`Gpu::launch_single_pass`], [`Gpu::launch_by_key`] (and the
@@ -229,10 +213,10 @@ impl Gpu {
         n: usize,
         grid: u32,
     ) -> Result<()> {
-        let (entry, block) = (job.entry.as_str(), job.block);
+        let (entry, block) = (job.plan.entry.as_str(), job.plan.block);
         let n = u32::try_from(n).map_err(|_| Error::Invalid(format!("{entry}: {n} elements in one launch")))?;
         check_launch(entry, input.len(), n as usize, output.len, grid, block)?;
-        let smem = shared_mem_bytes(block, size_of::<T>());
+        let smem = job.plan.smem; // shared_mem_bytes(block, size of T): the multi-pass scheme's
         let mut args = self.stream().launch_builder(&job.func);
         args.arg(input).arg(&output.addr).arg(&n);
         let cfg = LaunchConfig { grid_dim: (grid, 1, 1), block_dim: (block, 1, 1), shared_mem_bytes: smem };
@@ -262,9 +246,9 @@ impl Gpu {
         out: Out,
         grid: u32,
     ) -> Result<()> {
-        let (entry, block, n) = (job.entry.as_str(), job.block, a.len());
-        // a mode kernel's partials: the count it was planned with; else one per block
-        let (need, smem) = job.mode.as_ref().map_or((grid as usize, SINGLE_PASS_SMEM), |m| (m.partials, MODES_SMEM));
+        let (entry, block, n) = (job.plan.entry.as_str(), job.plan.block, a.len());
+        // the accumulator slots and shared memory it was planned with
+        let (need, smem) = (job.plan.partials, job.plan.smem);
         check_launch(entry, a.len(), n, partials.len, grid, block)?;
         if partials.len < need {
             return Err(Error::Invalid(format!("{entry}: {} partial slots, {need} needed", partials.len)));
@@ -272,7 +256,7 @@ impl Gpu {
         if ticket.is_empty() || out.len == 0 {
             return Err(Error::Invalid(format!("{entry}: no room for the ticket or the result")));
         }
-        let b_ptr = match (job.inputs, b) {
+        let b_ptr = match (job.plan.inputs, b) {
             (1, None) => None,
             (2, Some(b)) if b.len() == n => Some(b.device_ptr(self.stream())),
             (inputs, b) => {

@@ -30,7 +30,8 @@
 //! * [`by_key`]: reduction by key, its kernels and value types.
 //! * [`multi::MultiReducer`]: the same operations over data sharded across
 //!   GPUs, one process for all or one process per GPU, combined through NCCL.
-//! * [`plan`]: the launches of a reduction, as pure arithmetic.
+//! * [`dispatch`]: every launch decided in one place, from the request and
+//!   the card's limits, as pure arithmetic.
 //!
 //! The CPU references, seeded inputs and checks the tests and benchmarks
 //! use are the workspace's test kit (`reduction-testkit`), apart from this
@@ -56,6 +57,7 @@
 
 pub mod by_key;
 pub mod device;
+pub mod dispatch;
 mod error;
 mod input;
 mod launch;
@@ -63,7 +65,6 @@ pub mod modes;
 pub mod multi;
 mod operations;
 mod options;
-pub mod plan;
 mod prepared;
 mod ptx;
 mod reduce_by_key;
@@ -73,7 +74,6 @@ mod scratch;
 pub mod shape;
 pub mod shape_order;
 mod shaped;
-mod tuning;
 
 /// The cudarc this library is built with (driver API, dynamic loading):
 /// name its types through this path, e.g. `reduction::cudarc::driver::CudaSlice`.

@@ -197,7 +197,7 @@ impl Reducer {
     ) -> Result<()> {
         self.with_inputs::<T, D, _>(inputs, false, |work, a, b| {
             let job = self.cached_job::<R, T>(&mut work.last, a.len(), opts)?;
-            enqueue(self.gpu(), &mut work.bufs, job, &job.levels, &a, b.as_ref(), out)
+            enqueue(self.gpu(), &mut work.bufs, job, &job.plan.levels, &a, b.as_ref(), out)
         })
     }
 

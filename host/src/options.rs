@@ -30,7 +30,7 @@ pub enum Finish {
 /// assert!(Options::default().kernel.is_none());
 /// # let _ = teaching;
 /// ```
-#[derive(Clone, Copy, Debug, Default)]
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct Options {
     /// `None`: the fastest kernel for this device and size.
     pub kernel: Option<&'static Kernel>,

@@ -4,11 +4,11 @@
 
 use cudarc::driver::{CudaView, CudaViewMut};
 
+use crate::dispatch::Level;
 use crate::error::{Error, Result};
 use crate::input::Element;
 use crate::launch::{Job, Out, enqueue};
 use crate::options::Options;
-use crate::plan::Level;
 use crate::reducer::Reducer;
 use crate::registry::Kernel;
 use gpu::op::Reduction;
@@ -51,15 +51,15 @@ impl<O, T> Prepared<O, T> {
 
     /// The kernel and block size it launches.
     pub fn kernel(&self) -> (&'static Kernel, u32) {
-        (self.job.kernel, self.job.block)
+        (self.job.plan.kernel, self.job.plan.block)
     }
 
-    /// The launches it queues, level by level ([`plan`](crate::plan)): what
-    /// the error bound of a float result is derived from
-    /// ([`plan::depth`](crate::plan::depth)).
+    /// The launches it queues, level by level (as [`dispatch`](crate::dispatch)
+    /// planned them): what the error bound of a float result is derived from
+    /// ([`dispatch::depth`](crate::dispatch::depth)).
     ///
     /// ```no_run
-    /// use reduction::{Options, Reducer, Sum, plan::depth};
+    /// use reduction::{Options, Reducer, Sum, dispatch::depth};
     /// let r = Reducer::new()?;
     /// let p = r.prepare::<Sum, f32>(1 << 20, &Options::default())?;
     /// let (kernel, block) = p.kernel();
@@ -67,12 +67,12 @@ impl<O, T> Prepared<O, T> {
     /// # Ok::<(), reduction::Error>(())
     /// ```
     pub fn levels(&self) -> &[Level] {
-        &self.job.levels
+        &self.job.plan.levels
     }
 
     /// The blocks of its first launch (the only one of a single-pass kernel).
     pub fn grid(&self) -> u32 {
-        self.job.levels.first().and_then(|l| l.launches.first()).map_or(0, |l| l.grid)
+        self.job.plan.levels.first().and_then(|l| l.launches.first()).map_or(0, |l| l.grid)
     }
 
     /// `Error::Invalid` unless `a` (and `b`) hold exactly the elements it
@@ -123,7 +123,7 @@ impl Reducer {
         prepared.check(a, b)?;
         let mut scratch = self.scratch::<T>()?;
         let s = &mut scratch.work;
-        enqueue(self.gpu(), &mut s.bufs, &prepared.job, &prepared.job.levels, a, b, s.result.out())
+        enqueue(self.gpu(), &mut s.bufs, &prepared.job, &prepared.job.plan.levels, a, b, s.result.out())
     }
 
     /// Queue `prepared` (any operation) on `a` (and `b`, for a two-input
@@ -161,7 +161,7 @@ impl Reducer {
         }
         let mut scratch = self.scratch::<T>()?;
         let (out, _guard) = Out::of_given(out, self.gpu())?;
-        enqueue(self.gpu(), &mut scratch.work.bufs, &prepared.job, &prepared.job.levels, a, b, out)
+        enqueue(self.gpu(), &mut scratch.work.bufs, &prepared.job, &prepared.job.plan.levels, a, b, out)
     }
 
     /// Queue `prepared` on `data` (exactly its length) and leave the result

@@ -220,11 +220,6 @@ impl Reducer {
     /// # Ok::<(), reduction::Error>(())
     /// ```
     pub fn by_key_shape<T: ByKeyValue>(&self, kernel: ByKeyKernel, n: usize) -> Result<(String, u32, u32)> {
-        let entry = kernel.entry(T::DTYPE);
-        let smem = kernel.smem(size_of::<T>());
-        let resident = self.gpu().resident_blocks(&entry, BY_KEY_BLOCK, smem)?;
-        let needed = n.div_ceil(kernel.elements_per_block()).max(1);
-        let grid = resident.min(u32::try_from(needed).unwrap_or(u32::MAX));
-        Ok((entry, grid, smem))
+        crate::dispatch::by_key(kernel, T::DTYPE, n, self.gpu())
     }
 }

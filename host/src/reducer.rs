@@ -11,15 +11,14 @@ use std::sync::{Arc, Mutex};
 use cudarc::driver::{CudaSlice, CudaStream, CudaView, CudaViewMut};
 
 use crate::device::Gpu;
+use crate::dispatch::{self, Plan, Request};
 use crate::error::{Error, Result, driver};
 use crate::input::{Element, Input, Source};
 use crate::launch::{Job, enqueue, enqueue_partials, grow};
-use crate::modes::{ModeJob, mode_kernel};
 use crate::options::{Finish, Options};
-use crate::plan::{Level, grid_in_whole_rounds, plan};
 use crate::ptx::Ptx;
-use crate::registry::{DEFAULT_BLOCK, DEFAULT_KERNEL, Kernel, Scheme, fit_block};
-use crate::scratch::{JobKey, ScratchMap, ShapeScratch, TypedScratch, Work, typed};
+use crate::registry::Scheme;
+use crate::scratch::{ScratchMap, ShapeScratch, TypedScratch, Work, typed};
 use gpu::op::{ReduceOp, Reduction};
 
 /// Reduces data on one GPU with the kernels of the registry.
@@ -202,141 +201,40 @@ impl Reducer {
         self.enqueue(&self.prepare::<O, T>(data.len(), opts)?, data, out)
     }
 
-    /// The kernel and block size for `n` elements of the operation named
-    /// `op`: the caller's, checked, or the default: [`DEFAULT_KERNEL`] at the
-    /// GPU's default block ([`Tuning::default_block`](crate::device::Tuning::default_block):
-    /// on an H100 or H200 256 threads below 2^25 elements, 512 for
-    /// arg-min/max from 2^21, 1024 from 2^25). Every kernel can finish on the CPU
-    /// ([`Finish::Cpu`]).
+    /// How `n` elements of operation `R` on `T` with `opts` are reduced on
+    /// this GPU: the kernel, its entry, the block, the levels of launches
+    /// with their grids, the shared memory and the partials, as
+    /// [`dispatch::plan`](crate::dispatch::plan) decides them from this
+    /// card's limits. The default kernel runs at the card's default block
+    /// (on an H100 or H200 256 threads below 2^25 elements, 512 for
+    /// arg-min/max from 2^21, 1024 from 2^25); a teaching kernel at Harris's
+    /// 128 unless told otherwise. Nothing is launched.
     ///
     /// ```no_run
-    /// use reduction::{Options, Reducer, registry::Kernel};
+    /// use reduction::{Options, Reducer, Sum, registry::Kernel};
     /// let r = Reducer::new()?;
-    /// let (k, block) = r.choose("sum", 1 << 20, &Options::default())?;
-    /// assert_eq!((k.id, block), ("single_pass", 256));
+    /// let p = r.plan::<Sum, f32>(1 << 20, &Options::default())?;
+    /// assert_eq!((p.kernel.id, p.block), ("single_pass", 256));
+    /// let capped = Options { kernel: Some(Kernel::find("reduce7")?), block: Some(256), max_grid: Some(7), ..Options::default() };
+    /// assert_eq!(r.plan::<Sum, f32>(1 << 24, &capped)?.levels[0].launches[0].grid, 7);
     /// let bad = Options { kernel: Some(Kernel::find("reduce5")?), block: Some(32), ..Options::default() };
-    /// assert!(r.choose("sum", 1 << 20, &bad).is_err());
+    /// assert!(r.plan::<Sum, f32>(1 << 20, &bad).is_err());
     /// # Ok::<(), reduction::Error>(())
     /// ```
-    pub fn choose(&self, op: &str, n: usize, opts: &Options) -> Result<(&'static Kernel, u32)> {
-        let (kernel, default_block) = match opts.kernel {
-            Some(k) => (k, DEFAULT_BLOCK),
-            None => (DEFAULT_KERNEL, self.gpu.tuning().default_block(op, n)),
-        };
-        let block = opts.block.unwrap_or(default_block);
-        kernel.check_block(block)?;
-        Ok((kernel, block))
+    pub fn plan<R: Reduction<T>, T: Element>(&self, n: usize, opts: &Options) -> Result<Plan> {
+        dispatch::plan(&Request::of::<R, T>(n, opts), &self.gpu)
     }
 
-    /// Choose and plan `n > 0` elements of operation `R` on `T`: its entry,
-    /// accumulator size and inputs.
+    /// Plan `n > 0` elements of operation `R` on `T` and load its entry,
+    /// checked against its scheme's parameters.
     pub(crate) fn job_for<R: Reduction<T>, T: Element>(&self, n: usize, opts: &Options) -> Result<Job> {
-        if let Some(mode) = mode_kernel(R::NAME, T::DTYPE, opts)? {
-            return self.mode_job::<R, T>(mode, n, opts);
-        }
-        let (kernel, block) = self.choose(R::NAME, n, opts)?;
-        let (block, entry) = fit_block(
-            opts.block,
-            block,
-            |b| kernel.entry_named(b, R::NAME, T::NAME),
-            |e| self.gpu.max_threads_per_block(e),
-        )?;
-        let func = self.gpu.function_for(&entry, kernel.scheme.params())?;
-        let levels = self.plan_entry::<R, T>(kernel, &entry, block, n, opts.max_grid)?;
-        Ok(Job { kernel, block, entry, func, levels, inputs: R::INPUTS, acc_bytes: size_of::<R::Acc>(), mode: None })
+        self.job(&Request::of::<R, T>(n, opts))
     }
 
-    /// A reproducible or accurate kernel ([`crate::modes`]) for `n` elements:
-    /// launched like the default kernel (one launch, the last block
-    /// finishes), at the block size asked for or the default one, on the
-    /// grid it can use (at most `max_grid`; its result does not depend on it).
-    fn mode_job<R: Reduction<T>, T: Element>(
-        &self,
-        mode: crate::modes::ModeKernel,
-        n: usize,
-        opts: &Options,
-    ) -> Result<Job> {
-        // the library's operations of that name: the entry's accumulator and output are these
-        let (inputs, out_bytes) = (R::INPUTS, size_of::<R::Out>());
-        if out_bytes != size_of::<T>() || inputs != if R::NAME == "dot" { 2 } else { 1 } {
-            return Err(Error::Unsupported {
-                kernel: "gpu_to_gpu".into(),
-                what: format!("an operation of your own named {}", R::NAME),
-                valid: "the library's sum, dot, sum_squares, norm, mean".into(),
-            });
-        }
-        // the accurate kernels' registers allow fewer than 1024 threads a block
-        let (block, entry) = fit_block(
-            opts.block,
-            self.gpu.tuning().default_block(R::NAME, n),
-            |_| crate::modes::entry(mode, R::NAME, T::DTYPE),
-            |e| self.gpu.max_threads_per_block(e),
-        )?;
-        DEFAULT_KERNEL.check_block(block)?;
-        let resident = self.gpu.resident_blocks(&entry, block, gpu::layout::MODES_SMEM)?;
-        let resident = opts.max_grid.map_or(resident, |g| resident.min(g.max(1)));
-        let (job, grid) = ModeJob::plan(mode, T::DTYPE, n, block, resident);
-        let func = self.gpu.function(&entry)?;
-        let levels =
-            vec![Level { launches: vec![crate::plan::Launch { in_offset: 0, n, grid, out_offset: 0 }], outputs: 1 }];
-        let acc_bytes = job.acc_bytes;
-        Ok(Job { kernel: DEFAULT_KERNEL, block, entry, func, levels, inputs, acc_bytes, mode: Some(job) })
-    }
-
-    /// The launches that reduce `n` elements with `kernel` at `block`
-    /// threads on this device (grid-stride kernels get the grid the occupancy
-    /// API allows, at most `max_grid` blocks).
-    ///
-    /// ```no_run
-    /// use reduction::{Reducer, Sum, registry::Kernel};
-    /// let r = Reducer::new()?;
-    /// let levels = r.plan::<Sum, f32>(Kernel::find("reduce7")?, 256, 1 << 24, None)?;
-    /// assert_eq!(levels.len(), 2);
-    /// let capped = r.plan::<Sum, f32>(Kernel::find("reduce7")?, 256, 1 << 24, Some(7))?;
-    /// assert_eq!(capped[0].launches[0].grid, 7);
-    /// # Ok::<(), reduction::Error>(())
-    /// ```
-    pub fn plan<O: ReduceOp<T>, T: Element>(
-        &self,
-        kernel: &Kernel,
-        block: u32,
-        n: usize,
-        max_grid: Option<u32>,
-    ) -> Result<Vec<Level>> {
-        let entry = kernel.entry(block, O::OP, T::DTYPE);
-        self.plan_entry::<O, T>(kernel, &entry, block, n, max_grid)
-    }
-
-    /// The launches of `entry` (operation `R` on `T`): grid-stride kernels
-    /// get the blocks the occupancy API allows, at most `max_grid`; a
-    /// single-pass launch of a one-input operation with an accumulator of at
-    /// most 8 bytes (a sum, min, max, norm, mean: per element a conversion
-    /// and an add or compare), on a short input, the fewest of them with
-    /// which every thread loads whole rounds ([`grid_in_whole_rounds`]).
-    /// Arg-min/max and dot products do more per element and keep every
-    /// block: halving their threads cost them up to 1 µs at 2^16-2^20.
-    fn plan_entry<R: Reduction<T>, T: Element>(
-        &self,
-        kernel: &Kernel,
-        entry: &str,
-        block: u32,
-        n: usize,
-        max_grid: Option<u32>,
-    ) -> Result<Vec<Level>> {
-        let resident = if kernel.scheme.grid_stride() {
-            let smem = kernel.scheme.smem(block, size_of::<T>());
-            let resident = self.gpu.resident_blocks(entry, block, smem)?;
-            let resident = max_grid.map_or(resident, |g| resident.min(g.max(1)));
-            let cheap = R::INPUTS == 1 && size_of::<R::Acc>() <= 8;
-            if kernel.scheme == Scheme::SinglePass && cheap {
-                grid_in_whole_rounds(n, size_of::<T>(), block, resident)
-            } else {
-                resident
-            }
-        } else {
-            0
-        };
-        Ok(plan(kernel, n, block, resident))
+    fn job(&self, request: &Request) -> Result<Job> {
+        let plan = dispatch::plan(request, &self.gpu)?;
+        let func = self.gpu.function_for(&plan.entry, plan.kernel.scheme.params())?;
+        Ok(Job { plan, func })
     }
 
     fn reduce_view<O: ReduceOp<T>, T: Element>(&self, data: &CudaView<'_, T>, opts: &Options) -> Result<T> {
@@ -367,16 +265,16 @@ impl Reducer {
     }
 
     /// The planned job for `n` elements of `R` with `opts`: the last one, if
-    /// it was the same, else planned now (and kept).
+    /// it was asked for with the same request, else planned now (and kept).
     pub(crate) fn cached_job<'s, R: Reduction<T>, T: Element>(
         &self,
-        last: &'s mut Option<(JobKey, Job)>,
+        last: &'s mut Option<(Request, Job)>,
         n: usize,
         opts: &Options,
     ) -> Result<&'s Job> {
-        let key = JobKey::new(R::NAME, n, opts);
-        if last.as_ref().is_none_or(|(k, _)| *k != key) {
-            *last = Some((key, self.job_for::<R, T>(n, opts)?));
+        let request = Request::of::<R, T>(n, opts);
+        if last.as_ref().is_none_or(|(asked, _)| *asked != request) {
+            *last = Some((request, self.job(&request)?));
         }
         match last {
             Some((_, job)) => Ok(job),
@@ -394,8 +292,8 @@ impl Reducer {
         opts: &Options,
     ) -> Result<R::Out> {
         let job = self.cached_job::<R, T>(&mut s.last, a.len(), opts)?;
-        enqueue(&self.gpu, &mut s.bufs, job, &job.levels, a, b, s.result.out())?;
-        s.result.wait(&self.gpu, job.kernel.scheme == Scheme::SinglePass)?;
+        enqueue(&self.gpu, &mut s.bufs, job, &job.plan.levels, a, b, s.result.out())?;
+        s.result.wait(&self.gpu, job.plan.kernel.scheme == Scheme::SinglePass)?;
         Ok(s.result.read())
     }
 }

@@ -12,44 +12,13 @@ use gpu::names::{DType, Op};
 
 /// The library's default kernel: one launch, 16-byte loads, any alignment
 /// (`gpu/src/kernels/single_pass.rs`), at the GPU's default block
-/// ([`Tuning::default_block`](crate::device::Tuning::default_block)).
+/// (the card's choice: [`dispatch`](crate::dispatch)).
 ///
 /// ```
 /// assert_eq!(reduction::registry::DEFAULT_KERNEL.id, "single_pass");
 /// assert_eq!(reduction::registry::Kernel::find("single_pass").unwrap().step, reduction::registry::DEFAULT_KERNEL.step);
 /// ```
 pub const DEFAULT_KERNEL: &Kernel = &SINGLE_PASS;
-
-/// The block size to launch and its entry (`entry(block)`): the one
-/// `asked` for, else `default` stepped down to the largest power of two the
-/// entry's registers allow. `most(entry)` is the most threads a block of it
-/// may have on this device (the driver compiles the PTX for the GPU at
-/// hand: an arg-max of bf16 built for 1024 threads needs 67 registers a
-/// thread on an A100, more than 64). Asking for more is a typed error,
-/// before any launch.
-pub(crate) fn fit_block(
-    asked: Option<u32>,
-    default: u32,
-    entry: impl Fn(u32) -> String,
-    most: impl Fn(&str) -> Result<u32>,
-) -> Result<(u32, String)> {
-    let mut block = asked.unwrap_or(default);
-    loop {
-        let name = entry(block);
-        let limit = most(&name)?;
-        if block <= limit {
-            return Ok((block, name));
-        }
-        if asked.is_some() || limit < 32 {
-            return Err(Error::Unsupported {
-                kernel: name,
-                what: format!("block size {block} (its registers allow at most {limit} threads a block here)"),
-                valid: "powers of two from 32 up to that".into(),
-            });
-        }
-        block = 1 << limit.ilog2(); // smaller: the loop ends
-    }
-}
 
 /// Harris's block size for all his measurements (slide 10).
 ///
@@ -195,7 +164,7 @@ pub enum BlockParam {
 /// }
 /// assert_eq!((KERNELS[0].id, KERNELS[0].step), ("reduce1", 1));
 /// ```
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Kernel {
     /// The id in entry names and on the command line: `reduce4`.
     pub id: &'static str,
@@ -459,21 +428,6 @@ impl Kernel {
 
 #[cfg(test)]
 mod tests {
-    #[test]
-    fn blocks_step_down_to_what_registers_allow() {
-        use super::fit_block;
-        let entry = |b: u32| format!("single_pass_b{b}_argmax_bf16");
-        // the b1024 entry fits 960 threads (its registers), the b512 one 1024
-        let most = |e: &str| Ok(if e.contains("_b1024_") { 960 } else { 1024 });
-        assert_eq!(fit_block(None, 1024, entry, most).unwrap(), (512, entry(512)));
-        assert_eq!(fit_block(None, 256, entry, most).unwrap(), (256, entry(256)));
-        let err = fit_block(Some(1024), 1024, entry, most).unwrap_err().to_string();
-        assert!(err.contains("block size 1024") && err.contains("960") && !err.contains('\n'), "{err}");
-        // one entry for every block size (the modes): 1024 steps down to 512
-        assert_eq!(fit_block(None, 1024, |_| "accurate_sum_f32".into(), |_| Ok(640)).unwrap().0, 512);
-        assert!(fit_block(None, 256, entry, |_| Ok(0)).is_err());
-    }
-
     use std::collections::BTreeSet;
 
     use super::*;

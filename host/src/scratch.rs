@@ -10,11 +10,10 @@ use std::sync::{Mutex, MutexGuard};
 use cudarc::driver::CudaSlice;
 
 use crate::device::{Gpu, Mapped};
+use crate::dispatch::Request;
 use crate::error::{Result, driver};
 use crate::input::Element;
 use crate::launch::{Buffers, Job, Out};
-use crate::options::Determinism;
-use crate::options::Options;
 use gpu::op::Bits;
 
 /// Device buffers of one element type, kept between calls and grown to the
@@ -33,37 +32,9 @@ pub(crate) struct Work<T> {
     pub(crate) result: MappedSlot,
     /// The first level's partials when they are finished on the CPU.
     pub(crate) partials: CudaSlice<T>,
-    /// The last reduction planned, for calls that repeat it (the same
-    /// operator, size and options): planning is then skipped.
-    pub(crate) last: Option<(JobKey, Job)>,
-}
-
-/// What a [`Job`] depends on besides the element type: operator, size,
-/// kernel and block asked for.
-#[derive(Clone, Copy, PartialEq, Eq)]
-pub(crate) struct JobKey {
-    op: &'static str,
-    n: usize,
-    kernel: Option<&'static str>,
-    block: Option<u32>,
-    max_grid: Option<u32>,
-    determinism: Determinism,
-    accurate: bool,
-}
-
-impl JobKey {
-    /// The key of operation `op` on `n` elements with `opts`.
-    pub(crate) fn new(op: &'static str, n: usize, opts: &Options) -> JobKey {
-        JobKey {
-            op,
-            n,
-            kernel: opts.kernel.map(|k| k.id),
-            block: opts.block,
-            max_grid: opts.max_grid,
-            determinism: opts.determinism,
-            accurate: opts.accurate,
-        }
-    }
+    /// The last reduction planned and the request it answered, for calls
+    /// that repeat it: planning is then skipped.
+    pub(crate) last: Option<(Request, Job)>,
 }
 
 /// One result (at most 16 bytes: [`Bits`]) in pinned host memory mapped

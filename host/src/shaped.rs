@@ -274,7 +274,7 @@ impl Reducer {
     /// or under `gpu_to_gpu` the portable ones, so that the order (and the
     /// bits) do not depend on the card.
     fn fit(&self, opts: &Options) -> Fit {
-        if realign(opts) { Fit::PORTABLE } else { self.gpu().tuning().fit() }
+        crate::dispatch::shape_fit(self.gpu(), realign(opts))
     }
 }
 

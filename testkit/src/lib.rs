@@ -52,8 +52,8 @@ use std::sync::Mutex;
 
 use data::{Pattern, Sample, generate};
 use reduction::cudarc::driver::CudaSlice;
+use reduction::dispatch::depth;
 use reduction::op::{ReduceOp, Reduction};
-use reduction::plan::depth;
 use reduction::{Element, Error, Finish, Op, Options, Reducer, Result, registry::Kernel};
 use reference::Reference;
 
@@ -214,7 +214,8 @@ pub fn chain_depth<O: ReduceOp<T>, T: Element>(
     if n == 0 {
         return Ok(0);
     }
-    let levels = reducer.plan::<O, T>(kernel, block, n, None)?;
+    let asked = Options { kernel: Some(kernel), block: Some(block), ..Options::default() };
+    let levels = reducer.plan::<O, T>(n, &asked)?.levels;
     Ok(match finish {
         Finish::Gpu => depth(kernel, &levels, block),
         Finish::Cpu => {
@@ -224,22 +225,22 @@ pub fn chain_depth<O: ReduceOp<T>, T: Element>(
 }
 
 /// The longest chain of `combine`s when the default kernel runs operation
-/// `R` on `n` elements at `block` threads (the grid this device gives
-/// its entry), for the error bound of [`tolerance`]; 0 for no elements.
+/// `R` on `n` elements with `opts` (the block and grid this device gives
+/// it), for the error bound of [`tolerance`]; 0 for no elements.
 ///
 /// ```no_run
-/// use reduction::{Reducer, op::Dot};
+/// use reduction::{Options, Reducer, op::Dot};
 /// use testkit::op_depth;
 /// let r = Reducer::new()?;
-/// assert!(op_depth::<Dot, f32>(&r, 1 << 20, 256)? > 8);
+/// assert!(op_depth::<Dot, f32>(&r, 1 << 20, &Options::default())? > 8);
 /// # Ok::<(), reduction::Error>(())
 /// ```
-pub fn op_depth<R: Reduction<T>, T: Element>(reducer: &Reducer, n: usize, block: u32) -> Result<usize> {
+pub fn op_depth<R: Reduction<T>, T: Element>(reducer: &Reducer, n: usize, opts: &Options) -> Result<usize> {
     if n == 0 {
         return Ok(0);
     }
-    let prepared = reducer.prepare::<R, T>(n, &Options { block: Some(block), ..Options::default() })?;
-    Ok(depth(prepared.kernel().0, prepared.levels(), block))
+    let plan = reducer.plan::<R, T>(n, opts)?;
+    Ok(depth(plan.kernel, &plan.levels, plan.block))
 }
 
 /// Check `kernel` once against the CPU reference, finishing as `finish`

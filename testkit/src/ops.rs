@@ -17,7 +17,7 @@
 
 use reduction::half::{bf16, f16};
 use reduction::op::{Arg, Reduction};
-use reduction::{DType, Element, Op, Reducer, Result};
+use reduction::{DType, Element, Op, Options, Reducer, Result};
 
 use super::Checked;
 use super::reference::float_sum;
@@ -183,17 +183,17 @@ pub fn epsilon<T: Element>() -> f64 {
 }
 
 /// Check `got`, the default kernel's result of operation `R` (named `op`)
-/// on `a` (and `b`, for `Dot`) at `block` threads, against the references:
+/// on `a` (and `b`, for `Dot`) with `opts`, against the references:
 /// indices and picked values exactly, integer sums exactly, float sums
 /// within `(depth + 2)·ε·Σ|term|` (one more rounding than a plain sum: the
 /// product or square), then the norm's square root or the mean's division.
 ///
 /// ```no_run
-/// use reduction::{ArgMax, Op, Reducer};
+/// use reduction::{ArgMax, Op, Options, Reducer};
 /// use testkit::ops::verify_op;
 /// let r = Reducer::new()?;
 /// let x = [1.0f32, 7.0, 7.0];
-/// let c = verify_op::<ArgMax, f32>(&r, Op::ArgMax, &x, &x, 256, r.argmax(&x[..])?)?;
+/// let c = verify_op::<ArgMax, f32>(&r, Op::ArgMax, &x, &x, &Options::default(), r.argmax(&x[..])?)?;
 /// assert!(c.ok, "{} vs {}", c.got, c.expected);
 /// # Ok::<(), reduction::Error>(())
 /// ```
@@ -202,7 +202,7 @@ pub fn verify_op<R: Reduction<T>, T: Element + Number + Outcome>(
     op: Op,
     a: &[T],
     b: &[T],
-    block: u32,
+    opts: &Options,
     got: R::Out,
 ) -> Result<Checked>
 where
@@ -228,13 +228,17 @@ where
         Op::Sum if T::exact_sum(a).is_some() => (T::exact_sum(a) == Some(got.bits()), format!("{:?}", T::exact_sum(a))),
         _ => {
             let (s, abs) = sum_reference(op, a, b);
-            let depth = super::op_depth::<R, T>(reducer, n, block)?;
+            let depth = super::op_depth::<R, T>(reducer, n, opts)?;
             let tol = (depth + 2) as f64 * epsilon::<T>() * abs;
             let (expected, tol) = finish_reference(op, s, tol, n, epsilon::<T>());
             let ok =
                 approx::abs_diff_eq!(got.num(), expected, epsilon = tol) || (got.num().is_nan() && expected.is_nan());
             (ok, format!("{expected} ± {tol:.3e}"))
         }
+    };
+    let block = match opts.block {
+        Some(block) => block,
+        None => reducer.plan::<R, T>(n.max(1), opts)?.block, // the library's choice
     };
     Ok(Checked {
         kernel: reduction::registry::DEFAULT_KERNEL.id,

@@ -150,7 +150,7 @@ fn check_ptx(args: &[String]) -> Result<(), String> {
             println!("    {p}");
         }
         for w in &report.too_wide {
-            println!("    note: {w} (launched at a smaller block: registry::fit_block)");
+            println!("    note: {w} (launched at a smaller block: the dispatch steps it down)");
         }
         if !output.status.success() {
             println!("    ptxas failed; see {}", log_path.display());
@@ -179,7 +179,7 @@ struct PtxasReport {
     problems: Vec<String>,
     /// Entries built for a block size that their registers do not allow
     /// on this architecture: the library launches them at a smaller one
-    /// (`registry::fit_block`), so a note, not a failure.
+    /// (`reduction::dispatch` steps the block down), so a note, not a failure.
     too_wide: Vec<String>,
 }
 

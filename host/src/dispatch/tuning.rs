@@ -37,7 +37,7 @@ const EIGHT_VECTORS_FROM: f64 = 30e9;
 /// What the planner takes from the GPU.
 ///
 /// ```
-/// use reduction::device::Tuning;
+/// use reduction::dispatch::Tuning;
 /// let h100 = Tuning { sm_count: 132, threads_per_sm: 2048, bandwidth_per_sm: 25.4e9 };
 /// assert_eq!(h100.default_block("sum", 1 << 22), 256);
 /// assert_eq!(h100.default_block("sum", 1 << 25), 1024);
@@ -62,7 +62,7 @@ impl Tuning {
     /// ```
     /// # let info = reduction::device::DeviceInfo { name: "H200".into(), ordinal: 0, compute_capability: (9, 0), sm_count: 132,
     /// #     l2_bytes: 60 << 20, total_mem: 0, mem_clock_khz: 3_201_000, bus_width_bits: 6016, driver_version: 13000 };
-    /// let t = reduction::device::Tuning::of(&info);
+    /// let t = reduction::dispatch::Tuning::of(&info);
     /// assert_eq!((t.sm_count, t.threads_per_sm), (132, 2048));
     /// assert_eq!(t.fit(), reduction::shape::Fit::PORTABLE); // the H200's is the portable one
     /// ```

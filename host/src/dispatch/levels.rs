@@ -7,9 +7,9 @@
 //! previous level's partials with the same kernel, until one value remains.
 //!
 //! ```
-//! use reduction::{plan::plan, registry::Kernel};
+//! use reduction::{dispatch::levels, registry::Kernel};
 //! // Harris's kernel 3 on 2^20 elements with 128 threads: three launches.
-//! let levels = plan(Kernel::find("reduce3").unwrap(), 1 << 20, 128, 264);
+//! let levels = levels(Kernel::find("reduce3").unwrap(), 1 << 20, 128, 264);
 //! assert_eq!(levels.iter().map(|l| l.outputs).collect::<Vec<_>>(), [8192, 64, 1]);
 //! ```
 
@@ -22,8 +22,8 @@ use gpu::layout::ROUND_VECTORS;
 /// written side by side.
 ///
 /// ```
-/// use reduction::{plan::{MAX_CHUNK, plan}, registry::Kernel};
-/// let levels = plan(Kernel::find("reduce4").unwrap(), MAX_CHUNK + 1, 256, 1056);
+/// use reduction::{dispatch::{MAX_CHUNK, levels}, registry::Kernel};
+/// let levels = levels(Kernel::find("reduce4").unwrap(), MAX_CHUNK + 1, 256, 1056);
 /// assert_eq!(levels[0].launches.len(), 2); // two launches: MAX_CHUNK elements, then 1
 /// ```
 pub const MAX_CHUNK: usize = 1 << 31;
@@ -31,9 +31,9 @@ pub const MAX_CHUNK: usize = 1 << 31;
 /// One kernel launch.
 ///
 /// ```
-/// use reduction::{plan::{MAX_CHUNK, plan}, registry::Kernel};
+/// use reduction::{dispatch::{MAX_CHUNK, levels}, registry::Kernel};
 /// // 2^31 + 17 elements: the first level is two launches, partials side by side.
-/// let first = &plan(Kernel::find("reduce4").unwrap(), MAX_CHUNK + 17, 256, 1000)[0];
+/// let first = &levels(Kernel::find("reduce4").unwrap(), MAX_CHUNK + 17, 256, 1000)[0];
 /// let [a, b] = first.launches[..] else { panic!("two launches") };
 /// assert_eq!((a.in_offset, a.n, a.out_offset), (0, MAX_CHUNK, 0));
 /// assert_eq!((b.in_offset, b.n, b.out_offset), (MAX_CHUNK, 17, a.grid as usize));
@@ -53,9 +53,9 @@ pub struct Launch {
 /// The launches of one level.
 ///
 /// ```
-/// use reduction::{plan::plan, registry::Kernel};
+/// use reduction::{dispatch::levels, registry::Kernel};
 /// // reduce3 reads one element per thread: 1000 elements, 8 blocks of 128, then 1 block.
-/// let levels = plan(Kernel::find("reduce3").unwrap(), 1000, 128, 0);
+/// let levels = levels(Kernel::find("reduce3").unwrap(), 1000, 128, 0);
 /// assert_eq!(levels.iter().map(|l| l.outputs).collect::<Vec<_>>(), [8, 1]);
 /// assert_eq!((levels[1].launches[0].n, levels[1].launches[0].grid), (8, 1));
 /// ```
@@ -74,7 +74,7 @@ pub struct Level {
 /// `resident` blocks the GPU holds at once.
 ///
 /// ```
-/// use reduction::{plan::grid_for, registry::Kernel};
+/// use reduction::{dispatch::grid_for, registry::Kernel};
 /// assert_eq!(grid_for(Kernel::find("reduce1").unwrap(), 1000, 128, 264), 8);
 /// assert_eq!(grid_for(Kernel::find("reduce4").unwrap(), 1000, 128, 264), 4);
 /// assert_eq!(grid_for(Kernel::find("reduce7").unwrap(), 1 << 24, 128, 264), 264);
@@ -103,7 +103,7 @@ pub fn grid_for(kernel: &Kernel, n: usize, block: u32, resident: u32) -> u32 {
 /// 2^22, 8.3 on 512 (one round), 8.4 on 1024.
 ///
 /// ```
-/// use reduction::plan::grid_in_whole_rounds;
+/// use reduction::dispatch::grid_in_whole_rounds;
 /// assert_eq!(grid_in_whole_rounds(1 << 24, 2, 256, 1056), 1024); // bf16: two rounds a thread
 /// assert_eq!(grid_in_whole_rounds(1 << 22, 2, 256, 1056), 512); // one round
 /// assert_eq!(grid_in_whole_rounds(1 << 24, 4, 256, 1056), 1056); // f32: four rounds, every block
@@ -123,16 +123,16 @@ pub fn grid_in_whole_rounds(n: usize, elem_size: usize, block: u32, resident: u3
 /// single-pass kernel is one launch over all `n` elements.
 ///
 /// ```
-/// use reduction::{plan::plan, registry::Kernel};
-/// let levels = plan(Kernel::find("reduce3").unwrap(), 1 << 20, 128, 264);
-/// let grids: Vec<usize> = levels.iter().map(|l| l.outputs).collect();
+/// use reduction::{dispatch::levels, registry::Kernel};
+/// let l = levels(Kernel::find("reduce3").unwrap(), 1 << 20, 128, 264);
+/// let grids: Vec<usize> = l.iter().map(|l| l.outputs).collect();
 /// assert_eq!(grids, [8192, 64, 1]);
-/// let levels = plan(Kernel::find("reduce7").unwrap(), 1 << 20, 128, 264);
-/// assert_eq!(levels.iter().map(|l| l.outputs).collect::<Vec<_>>(), [264, 1]);
-/// let levels = plan(Kernel::find("single_pass").unwrap(), 3 << 31, 256, 1056);
-/// assert_eq!((levels.len(), levels[0].launches[0].grid, levels[0].outputs), (1, 1056, 1));
+/// let l = levels(Kernel::find("reduce7").unwrap(), 1 << 20, 128, 264);
+/// assert_eq!(l.iter().map(|l| l.outputs).collect::<Vec<_>>(), [264, 1]);
+/// let l = levels(Kernel::find("single_pass").unwrap(), 3 << 31, 256, 1056);
+/// assert_eq!((l.len(), l[0].launches[0].grid, l[0].outputs), (1, 1056, 1));
 /// ```
-pub fn plan(kernel: &Kernel, n: usize, block: u32, resident: u32) -> Vec<Level> {
+pub fn levels(kernel: &Kernel, n: usize, block: u32, resident: u32) -> Vec<Level> {
     if kernel.scheme == Scheme::SinglePass {
         let grid = grid_for(kernel, n, block, resident);
         return vec![Level { launches: vec![Launch { in_offset: 0, n, grid, out_offset: 0 }], outputs: 1 }];
@@ -160,8 +160,8 @@ pub fn plan(kernel: &Kernel, n: usize, block: u32, resident: u32) -> Vec<Level> 
 /// Levels alternate between the two buffers.
 ///
 /// ```
-/// use reduction::{plan::{plan, scratch_sizes}, registry::Kernel};
-/// assert_eq!(scratch_sizes(&plan(Kernel::find("reduce3").unwrap(), 1 << 20, 128, 264)), (8192, 64));
+/// use reduction::{dispatch::{levels, scratch_sizes}, registry::Kernel};
+/// assert_eq!(scratch_sizes(&levels(Kernel::find("reduce3").unwrap(), 1 << 20, 128, 264)), (8192, 64));
 /// ```
 pub fn scratch_sizes(levels: &[Level]) -> (usize, usize) {
     let mut sizes = (0, 0);
@@ -178,13 +178,13 @@ pub fn scratch_sizes(levels: &[Level]) -> (usize, usize) {
 /// level, the elements one thread folds in sequence plus the block's tree.
 ///
 /// ```
-/// use reduction::{plan::{depth, plan}, registry::Kernel};
+/// use reduction::{dispatch::{depth, levels}, registry::Kernel};
 /// let k = Kernel::find("reduce3").unwrap();
-/// assert_eq!(depth(k, &plan(k, 1 << 20, 128, 264), 128), 3 * 7); // three levels of 7 rounds
+/// assert_eq!(depth(k, &levels(k, 1 << 20, 128, 264), 128), 3 * 7); // three levels of 7 rounds
 /// let k = Kernel::find("reduce7").unwrap();
 /// // 2^20 / (2 × 128 × 264) → 16 iterations of 2 adds and a 7-round tree,
 /// // then one block over the 264 partials: 2 iterations of 2 adds and the tree.
-/// assert_eq!(depth(k, &plan(k, 1 << 20, 128, 264), 128), (32 + 7) + (4 + 7));
+/// assert_eq!(depth(k, &levels(k, 1 << 20, 128, 264), 128), (32 + 7) + (4 + 7));
 /// ```
 pub fn depth(kernel: &Kernel, levels: &[Level], block: u32) -> usize {
     let tree = block.ilog2() as usize;
@@ -223,7 +223,7 @@ mod tests {
         for kernel in KERNELS {
             for block in kernel.block_sizes() {
                 for n in [1usize, 2, 31, 33, 127, 128, 129, 1000, 65537, (1 << 20) + 7, 3 << 30] {
-                    let levels = plan(kernel, n, block, 132 * 8);
+                    let levels = levels(kernel, n, block, 132 * 8);
                     assert_eq!(levels.last().map(|l| l.outputs), Some(1), "{} b{block} n={n}", kernel.id);
                     let mut input = n;
                     for level in &levels {
@@ -255,7 +255,7 @@ mod tests {
     #[test]
     fn long_inputs_are_chunked() {
         let k = Kernel::find("reduce4").unwrap();
-        let levels = plan(k, MAX_CHUNK + 17, 256, 1000);
+        let levels = levels(k, MAX_CHUNK + 17, 256, 1000);
         let first = &levels[0].launches;
         assert_eq!(first.len(), 2);
         assert_eq!(first[1].in_offset, MAX_CHUNK);
@@ -290,7 +290,7 @@ mod tests {
     #[test]
     fn one_element_is_one_launch() {
         for kernel in KERNELS {
-            assert_eq!(plan(kernel, 1, 128, 10).len(), 1);
+            assert_eq!(levels(kernel, 1, 128, 10).len(), 1);
         }
     }
 }
