@@ -16,7 +16,6 @@
 
 use crate::error::{Error, Result};
 use crate::input::Element;
-pub use crate::reduce_by_key::check_host_input;
 use gpu::names::DType;
 /// The value types the by-key kernels are compiled for (`gpu/src/names.rs`).
 ///
@@ -197,5 +196,36 @@ impl ByKeyValue for f32 {
 impl ByKeyValue for f64 {
     fn to_f64(self) -> f64 {
         self
+    }
+}
+
+/// `num_keys` as the kernels' `u32`. Keys are `u32` and `u32::MAX` marks an
+/// idle lane, so at most `u32::MAX` keys.
+pub(crate) fn kernel_num_keys(num_keys: usize) -> Result<u32> {
+    u32::try_from(num_keys).map_err(|_| Error::Unsupported {
+        kernel: "reduce_by_key".into(),
+        what: format!("{num_keys} keys"),
+        valid: format!("at most {} keys (u32 keys; {:#x} marks an idle lane)", u32::MAX, u32::MAX),
+    })
+}
+
+/// The checks of host input, made before anything is copied or launched:
+/// as many keys as values, `num_keys` representable, every key below
+/// `num_keys` (the first one that is not is named with its index).
+///
+/// ```
+/// use reduction::{Error, by_key::check_host_input};
+/// assert!(check_host_input(&[0, 3, 1], 3, 4).is_ok());
+/// assert!(matches!(check_host_input(&[0, 3], 3, 4), Err(Error::LengthMismatch { keys: 2, values: 3 })));
+/// assert!(matches!(check_host_input(&[0, 4, 9], 3, 4), Err(Error::KeyOutOfRange { index: 1, key: 4, num_keys: 4 })));
+/// ```
+pub fn check_host_input(keys: &[u32], values_len: usize, num_keys: usize) -> Result<()> {
+    if keys.len() != values_len {
+        return Err(Error::LengthMismatch { keys: keys.len(), values: values_len });
+    }
+    kernel_num_keys(num_keys)?;
+    match keys.iter().position(|&k| k as usize >= num_keys) {
+        Some(index) => Err(Error::KeyOutOfRange { index, key: keys[index], num_keys }),
+        None => Ok(()),
     }
 }

@@ -65,7 +65,7 @@ pub(crate) fn mode_kernel(op: &str, ty: DType, opts: &Options) -> Result<Option<
     if let Some(k) = opts.kernel.filter(|k| k.id != crate::registry::DEFAULT_KERNEL.id) {
         return refuse(format!("the kernel {} (it has its own kernels)", k.id), "no --kernel, or default");
     }
-    if opts.finish != crate::Finish::Gpu {
+    if opts.finish != crate::options::Finish::Gpu {
         return refuse("finishing on the CPU".into(), "finish on the GPU");
     }
     let types = "f32, f64";
@@ -137,7 +137,7 @@ mod tests {
         let repro = Options { determinism: Determinism::GpuToGpu, ..Options::default() };
         let accurate = Options { accurate: true, ..Options::default() };
         let teaching = Options { kernel: Some(crate::registry::Kernel::find("reduce4").unwrap()), ..repro };
-        let cpu = Options { finish: crate::Finish::Cpu, ..accurate };
+        let cpu = Options { finish: crate::options::Finish::Cpu, ..accurate };
         for (op, ty, opts) in [
             ("min", DType::I32, &repro),
             ("sum", DType::I32, &repro),

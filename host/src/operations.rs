@@ -266,7 +266,7 @@ pub(crate) fn check_inputs<R: Reduction<T>, T: Element, D: Input<T> + ?Sized>(
             valid: crate::registry::DEFAULT_KERNEL.id.to_string(),
         });
     }
-    if opts.finish != crate::Finish::Gpu {
+    if opts.finish != crate::options::Finish::Gpu {
         return Err(Error::Invalid(format!("{}: finishing on the CPU is for sum, min and max only", R::NAME)));
     }
     Ok(n)

@@ -431,7 +431,7 @@ mod tests {
     use std::collections::BTreeSet;
 
     use super::*;
-    use crate::Ptx;
+    use crate::ptx::Ptx;
 
     #[test]
     fn registry_and_ptx_name_the_same_entries() {

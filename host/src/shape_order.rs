@@ -61,11 +61,15 @@ pub fn shaped_fixed_order<R: Reduction<T>, T: Element>(
         [a] => (*a, *a),
         [a, b] if a.len() == b.len() => (*a, *b),
         _ => {
-            return Err(crate::Error::Invalid(format!("{} takes {} input(s) of one length", R::NAME, R::INPUTS)));
+            return Err(crate::error::Error::Invalid(format!(
+                "{} takes {} input(s) of one length",
+                R::NAME,
+                R::INPUTS
+            )));
         }
     };
     let op = Op::from_name(R::NAME)
-        .ok_or_else(|| crate::Error::Invalid(format!("{}: not an operation of the shaped kernels", R::NAME)))?;
+        .ok_or_else(|| crate::error::Error::Invalid(format!("{}: not an operation of the shaped kernels", R::NAME)))?;
     let size = size_of::<T>();
     // the order of an aligned input: the plan the GPU path makes for one
     let aligned = match shape {
