@@ -381,7 +381,7 @@ fn process_word(line: &str) -> Option<String> {
 }
 
 /// No process words in the README, the book, the raw output's README, the
-/// sources (and so the API docs) or any command's help.
+/// sources (and so the API docs), any command's help or the list of kernels.
 fn no_process_words() -> Result<(), Failed> {
     let (run, number, word) = (["in s1", "0c2 we"].concat(), ["iss", "ue 13's"].concat(), ["tiss", "ue 13"].concat());
     for (line, want) in [(run.as_str(), true), (number.as_str(), true), (word.as_str(), false), ("use 4 s1c", false)] {
@@ -424,7 +424,8 @@ fn no_process_words() -> Result<(), Failed> {
             }
         }
     }
-    let mut commands: Vec<Vec<String>> = vec![vec!["--help".into()]];
+    // the help of the command and of each of its commands, and the list of kernels
+    let mut commands: Vec<Vec<String>> = vec![vec!["--help".into()], vec!["list".into()]];
     commands.extend(commands_for_help()?);
     for args in &commands {
         let args: Vec<&str> = args.iter().map(String::as_str).collect();

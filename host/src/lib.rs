@@ -22,8 +22,7 @@
 //! * [`registry`]: Harris's seven steps, the 2023 review's two and ours, each
 //!   with its launch [`Scheme`](registry::Scheme); one registry for the
 //!   library, its tests and tools.
-//! * [`device`]: the GPU ([`Gpu`], also here), what it reports and the
-//!   numbers tuned to it.
+//! * [`device`]: the GPU ([`Gpu`], also here) and what it reports.
 //! * [`modes`]: the reproducible and accurate sums ([`modes::Determinism`]).
 //! * [`shape`]: rows, columns and segments of a matrix; [`shape_order`]: the
 //!   CPU twins of their reproducible orders (the same bits on a CPU).
