@@ -64,6 +64,7 @@ fn main() {
         cpu_trial("docs::tutorial_counters_are_made_from_the_raw_ncu_output", tutorial_counters),
         cpu_trial("docs::reference_is_the_commands_help", reference),
         cpu_trial("docs::readme_is_short_and_lists_every_command", readme),
+        cpu_trial("docs::readme_shows_the_program_ci_builds", readme_program),
         cpu_trial("docs::every_page_is_in_the_summary_and_every_link_resolves", links),
         cpu_trial("docs::results_are_few_and_named_by_card", results_by_card),
         cpu_trial("docs::no_process_words", no_process_words),
@@ -205,6 +206,19 @@ fn readme() -> Result<(), Failed> {
         .filter(|n| !readme.contains(&format!("| `{n}")) && !readme.contains(&format!("| `reduce {n}")))
         .collect();
     ensure(missing.is_empty(), || format!("README.md's command table lacks: {missing:?}"))
+}
+
+/// The README's program ("Use it from your project") is
+/// `examples/downstream/src/main.rs`, which CI builds on stable.
+fn readme_program() -> Result<(), Failed> {
+    let root = root()?;
+    let readme = std::fs::read_to_string(root.join("README.md"))?;
+    let program = std::fs::read_to_string(root.join("examples/downstream/src/main.rs"))?;
+    let shown =
+        readme.split("```rust\n").nth(1).and_then(|r| r.split("```").next()).ok_or("README.md shows no Rust")?;
+    ensure(shown.lines().count() > 10 && program.contains(shown.trim()), || {
+        "README.md's program differs from examples/downstream/src/main.rs".into()
+    })
 }
 
 /// mdBook's id of a heading: lower case, spaces to `-`, only letters,
