@@ -7,29 +7,15 @@
 //! tests were built on another machine (`cargo xtask bundle`).
 
 mod common;
+#[path = "common/reduce_bin.rs"]
+mod reduce_bin;
 
-use std::process::{Command, Output};
+use std::process::Command;
 
 use common::{cpu_trial, ensure, gpu_trial};
 use libtest_mimic::Failed;
+use reduce_bin::{bin, reduce, root};
 use testkit::by_key::KeyDist;
-
-/// The `reduce` binary under test.
-fn bin() -> String {
-    std::env::var("REDUCE_BIN").unwrap_or_else(|_| env!("CARGO_BIN_EXE_reduce").to_string())
-}
-
-fn reduce(args: &[&str]) -> Result<Output, Failed> {
-    let bin = bin();
-    Ok(Command::new(&bin).args(args).output().map_err(|e| format!("cannot run {bin}: {e}"))?)
-}
-
-/// `docs/` of the checkout the tests were built in, or (bundled onto
-/// another machine) of the one they run in.
-fn docs_dir() -> Result<std::path::PathBuf, Failed> {
-    let built_in = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../docs");
-    Ok(if built_in.is_dir() { built_in } else { std::env::current_dir()?.join("docs") })
-}
 
 /// Exit codes (README): a usage error, a run-time error.
 const USAGE: i32 = 2;
@@ -170,7 +156,7 @@ fn main() {
         }),
         cpu_trial("cli::cards_of_a_missing_folder_or_file_is_a_usage_error", || {
             fails_in_one_line(&["cards", "/no/such/card"], USAGE, "/no/such/card: no such folder")?;
-            let docs = docs_dir()?.display().to_string();
+            let docs = root()?.join("docs").display().to_string();
             fails_in_one_line(&["cards", &docs], USAGE, "info.txt: no such file")
         }),
         cpu_trial("cli::explain_without_ncu_says_so", || {

@@ -8,36 +8,20 @@
 //! `REDUCE_BLESS=1` rewrites the command reference in place.
 
 mod common;
+#[path = "common/reduce_bin.rs"]
+mod reduce_bin;
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
 
 use common::{cpu_trial, ensure};
 use libtest_mimic::Failed;
-
-/// The `reduce` binary under test (`$REDUCE_BIN` where the tests were built
-/// on another machine).
-fn bin() -> String {
-    std::env::var("REDUCE_BIN").unwrap_or_else(|_| env!("CARGO_BIN_EXE_reduce").to_string())
-}
-
-fn reduce(args: &[&str]) -> Result<Output, Failed> {
-    let bin = bin();
-    Ok(Command::new(&bin).args(args).output().map_err(|e| format!("cannot run {bin}: {e}"))?)
-}
+use reduce_bin::{reduce, root};
 
 /// `reduce ARGS`, which must succeed; its stdout.
 fn reduce_ok(args: &[&str]) -> Result<String, Failed> {
     let out = reduce(args)?;
     ensure(out.status.success(), || format!("reduce {}: {}", args.join(" "), String::from_utf8_lossy(&out.stderr)))?;
     Ok(String::from_utf8_lossy(&out.stdout).into_owned())
-}
-
-/// The checkout the tests were built in, or (bundled onto another machine)
-/// the one they run in.
-fn root() -> Result<PathBuf, Failed> {
-    let built_in = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
-    Ok(if built_in.join("docs").is_dir() { built_in } else { std::env::current_dir()? })
 }
 
 /// A scratch folder of this process, removed by the caller.
