@@ -176,13 +176,13 @@ pub(crate) fn enqueue_partials<T: DeviceRepr>(
     match job.plan.kernel.scheme {
         Scheme::SinglePass => {
             let l = job.plan.levels[0].launches[0];
-            let p = accumulators(gpu, partials, job, l.grid as usize)?;
+            let p = accumulators(gpu, partials, job, job.plan.partials)?;
             let result = &mut bufs.levels[1];
             grow(gpu, result, 1, "the result")?;
             let (mut ticket, mut result) = (bufs.ticket.as_view_mut(), result.as_view_mut());
             let (out, _guard) = Out::of(&mut result, gpu);
             gpu.launch_single_pass(job, data, None, p, &mut ticket, out, l.grid)?;
-            Ok(l.grid as usize)
+            Ok(job.plan.partials)
         }
         Scheme::MultiPass(_) => {
             let count = job.plan.levels[0].outputs;

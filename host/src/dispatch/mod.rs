@@ -271,13 +271,7 @@ fn fit_block(
 /// rounds ([`grid_in_whole_rounds`]). Arg-min/max and dot products do more
 /// per element and keep every block: halving their threads cost them up to
 /// 1 µs at 2^16-2^20.
-pub(crate) fn flat_levels(
-    request: &Request,
-    kernel: &Kernel,
-    entry: &str,
-    block: u32,
-    card: &impl Limits,
-) -> Result<Vec<Level>> {
+fn flat_levels(request: &Request, kernel: &Kernel, entry: &str, block: u32, card: &impl Limits) -> Result<Vec<Level>> {
     let elem = request.dtype.size();
     let resident = if kernel.scheme.grid_stride() {
         let resident = card.resident_blocks(entry, block, kernel.scheme.smem(block, elem))?;
