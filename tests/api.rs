@@ -103,7 +103,7 @@ fn entry_missing_at_launch() -> Result<(), Failed> {
     let data = vec![1i32; 1000];
     let reduce3 =
         Options { kernel: Some(Kernel::find("reduce3")?), block: Some(128), finish: Finish::Gpu, ..Options::default() };
-    ensure(r.reduce_with::<Sum, _, _>(&data, &reduce3)? == 1000, || "reduce3 from the small PTX".into())?;
+    ensure(r.reduce::<Sum, _, _>(&[&data], &reduce3)? == 1000, || "reduce3 from the small PTX".into())?;
     let err = r.sum(&data).err().ok_or("the default kernel ran from a PTX that lacks it")?;
     ensure(matches!(&err, Error::MissingEntry { entry, .. } if entry.starts_with("single_pass_b256_sum_i32")), || {
         format!("{err:?}")
@@ -116,7 +116,7 @@ fn block_checked_before_launch() -> Result<(), Failed> {
     for (id, block) in [("reduce5", 32), ("reduce1", 96), ("reduce7", 4096)] {
         let opts =
             Options { kernel: Some(Kernel::find(id)?), block: Some(block), finish: Finish::Gpu, ..Options::default() };
-        let err = r.reduce_with::<Sum, _, _>(&data, &opts).err().ok_or(format!("{id} ran with block {block}"))?;
+        let err = r.reduce::<Sum, _, _>(&[&data], &opts).err().ok_or(format!("{id} ran with block {block}"))?;
         ensure(matches!(err, Error::Unsupported { .. }), || format!("{id} block {block}: {err:?}"))?;
     }
     Ok(())
@@ -125,8 +125,8 @@ fn block_checked_before_launch() -> Result<(), Failed> {
 fn device_slice_shorter_than_n() -> Result<(), Failed> {
     let r = reducer();
     let buf = r.gpu().stream().clone_htod(&[1i64, 2, 3, 4])?;
-    ensure(r.reduce_prefix::<Sum, i64>(&buf, 3, &Options::default())? == 6, || "prefix of 3".into())?;
-    let err = r.reduce_prefix::<Sum, i64>(&buf, 5, &Options::default()).err().ok_or("read past the end")?;
+    ensure(r.reduce::<Sum, i64, _>(&[&buf.slice(..3)], &Options::default())? == 6, || "prefix of 3".into())?;
+    let err = r.reduce::<Sum, i64, _>(&[&buf.slice(..5)], &Options::default()).err().ok_or("read past the end")?;
     ensure(matches!(err, Error::SliceTooShort { len: 4, n: 5 }), || format!("{err:?}"))
 }
 
@@ -140,9 +140,9 @@ fn misaligned_input() -> Result<(), Failed> {
         finish: Finish::Gpu,
         ..Options::default()
     };
-    ensure(r.reduce_with::<Sum, _, _>(&buf, &vectorized)? == 4096 * 4097 / 2, || "aligned input".into())?;
+    ensure(r.reduce::<Sum, _, _>(&[&buf], &vectorized)? == 4096 * 4097 / 2, || "aligned input".into())?;
     let offset = buf.slice(1..);
-    let err = r.reduce_with::<Sum, i32, _>(&offset, &vectorized).err().ok_or("vectorized read a misaligned view")?;
+    let err = r.reduce::<Sum, i32, _>(&[&offset], &vectorized).err().ok_or("vectorized read a misaligned view")?;
     ensure(matches!(&err, Error::Misaligned { kernel, align: 16, .. } if kernel == "vectorized"), || format!("{err:?}"))
 }
 
@@ -168,7 +168,7 @@ fn cpu_finish_with_the_default_kernel() -> Result<(), Failed> {
     for n in [1, 1000, 100_003, (1 << 25) + 3] {
         let data: Vec<f32> = generate(Pattern::Large, n, 17)?;
         let expected = f32::reference(Op::Sum, &data);
-        let got = reducer().reduce_with::<Sum, _, _>(&data, &cpu)?;
+        let got = reducer().reduce::<Sum, _, _>(&[&data], &cpu)?;
         ensure(got == expected, || format!("n={n}: GPU {got}, CPU {expected}"))?;
         let explicit = Options {
             kernel: Some(Kernel::find("single_pass")?),
@@ -176,7 +176,7 @@ fn cpu_finish_with_the_default_kernel() -> Result<(), Failed> {
             finish: Finish::Cpu,
             ..Options::default()
         };
-        let got = reducer().reduce_with::<Sum, _, _>(&data, &explicit)?;
+        let got = reducer().reduce::<Sum, _, _>(&[&data], &explicit)?;
         ensure(got == expected, || format!("single_pass b1024 n={n}: GPU {got}, CPU {expected}"))?;
     }
     Ok(())
@@ -209,17 +209,17 @@ fn driver_error_leaves_reducer_usable() -> Result<(), Failed> {
         finish: Finish::Gpu,
         ..Options::default()
     };
-    let err = r.reduce_with::<Sum, _, _>(&data, &opts(128)).err().ok_or("the driver launched 128 threads")?;
+    let err = r.reduce::<Sum, _, _>(&[&data], &opts(128)).err().ok_or("the driver launched 128 threads")?;
     ensure(matches!(&err, Error::Launch { entry, block: 128, .. } if entry == "reduce3_sum_i32"), || {
         format!("{err:?}")
     })?;
     let narrow = with("", ".maxntid 64, 1, 1", "");
     let r64 = Reducer::with_ptx(0, Ptx::from_text(narrow, "reduce3 with .maxntid 64"))?;
-    let err = r64.reduce_with::<Sum, _, _>(&data, &opts(128)).err().ok_or("128 threads of a .maxntid 64 entry")?;
+    let err = r64.reduce::<Sum, _, _>(&[&data], &opts(128)).err().ok_or("128 threads of a .maxntid 64 entry")?;
     ensure(matches!(&err, Error::Unsupported { .. }) && err.to_string().contains("at most 64 threads"), || {
         format!("{err:?}")
     })?;
-    ensure(r.reduce_with::<Sum, _, _>(&data, &opts(64))? == 20_000, || "not usable after the error".into())?;
+    ensure(r.reduce::<Sum, _, _>(&[&data], &opts(64))? == 20_000, || "not usable after the error".into())?;
     ensure(reducer().sum(&data)? == 20_000, || "the shared reducer".into())
 }
 
@@ -231,8 +231,8 @@ fn host_and_device_inputs() -> Result<(), Failed> {
     ensure(r.sum(&host)? == 499_500.0, || "host Vec".into())?;
     ensure(r.sum(&host[10..20])? == 145.0, || "host slice".into())?;
     let dev: CudaSlice<f64> = r.gpu().stream().clone_htod(&host)?;
-    ensure(r.reduce::<Max, _, _>(&dev)? == 999.0, || "device slice".into())?;
-    ensure(r.reduce::<Min, _, _>(&dev.slice(5..))? == 5.0, || "device view".into())?;
+    ensure(r.reduce::<Max, _, _>(&[&dev], &Options::default())? == 999.0, || "device slice".into())?;
+    ensure(r.reduce::<Min, _, _>(&[&dev.slice(5..)], &Options::default())? == 5.0, || "device view".into())?;
     ensure(r.min(&vec![3u64, 1, 2])? == 1 && r.max(&vec![-3i64, -1])? == -1, || "min/max".into())
 }
 
@@ -251,12 +251,12 @@ fn scratch_is_reused() -> Result<(), Failed> {
     let dev = r.gpu().stream().clone_htod(&data)?;
     let first = r.sum(&dev)?;
     let reduce4 = Options { kernel: Some(Kernel::find("reduce4")?), ..Options::default() };
-    r.reduce_with::<Sum, _, _>(&dev, &reduce4)?;
+    r.reduce::<Sum, _, _>(&[&dev], &reduce4)?;
     r.sum(&data)?; // the host path's staging buffer
     let before = r.gpu().allocations();
     for _ in 0..100 {
         ensure(r.sum(&dev)? == first, || "the result changed between calls".into())?;
-        r.reduce_with::<Sum, _, _>(&dev.slice(..1000), &reduce4)?;
+        r.reduce::<Sum, _, _>(&[&dev.slice(..1000)], &reduce4)?;
         r.sum(&data[..5000])?;
     }
     let after = r.gpu().allocations();
@@ -280,7 +280,7 @@ fn max_grid_caps_the_grid() -> Result<(), Failed> {
             let want = if k.scheme.grid_stride() { cap } else { levels[0].outputs as u32 };
             ensure(grid == want, || format!("{id} cap {cap}: grid {grid}, want {want}"))?;
             let opts = Options { kernel: Some(k), block: Some(256), max_grid: Some(cap), ..Options::default() };
-            let got = r.reduce_with::<Sum, _, _>(&dev, &opts)?;
+            let got = r.reduce::<Sum, _, _>(&[&dev], &opts)?;
             ensure(got == expected, || format!("{id} cap {cap}: GPU {got}, CPU {expected}"))?;
         }
     }
@@ -306,7 +306,7 @@ fn reduce_into_device() -> Result<(), Failed> {
     let stream = r.gpu().stream();
     let data = stream.clone_htod(&vec![3u32; 12345])?;
     let mut out = stream.clone_htod(&[0xdead_beefu32, 7])?; // poisoned
-    r.reduce_into::<Sum, u32>(&data.as_view(), &mut out.as_view_mut(), &Options::default())?;
+    r.reduce_into::<Sum, u32, _>(&[&data.as_view()], &mut out.as_view_mut(), &Options::default())?;
     let host = stream.clone_dtoh(&out)?;
     ensure(host == [37035, 7], || format!("{host:?}"))
 }
@@ -322,7 +322,7 @@ fn more_than_2_pow_31_elements() -> Result<(), Failed> {
     for id in ["single_pass", "reduce4", "reduce7", "vectorized"] {
         let opts =
             Options { kernel: Some(Kernel::find(id)?), block: Some(256), finish: Finish::Gpu, ..Options::default() };
-        let got = r.reduce_with::<Sum, _, _>(&dev, &opts)?;
+        let got = r.reduce::<Sum, _, _>(&[&dev], &opts)?;
         ensure(got == expected, || format!("{id}: GPU {got}, CPU {expected}"))?;
     }
     let got = r.sum(&host)?; // through the host staging buffer
@@ -348,29 +348,29 @@ where
         for pos in [0, 1, n / 2, n - 1] {
             let mut v = vec![T::one(); n];
             v[pos] = T::nan();
-            ensure(r.reduce_with::<Sum, _, _>(&v, &opts)?.is_nan(), || case(&format!("sum with NaN at {pos}")))?;
-            ensure(r.reduce_with::<Min, _, _>(&v, &opts)?.is_nan(), || case(&format!("min with NaN at {pos}")))?;
-            ensure(r.reduce_with::<Max, _, _>(&v, &opts)?.is_nan(), || case(&format!("max with NaN at {pos}")))?;
+            ensure(r.reduce::<Sum, _, _>(&[&v], &opts)?.is_nan(), || case(&format!("sum with NaN at {pos}")))?;
+            ensure(r.reduce::<Min, _, _>(&[&v], &opts)?.is_nan(), || case(&format!("min with NaN at {pos}")))?;
+            ensure(r.reduce::<Max, _, _>(&[&v], &opts)?.is_nan(), || case(&format!("max with NaN at {pos}")))?;
 
             let mut v = vec![T::one(); n];
             v[pos] = T::infinity();
-            ensure(r.reduce_with::<Sum, _, _>(&v, &opts)? == T::infinity(), || case("sum with +inf"))?;
-            ensure(r.reduce_with::<Max, _, _>(&v, &opts)? == T::infinity(), || case("max with +inf"))?;
+            ensure(r.reduce::<Sum, _, _>(&[&v], &opts)? == T::infinity(), || case("sum with +inf"))?;
+            ensure(r.reduce::<Max, _, _>(&[&v], &opts)? == T::infinity(), || case("max with +inf"))?;
             v[(pos + 7) % n] = T::neg_infinity();
-            ensure(r.reduce_with::<Sum, _, _>(&v, &opts)?.is_nan(), || case("sum of +inf and -inf"))?;
-            ensure(r.reduce_with::<Min, _, _>(&v, &opts)? == T::neg_infinity(), || case("min with -inf"))?;
+            ensure(r.reduce::<Sum, _, _>(&[&v], &opts)?.is_nan(), || case("sum of +inf and -inf"))?;
+            ensure(r.reduce::<Min, _, _>(&[&v], &opts)? == T::neg_infinity(), || case("min with -inf"))?;
 
             let mut v = vec![T::zero(); n];
             v[pos] = T::neg_zero();
-            let min = r.reduce_with::<Min, _, _>(&v, &opts)?;
+            let min = r.reduce::<Min, _, _>(&[&v], &opts)?;
             ensure(min == T::zero() && min.is_sign_negative(), || case("min(+0, ..., -0) is -0"))?;
-            let max = r.reduce_with::<Max, _, _>(&v, &opts)?;
+            let max = r.reduce::<Max, _, _>(&[&v], &opts)?;
             ensure(max == T::zero() && max.is_sign_positive(), || case("max(+0, ..., -0) is +0"))?;
             let mut v = vec![T::neg_zero(); n];
             v[pos] = T::zero();
-            let max = r.reduce_with::<Max, _, _>(&v, &opts)?;
+            let max = r.reduce::<Max, _, _>(&[&v], &opts)?;
             ensure(max.is_sign_positive(), || case("max(-0, ..., +0) is +0"))?;
-            let min = r.reduce_with::<Min, _, _>(&v, &opts)?;
+            let min = r.reduce::<Min, _, _>(&[&v], &opts)?;
             ensure(min.is_sign_negative(), || case("min(-0, ..., +0) is -0"))?;
         }
     }

@@ -22,10 +22,8 @@ mod common;
 use common::{cpu_trial, ensure, gpu_trial, reducer, run};
 use libtest_mimic::{Failed, Trial};
 use reduction::by_key::{self, value_types};
-use reduction::{
-    Error, Ptx,
-    by_key::{ByKeyKernel, check_host_input},
-};
+use reduction::registry::Kernel;
+use reduction::{Error, Options, Ptx, by_key::check_host_input};
 use testkit::by_key::{KeyDist, TestValue, generate_keys, groups_per_warp, reference};
 use testkit::data::{Pattern, generate};
 
@@ -35,9 +33,9 @@ const SIZES: [usize; 14] = [1, 2, 31, 32, 33, 255, 256, 257, 1000, 1023, 1025, 4
 
 fn main() {
     let mut trials = cpu_trials();
-    for kernel in ByKeyKernel::ALL {
+    for kernel in by_key::kernels() {
         for ty in value_types().map(|t| t.name()) {
-            let k = kernel.id();
+            let k = kernel.id;
             trials.push(typed(format!("by_key::patterns::{k}_{ty}"), ty, move |t| match t {
                 Ty::F32 => patterns::<f32>(kernel),
                 Ty::F64 => patterns::<f64>(kernel),
@@ -86,21 +84,22 @@ fn typed(name: String, ty: &str, f: impl FnOnce(Ty) -> Result<(), Failed> + Send
 /// Sum `keys`/`values` on the GPU with `kernel` and compare with the
 /// reference (`exact`: bit for bit, for values whose sums are exact).
 fn check<T: TestValue>(
-    kernel: ByKeyKernel,
+    kernel: &'static Kernel,
     keys: &[u32],
     values: &[T],
     num_keys: usize,
     case: &str,
     exact: bool,
 ) -> Result<(), Failed> {
-    let got = reducer().reduce_by_key_with(keys, values, num_keys, kernel)?;
-    let case = format!("{} {} {case} n={} keys={num_keys}", kernel.id(), T::NAME, keys.len());
+    let got =
+        reducer().reduce_by_key(keys, values, num_keys, &Options { kernel: Some(kernel), ..Options::default() })?;
+    let case = format!("{} {} {case} n={} keys={num_keys}", kernel.id, T::NAME, keys.len());
     reference(keys, values, num_keys).check(&got, &case, exact)?;
     Ok(())
 }
 
 /// Every size, random values within tolerance and multiples of 1/8 exactly.
-fn sums<T: TestValue>(kernel: ByKeyKernel, dist: KeyDist) -> Result<(), Failed> {
+fn sums<T: TestValue>(kernel: &'static Kernel, dist: KeyDist) -> Result<(), Failed> {
     for (i, &n) in SIZES.iter().enumerate() {
         let num_keys = (n / 10).max(1);
         let seed = 100 * i as u64 + 7;
@@ -123,7 +122,7 @@ fn sums<T: TestValue>(kernel: ByKeyKernel, dist: KeyDist) -> Result<(), Failed> 
 }
 
 /// Key patterns that stress the peer logic, with exact values.
-fn patterns<T: TestValue>(kernel: ByKeyKernel) -> Result<(), Failed> {
+fn patterns<T: TestValue>(kernel: &'static Kernel) -> Result<(), Failed> {
     let n = 10_007;
     type Case = (&'static str, fn(usize) -> u32);
     let cases: [Case; 9] = [
@@ -148,7 +147,7 @@ fn patterns<T: TestValue>(kernel: ByKeyKernel) -> Result<(), Failed> {
 }
 
 /// Device keys `>= num_keys` are skipped and counted; the others are summed.
-fn bad_device_keys<T: TestValue>(kernel: ByKeyKernel) -> Result<(), Failed> {
+fn bad_device_keys<T: TestValue>(kernel: &'static Kernel) -> Result<(), Failed> {
     let r = reducer();
     let stream = r.gpu().stream();
     let (n, num_keys) = (100_003usize, 10_000usize);
@@ -167,15 +166,21 @@ fn bad_device_keys<T: TestValue>(kernel: ByKeyKernel) -> Result<(), Failed> {
     let mut d_sums = stream.alloc_zeros::<T>(num_keys + 5)?;
     let sentinel: Vec<T> = generate(Pattern::Large, 5, 99)?;
     stream.memcpy_htod(&sentinel, &mut d_sums.slice_mut(num_keys..))?;
-    let got = r.reduce_by_key_into(&d_keys.as_view(), &d_values.as_view(), &mut d_sums.as_view_mut(), num_keys, kernel);
+    let got = r.reduce_by_key_into(
+        &d_keys.as_view(),
+        &d_values.as_view(),
+        &mut d_sums.as_view_mut(),
+        num_keys,
+        &Options { kernel: Some(kernel), ..Options::default() },
+    );
     let count = expected.out_of_range;
     ensure(
         matches!(got, Err(Error::KeysOutOfRange { count: c, n: nn, num_keys: k }) if c == count && nn == n && k == num_keys),
-        || format!("{}: expected KeysOutOfRange {{ count: {count} }}, got {got:?}", kernel.id()),
+        || format!("{}: expected KeysOutOfRange {{ count: {count} }}, got {got:?}", kernel.id),
     )?;
     let sums = stream.clone_dtoh(&d_sums)?;
-    expected.check(&sums[..num_keys], &format!("{} {} valid keys of bad input", kernel.id(), T::NAME), true)?;
-    ensure(sums[num_keys..] == sentinel[..], || format!("{}: sums past num_keys were written", kernel.id()))
+    expected.check(&sums[..num_keys], &format!("{} {} valid keys of bad input", kernel.id, T::NAME), true)?;
+    ensure(sums[num_keys..] == sentinel[..], || format!("{}: sums past num_keys were written", kernel.id))
 }
 
 /// The seed's size: 10^7 elements, 10^6 keys, every kernel.
@@ -184,9 +189,14 @@ fn seed_size<T: TestValue>(dist: KeyDist) -> Result<(), Failed> {
     let keys = generate_keys(dist, n, num_keys as u32, 3);
     let values: Vec<T> = generate(Pattern::Random, n, 3)?;
     let expected = reference(&keys, &values, num_keys);
-    for kernel in ByKeyKernel::ALL {
-        let got = reducer().reduce_by_key_with(&keys, &values, num_keys, kernel)?;
-        expected.check(&got, &format!("{} {} {} n={n}", kernel.id(), T::NAME, dist.name()), false)?;
+    for kernel in by_key::kernels() {
+        let got = reducer().reduce_by_key(
+            &keys,
+            &values,
+            num_keys,
+            &Options { kernel: Some(kernel), ..Options::default() },
+        )?;
+        expected.check(&got, &format!("{} {} {} n={n}", kernel.id, T::NAME, dist.name()), false)?;
     }
     Ok(())
 }
@@ -198,16 +208,18 @@ fn api<T: TestValue>() -> Result<(), Failed> {
     let zero = T::default();
 
     // no elements: zeros; no keys either: empty
-    ensure(r.reduce_by_key::<T>(&[], &[], 3)? == [zero; 3], || "n = 0 gives zeros".into())?;
-    ensure(r.reduce_by_key::<T>(&[], &[], 0)?.is_empty(), || "no keys gives no sums".into())?;
+    ensure(r.reduce_by_key::<T, _, _>(&[], &[], 3, &Options::default())? == [zero; 3], || "n = 0 gives zeros".into())?;
+    ensure(r.reduce_by_key::<T, _, _>(&[], &[], 0, &Options::default())?.is_empty(), || {
+        "no keys gives no sums".into()
+    })?;
 
     // host keys are checked before anything runs
     let values: Vec<T> = generate(Pattern::Large, 4, 1)?;
-    let got = r.reduce_by_key(&[0, 1, 5, 9], &values, 5);
+    let got = r.reduce_by_key(&[0, 1, 5, 9], &values, 5, &Options::default());
     ensure(matches!(got, Err(Error::KeyOutOfRange { index: 2, key: 5, num_keys: 5 })), || format!("{got:?}"))?;
-    let got = r.reduce_by_key(&[0, 1, 2], &values, 5);
+    let got = r.reduce_by_key(&[0, 1, 2], &values, 5, &Options::default());
     ensure(matches!(got, Err(Error::LengthMismatch { keys: 3, values: 4 })), || format!("{got:?}"))?;
-    let got = r.reduce_by_key(&[0, 0, 0, 0], &values, 0);
+    let got = r.reduce_by_key(&[0, 0, 0, 0], &values, 0, &Options::default());
     ensure(matches!(got, Err(Error::KeyOutOfRange { index: 0, key: 0, num_keys: 0 })), || format!("{got:?}"))?;
 
     // device input: lengths, output size, and num_keys = 0
@@ -217,13 +229,13 @@ fn api<T: TestValue>() -> Result<(), Failed> {
     let d_keys = stream.clone_htod(&keys)?;
     let d_values = stream.clone_htod(&values)?;
     let mut d_sums = stream.alloc_zeros::<T>(num_keys)?;
-    for kernel in ByKeyKernel::ALL {
+    for kernel in by_key::kernels() {
         let got = r.reduce_by_key_into(
             &d_keys.slice(..n - 1),
             &d_values.as_view(),
             &mut d_sums.as_view_mut(),
             num_keys,
-            kernel,
+            &Options { kernel: Some(kernel), ..Options::default() },
         );
         ensure(matches!(got, Err(Error::LengthMismatch { .. })), || format!("{got:?}"))?;
         let got = r.reduce_by_key_into(
@@ -231,10 +243,16 @@ fn api<T: TestValue>() -> Result<(), Failed> {
             &d_values.as_view(),
             &mut d_sums.as_view_mut(),
             num_keys + 1,
-            kernel,
+            &Options { kernel: Some(kernel), ..Options::default() },
         );
         ensure(matches!(got, Err(Error::OutputTooShort { len: 700, num_keys: 701 })), || format!("{got:?}"))?;
-        let got = r.reduce_by_key_into(&d_keys.as_view(), &d_values.as_view(), &mut d_sums.slice_mut(..0), 0, kernel);
+        let got = r.reduce_by_key_into(
+            &d_keys.as_view(),
+            &d_values.as_view(),
+            &mut d_sums.slice_mut(..0),
+            0,
+            &Options { kernel: Some(kernel), ..Options::default() },
+        );
         ensure(matches!(got, Err(Error::KeysOutOfRange { count: 5000, n: 5000, num_keys: 0 })), || format!("{got:?}"))?;
 
         // views at odd offsets, launched twice into the same (dirty) output
@@ -246,10 +264,10 @@ fn api<T: TestValue>() -> Result<(), Failed> {
                     &d_values.slice(offset..),
                     &mut d_sums.as_view_mut(),
                     num_keys,
-                    kernel,
+                    &Options { kernel: Some(kernel), ..Options::default() },
                 )?;
                 let got = stream.clone_dtoh(&d_sums)?;
-                expected.check(&got, &format!("{} {} offset {offset} run {run}", kernel.id(), T::NAME), false)?;
+                expected.check(&got, &format!("{} {} offset {offset} run {run}", kernel.id, T::NAME), false)?;
             }
         }
     }
@@ -283,18 +301,27 @@ fn cpu_trials() -> Vec<Trial> {
         cpu_trial("by_key::entries_are_in_the_ptx", || {
             let ptx = Ptx::embedded();
             let in_ptx: Vec<&str> = ptx.entries().filter(|e| e.starts_with("by_key_")).collect();
-            let listed = by_key::entries();
+            let listed: Vec<String> = by_key::kernels().flat_map(|k| k.entries()).collect();
             ensure(listed.len() == in_ptx.len() && listed.iter().all(|e| in_ptx.contains(&e.as_str())), || {
                 format!("listed {listed:?}, in the PTX {in_ptx:?}")
             })
         }),
-        cpu_trial("by_key::kernel_ids", || {
-            for k in ByKeyKernel::ALL {
-                ensure(ByKeyKernel::find(k.id())? == k, || k.id().into())?;
+        gpu_trial("by_key::kernel_choice", || {
+            let r = reducer();
+            let (keys, values) = ([0u32, 1, 1], [1.0f32, 2.0, 3.0]);
+            for kernel in by_key::kernels() {
+                let got =
+                    r.reduce_by_key(&keys, &values, 2, &Options { kernel: Some(kernel), ..Options::default() })?;
+                ensure(got == [1.0, 5.0], || format!("{}: {got:?}", kernel.id))?;
             }
-            let e = ByKeyKernel::find("nope");
-            ensure(matches!(e, Err(Error::UnknownKernel { .. })), || format!("{e:?}"))?;
-            ensure(ByKeyKernel::default() == ByKeyKernel::Match, || "default kernel".into())
+            let flat = Options { kernel: Some(Kernel::find("reduce3")?), ..Options::default() };
+            let e = r.reduce_by_key(&keys, &values, 2, &flat);
+            ensure(matches!(e, Err(Error::Unsupported { .. })), || format!("{e:?}"))?;
+            let more = Options { block: Some(128), ..Options::default() };
+            let e = r.reduce_by_key(&keys, &values, 2, &more);
+            ensure(matches!(e, Err(Error::Unsupported { .. })), || format!("{e:?}"))?;
+            let by_default = r.reduce_by_key(&keys, &values, 2, &Options::default())?;
+            ensure(by_default == [1.0, 5.0], || format!("{by_default:?}"))
         }),
         cpu_trial("by_key::key_distributions", || {
             let (n, keys) = (1_000_000, 100_000);

@@ -179,8 +179,7 @@ fn by_key_bench_small() -> Result<(), Failed> {
     use reduce::by_key_bench::{bench, format_table};
     let rows = bench(common::reducer(), 100_000, 10_000, 3)?;
     let text = format_table(&rows);
-    let expected =
-        KeyDist::ALL.len() * reduction::by_key::value_types().len() * reduction::by_key::ByKeyKernel::ALL.len();
+    let expected = KeyDist::ALL.len() * reduction::by_key::value_types().len() * reduction::by_key::kernels().count();
     ensure(rows.len() == expected, || text.clone())?;
     let bad: Vec<_> = rows.iter().filter(|r| !r.ok).map(|r| &r.error).collect();
     ensure(bad.is_empty(), || format!("{text}\n{bad:?}"))?;

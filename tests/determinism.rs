@@ -13,10 +13,9 @@ use libtest_mimic::{Failed, Trial};
 use reduction::op::exact::{DdSum, DoubleDouble};
 use reduction::op::fixed_order::{FixedOrder, Geometry, fixed_order};
 use reduction::shape::offsets_of;
-use reduction::shape_order::shaped_fixed_order;
+use reduction::twin::shaped_fixed_order;
 use reduction::{
-    ArgMax, DType, Error, Min, Options, Reducer, Sum,
-    modes::Determinism,
+    ArgMax, DType, Determinism, Error, Min, Options, Reducer, Sum,
     op::{Dot, Mean, Norm, SumSquares},
     registry::Kernel,
     shape::{Matrix, Shape, Strategy},
@@ -158,7 +157,7 @@ where
                         max_grid,
                         ..Default::default()
                     };
-                    let got = r.reduce_op::<R, T, [T]>(&inputs, &opts)?;
+                    let got = r.reduce::<R, T, [T]>(&inputs, &opts)?;
                     ensure(same(got, expected), || {
                         format!(
                             "{} {} {name} n={n} block {block} grid {max_grid:?}: GPU {got:?}, CPU twin {expected:?}",
@@ -184,7 +183,7 @@ fn unaligned() -> Result<(), Failed> {
     for (oa, ob) in [(1, 1), (3, 3), (0, 2), (2, 1)] {
         let m = n - 4;
         let (va, vb) = (da.slice(oa..oa + m), db.slice(ob..ob + m));
-        let got = reducer().reduce_op::<Dot, f32, _>(&[&va, &vb], &opts)?;
+        let got = reducer().reduce::<Dot, f32, _>(&[&va, &vb], &opts)?;
         let expected = fixed_order::<Dot, f32>(&a[oa..oa + m], &b[ob..ob + m]);
         ensure(got.to_bits() == expected.to_bits(), || format!("offsets {oa},{ob}: GPU {got}, CPU {expected}"))?;
     }
@@ -197,9 +196,9 @@ fn hundred_runs() -> Result<(), Failed> {
     let device = reducer().gpu().stream().clone_htod(&a)?;
     for determinism in Determinism::ALL {
         let opts = Options { determinism, ..Default::default() };
-        let first = reducer().reduce_op::<Sum, f32, _>(&[&device], &opts)?;
+        let first = reducer().reduce::<Sum, f32, _>(&[&device], &opts)?;
         for run in 1..100 {
-            let got = reducer().reduce_op::<Sum, f32, _>(&[&device], &opts)?;
+            let got = reducer().reduce::<Sum, f32, _>(&[&device], &opts)?;
             ensure(got.to_bits() == first.to_bits(), || {
                 format!("{}: run {run} gave {got}, run 0 {first}", determinism.name())
             })?;
@@ -247,12 +246,12 @@ fn adversarial_f32(n: usize, seed: u64) -> Vec<(&'static str, Vec<f32>)> {
 /// (its registers may not allow 1024 threads; a larger block is a typed error).
 fn accurate_blocks(ty: DType) -> Result<Vec<u32>, Failed> {
     let accurate = Options { accurate: true, ..Default::default() };
-    let entry = reduction::modes::mode_entry("sum", ty, &accurate)?.ok_or("no accurate kernel for the sum")?;
+    let entry = reduction::dispatch::mode_entry("sum", ty, &accurate)?.ok_or("no accurate kernel for the sum")?;
     let most = reducer().gpu().max_threads_per_block(&entry)?;
     let too_big = Options { block: Some(2048), ..accurate };
     let refused = match ty {
-        DType::F32 => reducer().reduce_op::<Sum, f32, [f32]>(&[&[1.0f32][..]], &too_big).is_err(),
-        _ => reducer().reduce_op::<Sum, f64, [f64]>(&[&[1.0f64][..]], &too_big).is_err(),
+        DType::F32 => reducer().reduce::<Sum, f32, [f32]>(&[&[1.0f32][..]], &too_big).is_err(),
+        _ => reducer().reduce::<Sum, f64, [f64]>(&[&[1.0f64][..]], &too_big).is_err(),
     };
     ensure(refused, || format!("{entry}: block 2048 accepted"))?;
     Ok(BLOCKS.into_iter().filter(|&b| b <= most).collect())
@@ -266,7 +265,7 @@ fn accurate_f32() -> Result<(), Failed> {
             for block in accurate_blocks(DType::F32)? {
                 for max_grid in GRIDS {
                     let opts = Options { accurate: true, block: Some(block), max_grid, ..Default::default() };
-                    let got = reducer().reduce_op::<Sum, f32, [f32]>(&[&xs], &opts)?;
+                    let got = reducer().reduce::<Sum, f32, [f32]>(&[&xs], &opts)?;
                     ensure(same(got, expected), || {
                         format!(
                             "{name} n={} block {block} grid {max_grid:?}: GPU {got:e}, exact {expected:e}",
@@ -405,7 +404,7 @@ fn accurate_f64() -> Result<(), Failed> {
             for block in accurate_blocks(DType::F64)? {
                 for max_grid in GRIDS {
                     let opts = Options { accurate: true, block: Some(block), max_grid, ..Default::default() };
-                    let got = reducer().reduce_op::<Sum, f64, [f64]>(&[&xs], &opts)?;
+                    let got = reducer().reduce::<Sum, f64, [f64]>(&[&xs], &opts)?;
                     let ulps = exact.ulps(got);
                     ensure(ulps <= 1.0 && got.to_bits() == twin.to_bits(), || {
                         format!(
@@ -425,11 +424,11 @@ fn accurate_planted() -> Result<(), Failed> {
     let xs: Vec<f32> = adversarial_f32((1 << 20) + 3, 9).remove(1).1; // the cancelling set
     let expected = ExactSum::of(&xs.iter().map(|&x| x as f64).collect::<Vec<_>>()).rounded_f32();
     let opts = Options { accurate: true, ..Default::default() };
-    let dropped = reducer().reduce_op::<Sum, f32, [f32]>(&[&xs[..xs.len() - 1]], &opts)?;
+    let dropped = reducer().reduce::<Sum, f32, [f32]>(&[&xs[..xs.len() - 1]], &opts)?;
     ensure(dropped.to_bits() != expected.to_bits(), || "a dropped element passed the f32 check".into())?;
     let ys = conditioned((1 << 20) + 1, 32, 1);
     let exact = ExactSum::of(&ys);
-    let got = reducer().reduce_op::<Sum, f64, [f64]>(&[&ys[..ys.len() - 1]], &opts)?;
+    let got = reducer().reduce::<Sum, f64, [f64]>(&[&ys[..ys.len() - 1]], &opts)?;
     ensure(exact.ulps(got) > 1.0, || "a dropped element passed the f64 check".into())
 }
 
@@ -439,10 +438,10 @@ fn typed_errors() -> Result<(), Failed> {
     let accurate = Options { accurate: true, ..Default::default() };
     let teaching = Options { kernel: Some(Kernel::find("reduce4")?), ..repro };
     let errors = [
-        r.reduce_op::<Min, i32, [i32]>(&[&[1, 2][..]], &repro).err(),
-        r.reduce_op::<Sum, i32, [i32]>(&[&[1, 2][..]], &accurate).err(),
-        r.reduce_op::<Dot, f32, [f32]>(&[&[1.0][..], &[1.0][..]], &accurate).err(),
-        r.reduce_op::<Sum, f32, [f32]>(&[&[1.0][..]], &teaching).err(),
+        r.reduce::<Min, i32, [i32]>(&[&[1, 2][..]], &repro).err(),
+        r.reduce::<Sum, i32, [i32]>(&[&[1, 2][..]], &accurate).err(),
+        r.reduce::<Dot, f32, [f32]>(&[&[1.0][..], &[1.0][..]], &accurate).err(),
+        r.reduce::<Sum, f32, [f32]>(&[&[1.0][..]], &teaching).err(),
     ];
     for e in errors {
         ensure(matches!(e, Some(Error::Unsupported { .. })), || format!("{e:?}"))?;
@@ -559,6 +558,7 @@ const REPRO: Options = Options {
     finish: reduction::Finish::Gpu,
     max_grid: None,
     accurate: false,
+    strategy: Strategy::Auto,
 };
 
 /// Shaped `gpu_to_gpu`: the GPU's bits == the CPU twin's
@@ -577,7 +577,7 @@ where
             let (shape, strategy) = case.get();
             let want = shaped_fixed_order::<R, T>(&inputs, shape, strategy)?;
             for run in 0..2 {
-                let got = r.reduce_shaped_with::<R, T, [T]>(&inputs, shape, strategy, &REPRO)?;
+                let got = r.reduce_shaped::<R, T, [T]>(&inputs, shape, &Options { strategy, ..REPRO })?;
                 let bad = want.iter().zip(&got).position(|(w, g)| !same(*w, *g));
                 ensure(got.len() == want.len() && bad.is_none(), || {
                     let k = bad.unwrap_or(0);
@@ -610,10 +610,10 @@ fn shaped_unaligned() -> Result<(), Failed> {
         let (va, vb) = (da.slice(oa..oa + n), db.slice(ob..ob + n));
         for (label, case) in &cases {
             let (shape, strategy) = case.get();
-            let sum = r.reduce_shaped_with::<Sum, f32, _>(&[&va], shape, strategy, &REPRO)?;
+            let sum = r.reduce_shaped::<Sum, f32, _>(&[&va], shape, &Options { strategy, ..REPRO })?;
             let want = shaped_fixed_order::<Sum, f32>(&[&a[oa..oa + n]], shape, strategy)?;
             ensure(sum == want, || format!("sum {label} at offset {oa}: not the twin's bits"))?;
-            let dot = r.reduce_shaped_with::<Dot, f32, _>(&[&va, &vb], shape, strategy, &REPRO)?;
+            let dot = r.reduce_shaped::<Dot, f32, _>(&[&va, &vb], shape, &Options { strategy, ..REPRO })?;
             let want = shaped_fixed_order::<Dot, f32>(&[&a[oa..oa + n], &b[ob..ob + n]], shape, strategy)?;
             ensure(dot == want, || format!("dot {label} at offsets {oa},{ob}: not the twin's bits"))?;
         }
@@ -633,7 +633,7 @@ fn shaped_planted() -> Result<(), Failed> {
         (Shape::Rows(m), Strategy::Segments { tile_bytes: 0, lanes: 1 }),
         (Shape::Columns(m), Strategy::Columns { wide: 0, chunks: 3 }),
     ] {
-        let got = r.reduce_shaped_with::<Sum, f32, [f32]>(&[&x], shape, Strategy::Auto, &REPRO)?;
+        let got = r.reduce_shaped::<Sum, f32, [f32]>(&[&x], shape, &REPRO)?;
         ensure(got == shaped_fixed_order::<Sum, f32>(&[&x], shape, Strategy::Auto)?, || format!("{shape:?}: auto"))?;
         let planted = shaped_fixed_order::<Sum, f32>(&[&x], shape, other)?;
         ensure(got != planted, || format!("{shape:?}: the twin of {other:?} passed"))?;
@@ -647,18 +647,14 @@ fn shaped_errors() -> Result<(), Failed> {
     let x = vec![1.0f32; 12];
     let shape = Shape::Rows(Matrix::new(3, 4));
     let errors = [
-        r.reduce_shaped_with::<ArgMax, f32, [f32]>(&[&x], shape, Strategy::Auto, &REPRO).err(),
-        r.reduce_shaped_with::<Sum, i32, [i32]>(&[&[1; 12][..]], shape, Strategy::Auto, &REPRO).err(),
-        r.reduce_shaped_with::<Sum, f32, [f32]>(&[&x], shape, Strategy::Auto, &Options { accurate: true, ..REPRO })
-            .err(),
-        r.reduce_shaped_with::<Sum, f32, [f32]>(&[&x], shape, Strategy::Auto, &Options { block: Some(128), ..REPRO })
-            .err(),
+        r.reduce_shaped::<ArgMax, f32, [f32]>(&[&x], shape, &REPRO).err(),
+        r.reduce_shaped::<Sum, i32, [i32]>(&[&[1; 12][..]], shape, &REPRO).err(),
+        r.reduce_shaped::<Sum, f32, [f32]>(&[&x], shape, &Options { accurate: true, ..REPRO }).err(),
+        r.reduce_shaped::<Sum, f32, [f32]>(&[&x], shape, &Options { block: Some(128), ..REPRO }).err(),
     ];
     for e in errors {
         ensure(matches!(e, Some(Error::Unsupported { .. })), || format!("{e:?}"))?;
         ensure(!e.map(|e| e.to_string()).unwrap_or_default().contains('\n'), || "not one line".into())?;
     }
-    ensure(r.reduce_shaped_with::<Sum, f32, [f32]>(&[&x], shape, Strategy::Auto, &REPRO)? == [4.0; 3], || {
-        "rows of ones".into()
-    })
+    ensure(r.reduce_shaped::<Sum, f32, [f32]>(&[&x], shape, &REPRO)? == [4.0; 3], || "rows of ones".into())
 }

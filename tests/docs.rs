@@ -52,6 +52,11 @@ fn main() {
         cpu_trial("docs::every_page_is_in_the_summary_and_every_link_resolves", links),
         cpu_trial("docs::results_are_few_and_named_by_card", results_by_card),
         cpu_trial("docs::no_process_words", no_process_words),
+        cpu_trial("docs::the_path_check_catches_a_moved_file", || {
+            let page = "see `host/src/no_such.rs` and `host/src/lib.rs`, and `reduce list`";
+            let found = missing_paths(&root()?, Path::new("t.md"), page);
+            ensure(found.len() == 1 && found[0].contains("no_such"), || format!("{found:?}"))
+        }),
         cpu_trial("docs::the_link_check_catches_a_broken_link", || {
             let page = "# T\n\n## A heading\n[ok](#a-heading) [bad](#nothing) [gone](no-such.md)\n";
             let found = broken_links(Path::new("/nonexistent/t.md"), page);
@@ -313,7 +318,25 @@ fn links() -> Result<(), Failed> {
         broken.extend(broken_links(f, &std::fs::read_to_string(f)?));
     }
     ensure(files.len() > 15, || format!("{} pages", files.len()))?;
-    ensure(broken.is_empty(), || format!("broken links:\n{}", broken.join("\n")))
+    ensure(broken.is_empty(), || format!("broken links:\n{}", broken.join("\n")))?;
+    let mut missing = Vec::new();
+    for f in &files {
+        missing.extend(missing_paths(&root, f, &std::fs::read_to_string(f)?));
+    }
+    ensure(missing.is_empty(), || format!("files named in the docs that are not there:\n{}", missing.join("\n")))
+}
+
+/// The repository files a page names in code spans (`host/src/x.rs`,
+/// `gpu/src/kernels/`) that do not exist: a page that fell behind a move.
+fn missing_paths(root: &Path, file: &Path, text: &str) -> Vec<String> {
+    const TOP: [&str; 9] = ["host/", "gpu/", "cli/", "tests/", "testkit/", "xtask/", "cuda/", "ptx-builder/", "docs/"];
+    text.split('`')
+        .skip(1)
+        .step_by(2)
+        .filter(|span| TOP.iter().any(|t| span.starts_with(t)) && !span.contains([' ', '*', '{', '<']))
+        .filter(|span| !root.join(span.trim_end_matches(['.', ',', ':'])).exists())
+        .map(|span| format!("{}: `{span}`", file.display()))
+        .collect()
 }
 
 /// `docs/results`: its README and one folder per card (and `multi`), at

@@ -99,7 +99,7 @@ fn a_dropped_element_is_caught() -> Result<(), Failed> {
 /// Reduce fresh data of every size with every kernel configuration.
 fn check_all<O: ReduceOp<T>, T: Element + Reference + Sample>(pattern: Pattern) -> Result<(), Failed> {
     let r = reducer();
-    let op = O::OP;
+    let op = testkit::op_of::<O, T>()?;
     for (i, &n) in SIZES.iter().enumerate() {
         let seed = 1000 * i as u64 + 7 * op as u64 + pattern as u64;
         let input = CheckInput::<T>::new(r, pattern, n, seed)?;

@@ -142,7 +142,7 @@ where
         a.iter().zip(&b).map(|(x, y)| if R::INPUTS == 2 { vec![x, y] } else { vec![x] }).collect();
     let shards: Vec<&[&CudaView<'_, T>]> = inputs.iter().map(Vec::as_slice).collect();
     let (whole_a, whole_b) = (a_host.concat(), b_host.concat());
-    let got = match m.reduce_op::<R, T, CudaView<'_, T>>(&shards) {
+    let got = match m.reduce::<R, T, CudaView<'_, T>>(&shards) {
         Err(Error::Empty { .. }) if whole_a.is_empty() && R::NEEDS_AN_ELEMENT => return Ok(false),
         other => other?,
     };
@@ -202,7 +202,7 @@ fn world_of_one() -> Result<(), Failed> {
     let m = MultiReducer::from_rank(0, 0, 1, &text.parse()?)?;
     ensure(m.world_size() == 1 && m.ranks() == (0..1), || format!("{m:?}"))?;
     let (host, dev) = shards::<f32>(&m, &[(1 << 20) + 3], 5)?;
-    let got = m.reduce_op::<ArgMax, f32, CudaView<'_, f32>>(&[&[&view(&dev[0])]])?;
+    let got = m.reduce::<ArgMax, f32, CudaView<'_, f32>>(&[&[&view(&dev[0])]])?;
     let c = verify_op::<ArgMax, f32>(&m.reducers()[0], Op::ArgMax, &host[0], &host[0], &at256(), got)?;
     ensure(c.ok, || format!("argmax over NCCL, world 1: GPU {}, CPU {}", c.got, c.expected))?;
     let sum = m.sum(&[&host[0]])?; // a host shard

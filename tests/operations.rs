@@ -70,17 +70,17 @@ where
 /// Run operation `R` on host `a` (and `b`).
 fn run<R: Reduction<T>, T: TestElement>(a: &[T], b: &[T]) -> reduction::Result<R::Out> {
     let inputs: Vec<&[T]> = if R::INPUTS == 2 { vec![a, b] } else { vec![a] };
-    reducer().reduce_op::<R, T, [T]>(&inputs, &Options::default())
+    reducer().reduce::<R, T, [T]>(&inputs, &Options::default())
 }
 
 /// Run operation `R` on device views through `prepare` and
-/// `enqueue_op_into`, the result left in a device buffer poisoned first,
+/// `enqueue`, the result left in a device buffer poisoned first,
 /// then read back.
 fn into_device<R: Reduction<T>, T: TestElement>(inputs: &[&CudaView<'_, T>]) -> Result<R::Out, Failed> {
     let r = reducer();
     let mut out = Poisoned::<R::Out>::new(r.gpu())?;
     let p = r.prepare::<R, T>(inputs[0].len(), &Options::default())?;
-    r.enqueue_op_into(&p, inputs[0], inputs.get(1).copied(), &mut out.view()?)?;
+    r.enqueue(&p, inputs, &mut out.view()?)?;
     Ok(out.read(r.gpu())?)
 }
 
@@ -102,9 +102,9 @@ where
             let (da, db) = (stream.clone_htod(&a)?, stream.clone_htod(&b)?);
             let (va, vb) = (da.slice(1..), db.slice(1..));
             let inputs = if R::INPUTS == 2 { vec![&va, &vb] } else { vec![&va] };
-            let got = reducer().reduce_op::<R, T, _>(&inputs, &Options::default())?;
+            let got = reducer().reduce::<R, T, _>(&inputs, &Options::default())?;
             verify::<R, T>(op, &a[1..], &b[1..], got)?;
-            // and left in a device buffer (`enqueue_op_into`)
+            // and left in a device buffer (`enqueue`)
             verify::<R, T>(op, &a[1..], &b[1..], into_device::<R, T>(&inputs)?)?;
         }
     }
@@ -223,7 +223,7 @@ fn unaligned_dot() -> Result<(), Failed> {
     for (oa, ob) in [(0, 0), (1, 1), (3, 3), (0, 1), (1, 2), (2, 0)] {
         let m = n - 3;
         let (va, vb) = (da.slice(oa..oa + m), db.slice(ob..ob + m));
-        let got = reducer().reduce_op::<Dot, f32, _>(&[&va, &vb], &Options::default())?;
+        let got = reducer().reduce::<Dot, f32, _>(&[&va, &vb], &Options::default())?;
         verify::<Dot, f32>(Op::Dot, &a[oa..oa + m], &b[ob..ob + m], got)?;
     }
     Ok(())
@@ -235,10 +235,10 @@ fn typed_errors() -> Result<(), Failed> {
     ensure(matches!(e, Error::InputsDiffer { op: "dot", a: 3, b: 4 }), || format!("{e:?}"))?;
     let e = r.argmax::<bf16, _>(&vec![]).unwrap_err();
     ensure(matches!(e, Error::Empty { op: "argmax" }), || format!("{e:?}"))?;
-    let e = r.reduce_op::<Dot, f32, [f32]>(&[&[1.0][..]], &Options::default()).unwrap_err();
+    let e = r.reduce::<Dot, f32, [f32]>(&[&[1.0][..]], &Options::default()).unwrap_err();
     ensure(e.to_string().contains("takes 2 input"), || format!("{e}"))?;
     let teaching = Options { kernel: Some(Kernel::find("reduce3")?), ..Options::default() };
-    let e = r.reduce_op::<ArgMax, f32, [f32]>(&[&[1.0][..]], &teaching).unwrap_err();
+    let e = r.reduce::<ArgMax, f32, [f32]>(&[&[1.0][..]], &teaching).unwrap_err();
     ensure(matches!(e, Error::Unsupported { .. }), || format!("{e:?}"))?;
     ensure(!e.to_string().contains('\n'), || format!("not one line: {e}"))?;
     // into a device buffer: a missing second input, a length other than
@@ -249,16 +249,16 @@ fn typed_errors() -> Result<(), Failed> {
     let dot = r.prepare::<Dot, f32>(64, &Options::default())?;
     // SAFETY: every bit pattern is an `f32`; the views are in `bytes`.
     let mut out = unsafe { bytes.transmute_mut::<f32>(16) }.ok_or("room")?;
-    let e = r.enqueue_op_into(&dot, &x.as_view(), None, &mut out).unwrap_err();
+    let e = r.enqueue(&dot, &[&x.as_view()], &mut out).unwrap_err();
     ensure(e.to_string().contains("takes 2 input"), || format!("{e}"))?;
-    let e = r.enqueue_op_into(&dot, &x.slice(1..), Some(&x.slice(1..)), &mut out).unwrap_err();
+    let e = r.enqueue(&dot, &[&x.slice(1..), &x.slice(1..)], &mut out).unwrap_err();
     ensure(e.to_string().contains("hold 63 and 63 elements; the reduction was prepared for 64"), || format!("{e}"))?;
-    let e = r.enqueue_op_into(&dot, &x.as_view(), Some(&x.as_view()), &mut out.slice_mut(..0)).unwrap_err();
+    let e = r.enqueue(&dot, &[&x.as_view(), &x.as_view()], &mut out.slice_mut(..0)).unwrap_err();
     ensure(matches!(e, Error::SliceTooShort { len: 0, n: 1 }), || format!("{e:?}"))?;
     let mut shifted = bytes.slice_mut(2..);
     // SAFETY: as above (the view is misaligned on purpose: the library must refuse it).
     let mut odd = unsafe { shifted.transmute_mut::<f32>(1) }.ok_or("room")?;
-    let e = r.enqueue_op_into(&dot, &x.as_view(), Some(&x.as_view()), &mut odd).unwrap_err();
+    let e = r.enqueue(&dot, &[&x.as_view(), &x.as_view()], &mut odd).unwrap_err();
     ensure(e.to_string().contains("not aligned for f32 (4 bytes)"), || format!("{e}"))?;
     ensure(!e.to_string().contains('\n'), || format!("not one line: {e}"))?;
     // and the reducer still works afterwards

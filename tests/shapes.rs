@@ -10,6 +10,7 @@ mod common;
 
 use common::{ensure, gpu_trial, gpu_trial_alone, reducer};
 use libtest_mimic::{Failed, Trial};
+use reduction::Options;
 use reduction::{
     ArgMax, DType, Element, Error, Op, Sum,
     op::{Arg, Reduction},
@@ -83,10 +84,18 @@ fn run_case<R: Reduction<T>, T: TestElement>(
 ) -> reduction::Result<Vec<R::Out>> {
     let inputs: Vec<&[T]> = if R::INPUTS == 2 { vec![a, b] } else { vec![a] };
     match case {
-        Case::Axis(m, axis) => reducer().reduce_shaped::<R, T, [T]>(&inputs, Shape::axis(*m, *axis)?, strategy),
+        Case::Axis(m, axis) => reducer().reduce_shaped::<R, T, [T]>(
+            &inputs,
+            Shape::axis(*m, *axis)?,
+            &Options { strategy, ..Options::default() },
+        ),
         Case::Segments(o) => {
             let offsets = reducer().offsets(o)?;
-            reducer().reduce_shaped::<R, T, [T]>(&inputs, Shape::Segments(&offsets), strategy)
+            reducer().reduce_shaped::<R, T, [T]>(
+                &inputs,
+                Shape::Segments(&offsets),
+                &Options { strategy, ..Options::default() },
+            )
         }
     }
 }
@@ -278,9 +287,9 @@ fn run_to_run() -> Result<(), Failed> {
     let m = Matrix::new(37, 100_003);
     let a: Vec<f32> = generate(Pattern::Random, m.rows * m.cols, 12)?;
     for axis in [0, 1] {
-        let first = reducer().reduce_shaped::<Sum, f32, _>(&[&a], Shape::axis(m, axis)?, Strategy::Auto)?;
+        let first = reducer().reduce_shaped::<Sum, f32, _>(&[&a], Shape::axis(m, axis)?, &Options::default())?;
         for _ in 0..20 {
-            let again = reducer().reduce_shaped::<Sum, f32, _>(&[&a], Shape::axis(m, axis)?, Strategy::Auto)?;
+            let again = reducer().reduce_shaped::<Sum, f32, _>(&[&a], Shape::axis(m, axis)?, &Options::default())?;
             ensure(again.iter().zip(&first).all(|(x, y)| x.to_bits() == y.to_bits()), || {
                 format!("axis {axis} changed")
             })?;
@@ -299,14 +308,19 @@ fn into_device() -> Result<(), Failed> {
     {
         // SAFETY: 50 results of 16 bytes fit the 800 bytes; every bit pattern is an Arg.
         let mut out = unsafe { bytes.transmute_mut::<Arg<f32>>(m.rows) }.ok_or("transmute")?;
-        r.reduce_shaped_into::<ArgMax, f32>(&[&x.as_view()], Shape::Rows(m), Strategy::Auto, &mut out)?;
+        r.reduce_shaped_into::<ArgMax, f32, _>(&[&x.as_view()], Shape::Rows(m), &mut out, &Options::default())?;
     }
     let back = s.clone_dtoh(&bytes).map_err(|e| e.to_string())?;
     let got: Vec<Arg<f32>> =
         back.as_chunks::<16>().0.iter().map(|c| unsafe { c.as_ptr().cast::<Arg<f32>>().read_unaligned() }).collect();
     check::<ArgMax, f32>(Op::ArgMax, &Case::Axis(m, 1), &host, &host, &got)?;
     let mut short = s.alloc_zeros::<f32>(m.rows - 1).map_err(|e| e.to_string())?;
-    let e = r.reduce_shaped_into::<Sum, f32>(&[&x.as_view()], Shape::Rows(m), Strategy::Auto, &mut short.as_view_mut());
+    let e = r.reduce_shaped_into::<Sum, f32, _>(
+        &[&x.as_view()],
+        Shape::Rows(m),
+        &mut short.as_view_mut(),
+        &Options::default(),
+    );
     ensure(matches!(e, Err(Error::Shape(_))), || format!("a short output: {e:?}"))
 }
 
@@ -314,7 +328,9 @@ fn typed_errors() -> Result<(), Failed> {
     let r = reducer();
     let x = vec![1.0f32; 100];
     let before = r.gpu().allocations();
-    let shaped = |shape: Shape<'_>, strategy| r.reduce_shaped::<Sum, f32, _>(&[&x], shape, strategy).map(|_| ());
+    let shaped = |shape: Shape<'_>, strategy| {
+        r.reduce_shaped::<Sum, f32, _>(&[&x], shape, &Options { strategy, ..Options::default() }).map(|_| ())
+    };
     let cases: Vec<(&str, reduction::Result<()>)> = vec![
         ("pitch < cols", shaped(Shape::Rows(Matrix::new(2, 10).pitch(9)), Strategy::Auto)),
         ("past the input", shaped(Shape::Columns(Matrix::new(11, 10)), Strategy::Auto)),
@@ -329,7 +345,7 @@ fn typed_errors() -> Result<(), Failed> {
         ("wide 3", shaped(Shape::Columns(Matrix::new(10, 10)), Strategy::Columns { wide: 3, chunks: 0 })),
         (
             "dot of one input",
-            r.reduce_shaped::<reduction::op::Dot, f32, _>(&[&x], Shape::Rows(Matrix::new(1, 1)), Strategy::Auto)
+            r.reduce_shaped::<reduction::op::Dot, f32, _>(&[&x], Shape::Rows(Matrix::new(1, 1)), &Options::default())
                 .map(|_| ()),
         ),
     ];
@@ -339,7 +355,7 @@ fn typed_errors() -> Result<(), Failed> {
     }
     ensure(r.offsets(&[0, 5, 4]).is_err() && r.offsets(&[]).is_err(), || "bad offsets accepted".into())?;
     let past = r.offsets(&[0, 50, 101])?;
-    let e = r.reduce_shaped::<Sum, f32, _>(&[&x], Shape::Segments(&past), Strategy::Auto);
+    let e = r.reduce_shaped::<Sum, f32, _>(&[&x], Shape::Segments(&past), &Options::default());
     ensure(matches!(e, Err(Error::Shape(_))), || format!("offsets past n: {e:?}"))?;
     // offsets allocate; nothing else did
     ensure(r.gpu().allocations() <= before + 3, || "errors allocated".into())
@@ -349,7 +365,7 @@ fn typed_errors() -> Result<(), Failed> {
 fn planted() -> Result<(), Failed> {
     let m = Matrix::new(64, 1000);
     let a: Vec<f32> = generate(Pattern::Large, m.rows * m.cols, 21)?;
-    let got = reducer().reduce_shaped::<Sum, f32, _>(&[&a], Shape::Rows(m), Strategy::Auto)?;
+    let got = reducer().reduce_shaped::<Sum, f32, _>(&[&a], Shape::Rows(m), &Options::default())?;
     let case = Case::Axis(m, 1);
     check::<Sum, f32>(Op::Sum, &case, &a, &a, &got)?;
     let mut dropped = a.clone();

@@ -53,15 +53,15 @@ fn one<O: ReduceOp<T>, T: Element + Reference>(r: &Reducer, pool: &Pool<T>, rnd:
     // `vectorized` needs 16-byte aligned input: give it offset 0.
     let offset = if opts.kernel.is_some_and(|k| k.align > 0) { 0 } else { (rnd >> 40) as usize % 8 };
     let host = &pool.host[offset..offset + n];
-    let op = O::OP;
+    let op = testkit::op_of::<O, T>()?;
     let expected = T::reference(op, host);
     let plan = r.plan::<O, T>(n, &opts)?;
     let (kernel, block) = (plan.kernel, plan.block);
     let chain = chain_depth::<O, T>(r, kernel, block, Finish::Gpu, n)?;
     let got = if (rnd >> 52).is_multiple_of(2) {
-        r.reduce_with::<O, T, _>(host, &opts)?
+        r.reduce::<O, T, _>(&[host], &opts)?
     } else {
-        r.reduce_with::<O, T, _>(&pool.device.slice(offset..offset + n), &opts)?
+        r.reduce::<O, T, _>(&[&pool.device.slice(offset..offset + n)], &opts)?
     };
     ensure(T::matches(op, got, expected, tolerance::<T>(chain, T::abs_sum(host))), || {
         format!(
@@ -101,11 +101,11 @@ fn soak() -> Result<(), Failed> {
         for &op in Op::PLAIN {
             with_plain_dtype!(dtype, |T| with_op!(op, |O| {
                 let big = vec![T::default(); LARGEST + 8];
-                r.reduce::<O, T, _>(&big)?;
+                r.reduce::<O, T, _>(&[&big], &Options::default())?;
                 for k in KERNELS {
                     for block in k.block_sizes() {
                         let opts = Options { kernel: Some(k), block: Some(block), ..Options::default() };
-                        r.reduce_with::<O, T, _>(&big, &opts)?;
+                        r.reduce::<O, T, _>(&[&big], &opts)?;
                     }
                 }
             }, else {}), else {});

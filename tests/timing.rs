@@ -82,12 +82,12 @@ fn failed_work_releases() -> Result<(), Failed> {
         if i == 2 + QUEUED_BATCH + 3 {
             return Err(Error::Invalid("planted failure".into()));
         }
-        r.enqueue(&prepared, &data.as_view(), &mut out.as_view_mut())
+        r.enqueue(&prepared, &[&data.as_view()], &mut out.as_view_mut())
     });
     ensure(matches!(&failing, Err(Error::Invalid(m)) if m == "planted failure"), || format!("{failing:?}"))?;
     ensure(start.elapsed() < Duration::from_secs(5), || format!("the failure took {:?}", start.elapsed()))?;
     let stats = time_runs_with(r.gpu(), Timing::Queued, 2, 10, |_| {
-        r.enqueue(&prepared, &data.as_view(), &mut out.as_view_mut())
+        r.enqueue(&prepared, &[&data.as_view()], &mut out.as_view_mut())
     })?;
     ensure(stats.runs == 10, || format!("{stats:?}"))
 }
@@ -104,7 +104,7 @@ fn queued_vs_host_loop() -> Result<(), Failed> {
     for _ in 0..3 {
         for (k, timing) in Timing::ALL.into_iter().enumerate() {
             let stats = time_runs_with(r.gpu(), timing, 5, runs, |_| {
-                r.enqueue(&prepared, &data.as_view(), &mut out.as_view_mut())
+                r.enqueue(&prepared, &[&data.as_view()], &mut out.as_view_mut())
             })?;
             ensure(stats.runs == runs, || format!("{timing:?}: {stats:?}"))?;
             ensure(stats.min_ms > 0.0 && stats.min_ms <= stats.median_ms, || format!("{timing:?}: {stats:?}"))?;

@@ -126,7 +126,7 @@ pub fn measure_with<O: ReduceOp<T>, T: Element + Reference + Sample>(
     // planned before the first event: the events enclose the launches only
     let prepared = reducer.prepare::<O, T>(n, &timed)?;
     let stats = time_runs_with(gpu, timing, WARMUP, runs, |i| {
-        reducer.enqueue(&prepared, &input.copy(i).slice(..n), &mut out.as_view_mut())
+        reducer.enqueue(&prepared, &[&input.copy(i).slice(..n)], &mut out.as_view_mut())
     })?;
     let m = Measurement {
         kernel: kernel.id.to_string(),

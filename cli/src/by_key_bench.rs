@@ -3,10 +3,7 @@
 //! (`docs/src/guide/by-key.md`).
 
 use reduction::cudarc::driver::CudaSlice;
-use reduction::{
-    Error, Reducer, Result,
-    by_key::{BY_KEY_BLOCK, ByKeyKernel},
-};
+use reduction::{Error, Options, Reducer, Result, by_key, dispatch};
 use serde::Serialize;
 use testkit::by_key::{KeyDist, TestValue, generate_keys, groups_per_warp, reference};
 use testkit::data::{Pattern, generate};
@@ -25,7 +22,7 @@ use crate::timing::{Stats, time_runs};
 /// ```
 #[derive(Clone, Debug, Serialize)]
 pub struct ByKeyRow {
-    /// [`ByKeyKernel::id`].
+    /// The kernel's registry id ([`reduction::by_key::kernels`]).
     pub kernel: &'static str,
     /// `f32` or `f64`.
     pub ty: &'static str,
@@ -57,7 +54,7 @@ pub struct ByKeyRow {
 const BENCH_SEED: u64 = 3;
 
 /// The benchmark: for f32 and f64 and each of [`KeyDist::ALL`], `n` elements
-/// with `keys` keys (the seed: 10^7 and 10^6), every [`ByKeyKernel`] checked
+/// with `keys` keys (the seed: 10^7 and 10^6), every [by-key kernel](reduction::by_key::kernels) checked
 /// once against [`reference()`] through the same launch path, then timed
 /// `runs` times after [`WARMUP`] runs. Each timed run zeroes the sums and
 /// launches the kernel (the whole operation, the same for every kernel).
@@ -109,7 +106,6 @@ fn bench_type<T: TestValue>(
     let mut d_values = gpu.alloc::<T>(n, "the benchmark values")?;
     stream.memcpy_htod(&values, &mut d_values).map_err(Error::from_driver("cuMemcpyHtoD"))?;
     let mut d_sums: CudaSlice<T> = gpu.alloc(num_keys as usize, "the per-key sums")?;
-    let mut bad = gpu.alloc::<u64>(1, "the out-of-range key counter")?;
     let (keys_view, values_view) = (d_keys.slice(..n), d_values.slice(..n));
     // More copies of keys and values, so that the timed runs, cycling
     // through them, read from DRAM and not from the L2 (the seed's 80 MB
@@ -130,11 +126,12 @@ fn bench_type<T: TestValue>(
     };
 
     let mut rows: Vec<ByKeyRow> = Vec::new();
-    for kernel in ByKeyKernel::ALL {
-        let case = format!("by_key {} {} {} n={n} keys={num_keys}", kernel.id(), T::NAME, dist.name());
-        // the check, through the same launch path as the timed runs
+    for kernel in by_key::kernels() {
+        let case = format!("by_key {} {} {} n={n} keys={num_keys}", kernel.id, T::NAME, dist.name());
+        let opts = Options { kernel: Some(kernel), ..Options::default() };
+        // the check, through the same call as the timed runs
         let checked =
-            reducer.reduce_by_key_into(&keys_view, &values_view, &mut d_sums.as_view_mut(), num_keys as usize, kernel);
+            reducer.reduce_by_key_into(&keys_view, &values_view, &mut d_sums.as_view_mut(), num_keys as usize, &opts);
         let error = match checked {
             Ok(()) => {
                 let got = stream.clone_dtoh(&d_sums).map_err(Error::from_driver("cuMemcpyDtoH"))?;
@@ -144,23 +141,21 @@ fn bench_type<T: TestValue>(
             Err(e) => return Err(e),
         };
 
-        stream.memset_zeros(&mut bad).map_err(Error::from_driver("cuMemsetD8"))?;
         let stats = time_runs(gpu, WARMUP, runs, |i| {
             let (keys, values) = copy(i);
-            stream.memset_zeros(&mut d_sums).map_err(Error::from_driver("cuMemsetD8"))?;
-            reducer.enqueue_by_key(kernel, &keys, &values, &mut d_sums.as_view_mut(), &mut bad.as_view_mut())
+            reducer.reduce_by_key_into(&keys, &values, &mut d_sums.as_view_mut(), num_keys as usize, &opts)
         })?;
-        let (_, grid, _) = reducer.by_key_shape::<T>(kernel, n)?;
+        let plan = dispatch::by_key_plan(kernel, T::DTYPE, n, gpu)?;
         let baseline = rows.first().map_or(stats.median_ms, |r| r.stats.median_ms);
         rows.push(ByKeyRow {
-            kernel: kernel.id(),
+            kernel: kernel.id,
             ty: T::NAME,
             dist: dist.name(),
             n,
             num_keys,
             groups_per_warp: groups,
-            grid,
-            block: BY_KEY_BLOCK,
+            grid: plan.levels[0].launches[0].grid,
+            block: plan.block,
             elements_per_s: n as f64 / (stats.median_ms * 1e-3),
             speedup: baseline / stats.median_ms,
             ok: error.is_none(),
@@ -211,7 +206,7 @@ pub fn format_table(rows: &[ByKeyRow]) -> String {
         out += &format!("\nSpeedup over `atomic` (median times; n = {}, {} keys):\n\n", first.n, first.num_keys);
         let mut dists: Vec<&str> = Vec::new();
         let mut columns: Vec<(&str, &str)> = Vec::new();
-        for r in rows.iter().filter(|r| r.kernel != ByKeyKernel::Atomic.id()) {
+        for r in rows.iter().filter(|r| r.kernel != reduction::registry::BY_KEY_ATOMIC.id) {
             if !dists.contains(&r.dist.as_str()) {
                 dists.push(&r.dist);
             }

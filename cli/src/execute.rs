@@ -12,9 +12,7 @@ use reduce::nvrtc;
 use reduce::timing::Timing;
 use reduce::twins::{self, Line};
 use reduction::{
-    DType, Element, Error, Finish, Op, Options, Reducer, Result,
-    by_key::ByKeyKernel,
-    modes::Determinism,
+    DType, Determinism, Element, Error, Finish, Op, Options, Reducer, Result,
     op::ReduceOp,
     registry::{KERNELS, Kernel},
 };
@@ -374,21 +372,31 @@ fn check_by_key(r: &Reducer, n: usize, seed: u64) -> Result<bool> {
         let f32s: Vec<f32> = generate(Pattern::Random, n, seed)?;
         let f64s: Vec<f64> = generate(Pattern::Random, n, seed)?;
         let (ref32, ref64) = (reference(&keys, &f32s, num_keys as usize), reference(&keys, &f64s, num_keys as usize));
-        for kernel in ByKeyKernel::ALL {
-            let case = format!("by-key {} {} n={n}", kernel.id(), dist.name());
-            let got = r.reduce_by_key_with(&keys, &f32s, num_keys as usize, kernel)?;
+        for kernel in reduction::by_key::kernels() {
+            let case = format!("by-key {} {} n={n}", kernel.id, dist.name());
+            let got = r.reduce_by_key(
+                &keys,
+                &f32s,
+                num_keys as usize,
+                &Options { kernel: Some(kernel), ..Options::default() },
+            )?;
             if let Err(e) = ref32.check(&got, &format!("{case} f32"), false) {
                 println!("MISMATCH {e}");
                 bad += 1;
             }
-            let got = r.reduce_by_key_with(&keys, &f64s, num_keys as usize, kernel)?;
+            let got = r.reduce_by_key(
+                &keys,
+                &f64s,
+                num_keys as usize,
+                &Options { kernel: Some(kernel), ..Options::default() },
+            )?;
             if let Err(e) = ref64.check(&got, &format!("{case} f64"), false) {
                 println!("MISMATCH {e}");
                 bad += 1;
             }
         }
     }
-    println!("by-key n={n}: {} configurations, {bad} mismatches", 2 * 2 * ByKeyKernel::ALL.len());
+    println!("by-key n={n}: {} configurations, {bad} mismatches", 2 * 2 * reduction::by_key::kernels().count());
     Ok(bad == 0)
 }
 

@@ -29,7 +29,7 @@ pub struct Latency {
     pub kernels_us: f64,
     /// Between CUDA events, planned inside them (host work in the region).
     pub planned_inside_us: f64,
-    /// `reducer.reduce::<O, T>(&view)` on the host clock: the user's call.
+    /// `reducer.reduce::<O, T>(&[&view], &Options::default())` on the host clock: the user's call.
     pub call_us: f64,
     /// Where the call's time goes, on the host clock: planning alone
     /// (`Reducer::prepare`, no GPU work).
@@ -64,13 +64,13 @@ pub fn latency<O: ReduceOp<T>, T: Element + Reference + Sample>(
         let gpu = r.gpu();
         let mut out = gpu.alloc::<T>(1, "the result")?;
         let inside = time_runs_with(gpu, timing, WARMUP, runs, |i| {
-            r.reduce_into::<O, T>(&input.copy(i).slice(..n), &mut out.as_view_mut(), &opts)
+            r.reduce_into::<O, T, _>(&[&input.copy(i).slice(..n)], &mut out.as_view_mut(), &opts)
         })?;
-        let call = host_clock(runs, |i| r.reduce_with::<O, T, _>(&input.copy(i).slice(..n), &opts).map(drop))?;
+        let call = host_clock(runs, |i| r.reduce::<O, T, _>(&[&input.copy(i).slice(..n)], &opts).map(drop))?;
         let plan = host_clock(runs, |_| r.prepare::<O, T>(n, &opts).map(drop))?;
         let prepared = r.prepare::<O, T>(n, &opts)?;
         let launch_wait = host_clock(runs, |i| {
-            r.enqueue(&prepared, &input.copy(i).slice(..n), &mut out.as_view_mut())?;
+            r.enqueue(&prepared, &[&input.copy(i).slice(..n)], &mut out.as_view_mut())?;
             gpu.synchronize()
         })?;
         let wait = host_clock(runs, |_| gpu.synchronize())?;

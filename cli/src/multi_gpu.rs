@@ -83,7 +83,7 @@ where
         let views = shards_of(s);
         let refs: Vec<Vec<&CudaView<'_, T>>> = views.iter().map(|g| g.iter().collect()).collect();
         let shards: Vec<&[&CudaView<'_, T>]> = refs.iter().map(Vec::as_slice).collect();
-        m.reduce_op::<R, T, CudaView<'_, T>>(&shards)
+        m.reduce::<R, T, CudaView<'_, T>>(&shards)
     };
 
     // the check, on the first set
@@ -100,7 +100,8 @@ where
             let prepared = r.prepare::<R::Shard, T>(part.len(), &Options::default())?;
             Some(time_runs(r.gpu(), WARMUP, a.runs, |i| {
                 let set = &copies[i % copies.len()][g];
-                r.enqueue_op(&prepared, &view(&set[0]), set.get(1).map(view).as_ref())
+                let views: Vec<CudaView<'_, T>> = set.iter().map(view).collect();
+                r.enqueue_to_host(&prepared, &views.iter().collect::<Vec<_>>())
             })?)
         };
         per_gpu.push(stats);
@@ -111,7 +112,7 @@ where
     let whole: Vec<Upload<T>> = host.iter().map(|h| upload(&gpus[0], h)).collect::<Result<_>>()?;
     let whole_views: Vec<CudaView<'_, T>> = whole.iter().map(view).collect();
     let whole_refs: Vec<&CudaView<'_, T>> = whole_views.iter().collect();
-    let one = wall(a.runs, |_| gpus[0].reduce_op::<R, T, CudaView<'_, T>>(&whole_refs, &Options::default()).map(drop))?;
+    let one = wall(a.runs, |_| gpus[0].reduce::<R, T, CudaView<'_, T>>(&whole_refs, &Options::default()).map(drop))?;
 
     let bytes = a.n * size_of::<T>() * inputs;
     println!(

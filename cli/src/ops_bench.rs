@@ -33,11 +33,11 @@ use crate::timing::{Timing, by_name, time_runs_with};
 pub enum ResultTo {
     /// The reducer's result slot in mapped host memory, published with a
     /// system-wide fence and a flag: what `r.argmax(&x)` waits for
-    /// (`Reducer::enqueue_op`).
+    /// (`Reducer::enqueue_to_host`).
     #[default]
     Host,
     /// A device buffer, as torch and CuPy leave theirs
-    /// (`Reducer::enqueue_op_into`).
+    /// (`Reducer::enqueue`).
     Device,
 }
 
@@ -69,7 +69,7 @@ pub struct OpRow {
     pub op: String,
     /// The element type's name (`bf16`).
     pub ty: String,
-    /// `default`, `gpu_to_gpu` or `accurate` (`reduction::modes::Determinism`, `Options::accurate`).
+    /// `default`, `gpu_to_gpu` or `accurate` (`reduction::Determinism`, `Options::accurate`).
     #[serde(default)]
     pub mode: String,
     /// Elements per input.
@@ -133,21 +133,18 @@ where
             host.iter().map(|h| gpu.stream().clone_htod(h).map_err(reduction::Error::from_driver("cuMemcpyHtoD")));
         copies.push(set.collect::<Result<_>>()?);
     }
-    let views = |i: usize| -> (CudaView<'_, T>, Option<CudaView<'_, T>>) {
-        let set = &copies[i % copies.len()];
-        (set[0].as_view(), set.get(1).map(|b| b.as_view()))
-    };
+    // made before the first event: the events enclose the launches only
+    let views: Vec<Vec<CudaView<'_, T>>> = copies.iter().map(|set| set.iter().map(|b| b.as_view()).collect()).collect();
+    let inputs: Vec<Vec<&CudaView<'_, T>>> = views.iter().map(|set| set.iter().collect()).collect();
     let stats = match result {
-        ResultTo::Host => time_runs_with(gpu, timing, WARMUP, runs, |i| {
-            let (a, b) = views(i);
-            r.enqueue_op(&prepared, &a, b.as_ref())
-        })?,
+        ResultTo::Host => {
+            time_runs_with(gpu, timing, WARMUP, runs, |i| r.enqueue_to_host(&prepared, &inputs[i % inputs.len()]))?
+        }
         ResultTo::Device => {
             let mut out = Poisoned::<R::Out>::new(gpu)?;
             let mut view = out.view()?;
             let stats = time_runs_with(gpu, timing, WARMUP, runs, |i| {
-                let (a, b) = views(i);
-                r.enqueue_op_into(&prepared, &a, b.as_ref(), &mut view)
+                r.enqueue(&prepared, &inputs[i % inputs.len()], &mut view)
             })?;
             checked = verify_on::<R, T>(r, op, &host, block, out.read(gpu)?)?;
             stats
@@ -186,7 +183,7 @@ where
     let host: Vec<Vec<T>> =
         (0..R::INPUTS as u64).map(|k| generate(Pattern::Random, n, seed + k)).collect::<Result<_>>()?;
     let refs: Vec<&[T]> = host.iter().map(Vec::as_slice).collect();
-    let got = r.reduce_op::<R, T, [T]>(&refs, &Options { block: Some(block), ..mode })?;
+    let got = r.reduce::<R, T, [T]>(&refs, &Options { block: Some(block), ..mode })?;
     let checked = verify_on::<R, T>(r, op, &host, block, got)?;
     Ok((host, checked))
 }
@@ -251,7 +248,7 @@ pub fn modes(r: &Reducer, types: &[DType], n: usize, runs: usize, seed: u64) -> 
     for &ty in types {
         let modes = [
             Options::default(),
-            Options { determinism: reduction::modes::Determinism::GpuToGpu, ..Options::default() },
+            Options { determinism: reduction::Determinism::GpuToGpu, ..Options::default() },
             Options { accurate: true, ..Options::default() },
         ];
         let mut base = None;

@@ -166,12 +166,13 @@ pub fn measure(
     let poison = vec![f32::NAN; results.max(1)];
     stream.memcpy_htod(&poison, &mut out).map_err(Error::from_driver("cuMemcpyHtoD"))?;
     let view = device.as_view();
-    r.reduce_shaped_into_with::<Sum, f32>(&[&view], shape, strategy, opts, &mut out.as_view_mut())?;
+    let opts = Options { strategy, ..*opts };
+    r.reduce_shaped_into::<Sum, f32, _>(&[&view], shape, &mut out.as_view_mut(), &opts)?;
     let got = stream.clone_dtoh(&out).map_err(Error::from_driver("cuMemcpyDtoH"))?;
     let want = reference(case, host);
     let ok = want.iter().zip(&got).all(|(w, g)| w.to_bits() == g.to_bits());
     let stats = time_runs(r.gpu(), WARMUP, runs, |_| {
-        r.reduce_shaped_into_with::<Sum, f32>(&[&view], shape, strategy, opts, &mut out.as_view_mut())
+        r.reduce_shaped_into::<Sum, f32, _>(&[&view], shape, &mut out.as_view_mut(), &opts)
     })?;
     let bytes = case.elements() * 4;
     Ok(ShapeRow {

@@ -183,7 +183,7 @@ impl Stats {
 /// let data = stream.clone_htod(&vec![1.0f32; 1 << 24]).unwrap();
 /// let mut out = stream.alloc_zeros::<f32>(1).unwrap();
 /// let stats = time_runs(r.gpu(), 5, 20, |_| {
-///     r.reduce_into::<Sum, f32>(&data.as_view(), &mut out.as_view_mut(), &Options::default())
+///     r.reduce_into::<Sum, f32, _>(&[&data.as_view()], &mut out.as_view_mut(), &Options::default())
 /// })?;
 /// println!("{:.3} ms, {:.0} GB/s", stats.median_ms, stats.bandwidth(4 << 24) / 1e9);
 /// # Ok::<(), reduction::Error>(())
@@ -208,7 +208,7 @@ pub fn time_runs(gpu: &Gpu, warmup: usize, runs: usize, work: impl FnMut(usize) 
 /// let mut out = r.gpu().stream().alloc_zeros::<f32>(1).unwrap();
 /// let p = r.prepare::<Sum, f32>(1 << 22, &Options::default())?;
 /// let stats = time_runs_with(r.gpu(), Timing::Queued, 5, 100, |_| {
-///     r.enqueue(&p, &data.as_view(), &mut out.as_view_mut())
+///     r.enqueue(&p, &[&data.as_view()], &mut out.as_view_mut())
 /// })?;
 /// println!("{:.1} µs, the GPU's work alone", stats.median_ms * 1e3);
 /// # Ok::<(), reduction::Error>(())

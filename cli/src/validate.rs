@@ -10,8 +10,7 @@ use reduce::bench::BenchConfig;
 use reduce::ops_bench::ResultTo;
 use reduce::timing::Timing;
 use reduction::{
-    DType, Error, Finish, Op, Options, Ptx, Reducer, Result,
-    modes::Determinism,
+    DType, Determinism, Error, Finish, Op, Options, Ptx, Reducer, Result,
     registry::{BLOCK_SIZES, DEFAULT_BLOCK, DEFAULT_KERNEL, KERNELS, Kernel},
 };
 
@@ -344,7 +343,7 @@ pub(crate) fn validate(cli: Cli) -> std::result::Result<Job, String> {
             let mode = Options { determinism, accurate, finish, block, ..Options::default() };
             let named = ["all", "default", DEFAULT_KERNEL.id].contains(&kernel.as_str());
             let explicit = Options { kernel: if named { None } else { Kernel::find(&kernel).ok() }, ..mode };
-            if reduction::modes::mode_entry(op.name(), dtype, &explicit).map_err(|e| e.to_string())?.is_some() {
+            if reduction::dispatch::mode_entry(op.name(), dtype, &explicit).map_err(|e| e.to_string())?.is_some() {
                 if let Some(b) = block {
                     DEFAULT_KERNEL.check_block(b).map_err(|e| e.to_string())?;
                 }
@@ -490,7 +489,7 @@ pub(crate) fn validate(cli: Cli) -> std::result::Result<Job, String> {
             at_least_one("--runs", runs)?;
             let types = ty.iter().map(|t| dtype(t)).collect::<std::result::Result<Vec<_>, _>>()?;
             for &t in &types {
-                if !reduction::modes::entries().contains(&format!("accurate_sum_{}", t.name())) {
+                if !reduction::registry::ACCURATE.supports(reduction::Op::Sum, t) {
                     return Err(format!("--type {}: the modes are f32 and f64 sums", t.name()));
                 }
             }

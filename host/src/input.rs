@@ -3,6 +3,9 @@
 
 use cudarc::driver::{CudaSlice, CudaView, DeviceRepr, ValidAsZeroBits};
 
+use crate::error::{Error, Result};
+use gpu::op::Reduction;
+
 use gpu::half::{bf16, f16};
 
 /// An element type the library reduces: `i32, u32, i64, u64, f32, f64` and
@@ -76,6 +79,12 @@ impl<T> Input<T> for [T] {
     }
 }
 
+impl<T, const N: usize> Input<T> for [T; N] {
+    fn source(&self) -> Source<'_, T> {
+        Source::Host(self)
+    }
+}
+
 impl<T> Input<T> for Vec<T> {
     fn source(&self) -> Source<'_, T> {
         Source::Host(self)
@@ -91,5 +100,35 @@ impl<T> Input<T> for CudaSlice<T> {
 impl<T> Input<T> for CudaView<'_, T> {
     fn source(&self) -> Source<'_, T> {
         Source::Device(self.slice(..))
+    }
+}
+
+/// The elements of `inputs` for operation `R`, once checked: the number of
+/// inputs and their lengths.
+pub(crate) fn check_inputs<R: Reduction<T>, T: Element, D: Input<T> + ?Sized>(inputs: &[&D]) -> Result<usize> {
+    if inputs.len() != R::INPUTS as usize {
+        return Err(Error::Invalid(format!("{} takes {} input(s), given {}", R::NAME, R::INPUTS, inputs.len())));
+    }
+    let n = len(&inputs[0].source());
+    if let Some(other) = inputs.get(1).map(|d| len(&d.source())).filter(|&m| m != n) {
+        return Err(Error::InputsDiffer { op: R::NAME, a: n, b: other });
+    }
+    Ok(n)
+}
+
+/// The result of no elements: `finish(IDENTITY, 0)`, or [`Error::Empty`]
+/// for an operation without one (arg-min/max).
+pub(crate) fn empty<R: Reduction<T>, T>() -> Result<R::Out> {
+    if R::NEEDS_AN_ELEMENT {
+        return Err(Error::Empty { op: R::NAME });
+    }
+    Ok(R::finish(R::IDENTITY, 0))
+}
+
+/// The elements a source holds.
+pub(crate) fn len<T>(s: &Source<'_, T>) -> usize {
+    match s {
+        Source::Host(h) => h.len(),
+        Source::Device(v) => v.len(),
     }
 }

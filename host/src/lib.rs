@@ -12,20 +12,23 @@
 //! * [`Reducer`]: sum, min, max, arg-min/max of host slices or device
 //!   buffers of `i32, u32, i64, u64, f32, f64, f16, bf16` (half sums in
 //!   `f32`), dot products, sums of squares, norms and means of the float
-//!   types, and operations of your own ([`Reducer::reduce_op`]), with the
+//!   types, and operations of your own ([`Reducer::reduce`]), with the
 //!   fastest kernel; sum, min and max also with any kernel of the
 //!   [registry](registry::KERNELS), for teaching;
 //!   [`Reducer::reduce_by_key`]: one sum per key (the voting-and-shuffling article).
 //! * [`op`]: the operations ([`Sum`], [`Min`], [`Max`], [`ArgMin`],
 //!   [`ArgMax`] also here at the root; the transforms, [`op::Arg`] and the
-//!   traits [`op::ReduceOp`] and [`op::Reduction`] there).
+//!   operator trait [`op::Reduction`] there, which your own operations
+//!   implement; [`op::ReduceOp`] names the plain ones).
 //! * [`registry`]: Harris's seven steps, the 2023 review's two and ours, each
 //!   with its launch [`Scheme`](registry::Scheme); one registry for the
 //!   library, its tests and tools.
 //! * [`device`]: the GPU ([`Gpu`], also here) and what it reports.
-//! * [`modes`]: the reproducible and accurate sums ([`modes::Determinism`]).
-//! * [`shape`]: rows, columns and segments of a matrix; [`shape_order`]: the
-//!   CPU twins of their reproducible orders (the same bits on a CPU).
+//! * [`Options`]: the kernel, block size, finish and grid cap, how
+//!   reproducible a float result must be ([`Determinism`]), the accurate
+//!   sums, and how shaped reductions split the work.
+//! * [`shape`]: rows, columns and segments of a matrix; [`twin`]: the
+//!   CPU twins of the reproducible orders (the same bits on a CPU).
 //! * [`by_key`]: reduction by key, its kernels and value types.
 //! * [`multi::MultiReducer`]: the same operations over data sharded across
 //!   GPUs, one process for all or one process per GPU, combined through NCCL.
@@ -45,10 +48,10 @@
 //! assert_eq!(r.sum(&data)?, 500_500);
 //! // Harris's kernel 4, 256 threads, partials finished on the CPU:
 //! let opts = Options { kernel: Some(Kernel::find("reduce4")?), block: Some(256), finish: Finish::Cpu, ..Options::default() };
-//! assert_eq!(r.reduce_with::<Sum, _, _>(&data, &opts)?, 500_500);
+//! assert_eq!(r.reduce::<Sum, _, _>(&[&data], &opts)?, 500_500);
 //! // the default kernel finishes on the CPU too:
 //! let cpu = Options { finish: Finish::Cpu, ..Default::default() };
-//! assert_eq!(r.reduce_with::<Sum, _, _>(&data, &cpu)?, 500_500);
+//! assert_eq!(r.reduce::<Sum, _, _>(&[&data], &cpu)?, 500_500);
 //! # Ok(()) }
 //! ```
 
@@ -60,19 +63,14 @@ pub mod dispatch;
 mod error;
 mod input;
 mod launch;
-pub mod modes;
 pub mod multi;
-mod operations;
 mod options;
-mod prepared;
 mod ptx;
-mod reduce_by_key;
 mod reducer;
 pub mod registry;
 mod scratch;
 pub mod shape;
-pub mod shape_order;
-mod shaped;
+pub mod twin;
 
 /// The cudarc this library is built with (driver API, dynamic loading):
 /// name its types through this path, e.g. `reduction::cudarc::driver::CudaSlice`.
@@ -82,14 +80,14 @@ pub use error::{Error, Result};
 /// Half-precision element types (the `half` crate's `f16` and `bf16`).
 pub use gpu::half;
 pub use gpu::names::{DType, Op};
-/// Operations: the traits and every operation type (see [`Reducer::reduce_op`]).
+/// Operations: the traits and every operation type (see [`Reducer::reduce`]).
 pub use gpu::op;
 pub use gpu::op::{ArgMax, ArgMin, Max, Min, Sum};
 pub use input::{Element, Input, Source};
-pub use operations::Output;
-pub use options::{Finish, Options};
-pub use prepared::Prepared;
+pub use options::{Determinism, Finish, Options};
 pub use ptx::Ptx;
+pub use reducer::Output;
+pub use reducer::Prepared;
 pub use reducer::Reducer;
 
 #[cfg(test)]

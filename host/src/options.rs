@@ -1,7 +1,9 @@
 //! How to reduce ([`Options`]): kernel, block size, where the partials are
-//! combined ([`Finish`]), grid cap, determinism and accuracy.
+//! combined ([`Finish`]), grid cap, determinism, accuracy, and how shaped
+//! reductions split the work.
 
 use crate::registry::Kernel;
+use crate::shape::Strategy;
 
 /// Where the last partials are combined.
 ///
@@ -53,13 +55,17 @@ pub struct Options {
     /// exact sum, whatever the data), f64 within 1 ulp while Σ|x|/|Σx| <
     /// 2^32 (`docs/src/guide/determinism.md`); both also `gpu_to_gpu`.
     pub accurate: bool,
+    /// How the rows', columns' and segments' kernels split the work
+    /// ([`Reducer::reduce_shaped`](crate::Reducer::reduce_shaped));
+    /// [`Strategy::Auto`] chooses by shape. Flat reductions ignore it.
+    pub strategy: Strategy,
 }
 
 /// How much a float result may depend on where it runs, in CCCL's terms
 /// (`cuda::execution::determinism`).
 ///
 /// ```
-/// use reduction::modes::Determinism;
+/// use reduction::Determinism;
 /// assert_eq!(Determinism::default(), Determinism::RunToRun);
 /// assert_eq!(Determinism::from_name("gpu_to_gpu"), Some(Determinism::GpuToGpu));
 /// ```

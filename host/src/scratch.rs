@@ -100,6 +100,19 @@ impl MappedSlot {
     }
 }
 
+/// `count` values of `V` from the first bytes of `words` (results a
+/// kernel wrote into a buffer of another type).
+pub(crate) fn values_of<V: Bits, W: Copy>(words: &[W], count: usize) -> Vec<V> {
+    let count = count.min(size_of_val(words) / size_of::<V>().max(1));
+    (0..count)
+        .map(|i| {
+            // SAFETY: value `i` lies within `words` (`count` is capped above); every
+            // bit pattern is a `V` (`Bits`), and the read is unaligned.
+            unsafe { words.as_ptr().cast::<u8>().add(i * size_of::<V>()).cast::<V>().read_unaligned() }
+        })
+        .collect()
+}
+
 /// Every element type's scratch, by type (a reducer keeps one).
 pub(crate) type ScratchMap = Mutex<HashMap<TypeId, Box<dyn Any + Send>>>;
 

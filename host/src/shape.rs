@@ -1,13 +1,12 @@
 //! Rows, columns and segments: what a shaped reduction reduces
-//! ([`Shape`]), checked before any GPU work, and how it is launched
-//! ([`plan`], pure arithmetic). [`Reducer::reduce_shaped`](crate::Reducer::reduce_shaped)
+//! ([`Shape`]) and how the work is split ([`Strategy`]), checked before any
+//! GPU work; the dispatch plans the launch (`dispatch::shape_plan`).
+//! [`Reducer::reduce_shaped`](crate::Reducer::reduce_shaped)
 //! runs it; `docs/src/guide/shapes.md` says how the kernels work and what they cost.
 
 use crate::error::{Error, Result};
-use gpu::names::{DType, Op};
 /// The kernels' geometry (`gpu::shape`), for planners and tests.
 pub use gpu::shape::{AUTO_LANES, Fit, MAX_TILE_BYTES, MIN_TILE_BYTES, SHAPE_BLOCK};
-use gpu::shape::{Columns, SHAPE_WARPS, columns_smem, long_rows, short_row_vectors, tiles};
 
 /// A row-major matrix of `rows × cols` elements, row `i` starting at
 /// element `i · pitch` of the input (`pitch ≥ cols`; the elements between
@@ -81,7 +80,7 @@ impl std::fmt::Display for Matrix {
 /// reusable for any number of reductions.
 pub struct Offsets {
     pub(crate) device: cudarc::driver::CudaSlice<u64>,
-    /// The same offsets on the host, for the CPU twin (`shape_order`).
+    /// The same offsets on the host, for the CPU twin (`twin`).
     pub(crate) host: Vec<u64>,
     pub(crate) count: usize,
     pub(crate) end: u64,
@@ -234,194 +233,6 @@ pub enum Strategy {
     },
 }
 
-/// Which shaped kernel a plan launches (`gpu/src/kernels/segments.rs`,
-/// `columns.rs`): the entry `{name}_{op}_{type}`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum ShapeKernel {
-    /// `segments`: any rows or CSR segments, in warp tiles and teams.
-    Segments,
-    /// `rows_short`: rows of 1 to 32 aligned 16-byte vectors, back to back
-    /// (`gpu::shape::short_row_vectors`), a tile per block, a lane a
-    /// vector; its own order.
-    RowsShort,
-    /// `rows_long`: rows a whole number of tiles (`gpu::shape::long_rows`),
-    /// a tile per block; its own order.
-    RowsLong,
-    /// `columns`: one result per column.
-    Columns,
-}
-
-impl ShapeKernel {
-    /// Every shaped kernel.
-    pub const ALL: [ShapeKernel; 4] =
-        [ShapeKernel::Segments, ShapeKernel::RowsShort, ShapeKernel::RowsLong, ShapeKernel::Columns];
-
-    /// The entries' prefix.
-    pub fn name(self) -> &'static str {
-        match self {
-            ShapeKernel::Segments => "segments",
-            ShapeKernel::RowsShort => "rows_short",
-            ShapeKernel::RowsLong => "rows_long",
-            ShapeKernel::Columns => "columns",
-        }
-    }
-}
-
-/// A shaped reduction, planned: the entry, its launch and its buffers.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct ShapePlan {
-    /// The kernel the entry belongs to.
-    pub kernel: ShapeKernel,
-    /// `{kernel}_{op}_{type}`.
-    pub entry: String,
-    /// Blocks of [`SHAPE_BLOCK`] threads.
-    pub grid: u32,
-    /// Dynamic shared memory, bytes.
-    pub smem: u32,
-    /// Segments: elements per warp tile; rows (short and long): per block;
-    /// columns: the tile width (`wide`).
-    pub tile: u64,
-    /// Lanes per team (0: per tile) for segments, chunks for columns.
-    pub split: u32,
-    /// Accumulators of scratch (pieces or chunk partials).
-    pub partials: usize,
-    /// Zeroed tickets.
-    pub tickets: usize,
-}
-
-/// Plan operation `op` on `ty` (accumulators of `acc_bytes`) over `n`
-/// elements shaped as `shape`, for a GPU of fit `fit` (its tiles, column
-/// blocks and teams: `Tuning::fit`; `Fit::PORTABLE` for the `gpu_to_gpu`
-/// orders). `aligned`: the inputs start on a 16-byte boundary, and for
-/// columns every row does too (`gpu::shape::vector_columns`).
-///
-/// ```
-/// use reduction::shape::{AUTO_LANES, Fit, Matrix, Shape, Strategy, plan};
-/// use reduction::{DType, Op};
-/// let rows = Shape::Rows(Matrix::new(1024, 1024));
-/// let p = plan(Op::Sum, DType::F32, 4, 1 << 20, rows, Strategy::Auto, false, Fit::PORTABLE).unwrap();
-/// assert_eq!((p.entry.as_str(), p.grid, p.tile, p.partials), ("segments_sum_f32", 32, 4096, 512));
-/// assert_eq!(p.split, AUTO_LANES | 8); // teams chosen per tile, about 8 vectors a lane
-/// let chunks = Strategy::Columns { wide: 1, chunks: 8 };
-/// let columns = Shape::Columns(Matrix::new(1 << 16, 16));
-/// let p = plan(Op::Sum, DType::F32, 4, 1 << 20, columns, chunks, true, Fit::PORTABLE).unwrap();
-/// assert_eq!((p.entry.as_str(), p.grid, p.split, p.tickets), ("columns_sum_f32", 8, 8, 1));
-/// let dot = Shape::Rows(Matrix::new(2, 5));
-/// assert!(plan(Op::Dot, DType::I32, 4, 10, dot, Strategy::Auto, false, Fit::PORTABLE).is_err());
-/// ```
-#[allow(clippy::too_many_arguments)]
-pub fn plan(
-    op: Op,
-    ty: DType,
-    acc_bytes: usize,
-    n: usize,
-    shape: Shape<'_>,
-    strategy: Strategy,
-    aligned: bool,
-    fit: Fit,
-) -> Result<ShapePlan> {
-    if !op.types().contains(&ty) {
-        let valid: Vec<&str> = op.types().iter().map(|t| t.name()).collect();
-        return Err(Error::Unsupported {
-            kernel: op.name().into(),
-            what: format!("the type {}", ty.name()),
-            valid: valid.join(", "),
-        });
-    }
-    shape.check(n)?;
-    let n = shape.extent()?; // within the input, checked just above
-    let (size, lanes) = (ty.size(), 16 / ty.size() as u32);
-    let too_big = |what: &str| Error::Shape(format!("{what}: more blocks than one launch can have"));
-    let wrong = |what: &str| Error::Shape(format!("{strategy:?}: {what}"));
-    match shape {
-        Shape::Rows(_) | Shape::Segments(_) => {
-            let (tile_bytes, split) = match strategy {
-                Strategy::Auto => (0, 0),
-                Strategy::Segments { tile_bytes, lanes } => (tile_bytes as u64, lanes),
-                Strategy::Columns { .. } => return Err(wrong("rows and segments take Auto or Segments")),
-            };
-            if !(split == 0 || split.is_power_of_two() && split <= 32) {
-                return Err(wrong("lanes: 0 (automatic), 1, 2, 4, 8, 16 or 32"));
-            }
-            let tile_bytes = match tile_bytes {
-                0 => gpu::shape::tile_bytes(n as u64, shape.results() as u64, size, fit.min_warps),
-                t if t.is_power_of_two() && (MIN_TILE_BYTES..=MAX_TILE_BYTES).contains(&t) => t,
-                _ => return Err(wrong("tile_bytes: 0 (automatic) or a power of two from 16 KiB to 256 KiB")),
-            };
-            let tile = tile_bytes / size as u64;
-            let warp_tiles = tiles(n as u64, tile);
-            // rows that kernels of their own take (fewer registers)
-            let kernel = match shape {
-                Shape::Rows(m) if short_row_vectors(m.cols as u64, m.pitch as u64, size, split, aligned) != 0 => {
-                    ShapeKernel::RowsShort
-                }
-                Shape::Rows(m) if long_rows(m.cols as u64, m.pitch as u64, tile, split) => ShapeKernel::RowsLong,
-                _ => ShapeKernel::Segments,
-            };
-            // segments: a warp a tile; rows: a block a tile (rows_long's warps' results in shared memory)
-            let (blocks, smem) = match kernel {
-                ShapeKernel::RowsLong => (warp_tiles, SHAPE_WARPS * acc_bytes as u32),
-                ShapeKernel::RowsShort => (warp_tiles, 0),
-                ShapeKernel::Segments | ShapeKernel::Columns => (warp_tiles.div_ceil(SHAPE_WARPS as u64), 0),
-            };
-            let grid = u32::try_from(blocks).map_err(|_| too_big("segments"))?;
-            Ok(ShapePlan {
-                kernel,
-                entry: format!("{}_{}_{}", kernel.name(), op.name(), ty.name()), // as `entries` names them
-                grid,
-                smem,
-                tile,
-                split: if split == 0 { AUTO_LANES | fit.vectors_per_lane } else { split },
-                partials: 2 * warp_tiles as usize,
-                tickets: shape.results(),
-            })
-        }
-        Shape::Columns(m) => {
-            let (wide, chunks) = match strategy {
-                Strategy::Auto => (0, 0),
-                Strategy::Columns { wide, chunks } => (wide, chunks),
-                Strategy::Segments { .. } => return Err(wrong("columns take Auto or Columns")),
-            };
-            let wide = match wide {
-                0 => Columns::auto_wide(m.cols as u64, lanes, aligned, fit.column_blocks),
-                1 | 2 | 4 => wide,
-                _ => return Err(wrong("wide: 0 (automatic), 1, 2 or 4")),
-            };
-            let geo = Columns::new(m.cols as u64, lanes, aligned, wide);
-            let chunks = if chunks == 0 {
-                Columns::auto_chunks(m.rows as u64, geo.col_tiles, fit.column_blocks)
-            } else {
-                chunks
-            };
-            let grid = u32::try_from(geo.col_tiles * chunks as u64)
-                .ok()
-                .filter(|&g| g < 1 << 31)
-                .ok_or_else(|| too_big("columns"))?;
-            Ok(ShapePlan {
-                kernel: ShapeKernel::Columns,
-                entry: format!("{}_{}_{}", ShapeKernel::Columns.name(), op.name(), ty.name()),
-                grid,
-                smem: columns_smem(geo.width, acc_bytes),
-                tile: wide as u64,
-                split: chunks,
-                partials: if chunks > 1 { chunks as usize * m.cols } else { 0 },
-                tickets: geo.col_tiles as usize,
-            })
-        }
-    }
-}
-
-/// Every shaped entry in the PTX: `segments_`, `rows_short_`, `rows_long_`
-/// and `columns_` for each operation and type (the registry's test checks them both ways).
-///
-/// ```
-/// assert!(reduction::shape::entries().contains(&"columns_argmax_bf16".to_string()));
-/// ```
-pub fn entries() -> Vec<String> {
-    let pairs = Op::ALL.iter().flat_map(|&op| op.types().iter().map(move |&t| (op, t)));
-    pairs.flat_map(|(op, t)| ShapeKernel::ALL.map(|k| format!("{}_{}_{}", k.name(), op.name(), t.name()))).collect()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -446,43 +257,5 @@ mod tests {
     fn empty_matrices_fit_anything() {
         assert!(Matrix::new(0, 5).check(0).is_ok());
         assert!(Matrix::new(5, 0).check(0).is_ok());
-    }
-
-    #[test]
-    fn strategies_are_checked() {
-        let m = Shape::Rows(Matrix::new(4, 4));
-        let segs = |tile_bytes, lanes| Strategy::Segments { tile_bytes, lanes };
-        let cols = |wide, chunks| Strategy::Columns { wide, chunks };
-        for bad in [segs(0, 3), segs(0, 64), segs(8192, 0), segs(48 << 10, 0), segs(512 << 10, 0), cols(1, 2)] {
-            assert!(plan(Op::Sum, DType::F32, 4, 16, m, bad, false, Fit::PORTABLE).is_err(), "{bad:?}");
-        }
-        assert!(plan(Op::Sum, DType::F32, 4, 16, m, segs(32 << 10, 4), false, Fit::PORTABLE).is_ok());
-        let c = Shape::Columns(Matrix::new(4, 4));
-        for bad in [cols(3, 0), cols(8, 1), segs(0, 4)] {
-            assert!(plan(Op::Sum, DType::F32, 4, 16, c, bad, false, Fit::PORTABLE).is_err(), "{bad:?}");
-        }
-        assert!(plan(Op::Sum, DType::F32, 4, 16, c, cols(4, 2), false, Fit::PORTABLE).is_ok());
-    }
-
-    #[test]
-    fn columns_aim_at_512_blocks() {
-        let auto = |rows, cols| {
-            let p = plan(
-                Op::Sum,
-                DType::F32,
-                4,
-                rows * cols,
-                Shape::Columns(Matrix::new(rows, cols)),
-                Strategy::Auto,
-                true,
-                Fit::PORTABLE,
-            );
-            p.map(|p| (p.tile, p.split, p.grid)).unwrap()
-        };
-        assert_eq!(auto(1 << 24, 16), (1, 512, 512));
-        assert_eq!(auto(1 << 20, 256), (1, 64, 512));
-        assert_eq!(auto(16384, 16384), (1, 1, 512));
-        assert_eq!(auto(4096, 65536), (4, 1, 512));
-        assert_eq!(auto(256, 1 << 20), (4, 1, 8192));
     }
 }

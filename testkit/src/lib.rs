@@ -243,6 +243,16 @@ pub fn op_depth<R: Reduction<T>, T: Element>(reducer: &Reducer, n: usize, opts: 
     Ok(depth(plan.kernel, &plan.levels, plan.block))
 }
 
+/// The library operation `R` is ([`Op::from_name`] of its name), or
+/// [`Error::Invalid`] for an operation of the user's own.
+///
+/// ```
+/// assert_eq!(testkit::op_of::<reduction::Max, u32>().unwrap(), reduction::Op::Max);
+/// ```
+pub fn op_of<R: Reduction<T>, T>() -> Result<Op> {
+    Op::from_name(R::NAME).ok_or_else(|| Error::Invalid(format!("{} is not an operation of the library", R::NAME)))
+}
+
 /// Check `kernel` once against the CPU reference, finishing as `finish`
 /// says. Float sums of an [exact](CheckInput::exact) input must match bit
 /// for bit; other float sums within [`tolerance`] of the plan's depth.
@@ -265,8 +275,9 @@ pub fn verify<O: ReduceOp<T>, T: Element + Reference>(
 ) -> Result<Checked> {
     let n = input.host.len();
     let opts = Options { kernel: Some(kernel), block: Some(block), finish, ..Options::default() };
-    let (expected, abs_sum) = input.reference(O::OP);
-    let got = reducer.reduce_with::<O, T, _>(&input.device.slice(..n), &opts)?;
+    let op = op_of::<O, T>()?;
+    let (expected, abs_sum) = input.reference(op);
+    let got = reducer.reduce::<O, T, _>(&[&input.device.slice(..n)], &opts)?;
     let tol = if input.exact {
         0.0
     } else {
@@ -275,12 +286,12 @@ pub fn verify<O: ReduceOp<T>, T: Element + Reference>(
     Ok(Checked {
         kernel: kernel.id,
         block,
-        op: O::OP,
+        op,
         ty: T::NAME,
         n,
         got: got.to_string(),
         expected: expected.to_string(),
-        ok: T::matches(O::OP, got, expected, tol),
+        ok: T::matches(op, got, expected, tol),
     })
 }
 

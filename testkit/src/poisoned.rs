@@ -1,7 +1,7 @@
 //! A device buffer for one result, every byte poisoned (0xff: NaN, or an
 //! index no input has) before a kernel writes it, then read back: how a
 //! test or the benchmark checks a result left on the device
-//! ([`Reducer::enqueue_op_into`](reduction::Reducer::enqueue_op_into)), whose
+//! ([`Reducer::enqueue`](reduction::Reducer::enqueue)), whose
 //! outputs need not be cudarc `DeviceRepr` types (an [`Arg`](reduction::op::Arg)).
 
 use std::marker::PhantomData;
@@ -19,7 +19,7 @@ use reduction::{Error, Gpu, Result};
 /// let x = r.gpu().stream().clone_htod(&[1.0f32, 7.0, 3.0]).unwrap();
 /// let mut out = Poisoned::<Arg<f32>>::new(r.gpu())?;
 /// let p = r.prepare::<ArgMax, f32>(3, &Options::default())?;
-/// r.enqueue_op_into(&p, &x.as_view(), None, &mut out.view()?)?;
+/// r.enqueue(&p, &[&x.as_view()], &mut out.view()?)?;
 /// assert_eq!(out.read(r.gpu())?.index, 1);
 /// # Ok::<(), reduction::Error>(())
 /// ```

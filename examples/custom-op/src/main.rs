@@ -23,8 +23,8 @@ fn run() -> reduction::Result<bool> {
     let n = (1 << 24) + 3;
     let data: Vec<f32> = (0..n).map(|i| ((i as u64 * 2654435761) % 20001) as f32 / 10000.0 - 1.0).collect();
     let opts = Options::default();
-    let abs_max = r.reduce_op::<AbsMax, f32, _>(&[&data], &opts)?;
-    let count = r.reduce_op::<CountAbove, f32, _>(&[&data], &opts)?;
+    let abs_max = r.reduce::<AbsMax, f32, _>(&[&data], &opts)?;
+    let count = r.reduce::<CountAbove, f32, _>(&[&data], &opts)?;
     let want_max = data.iter().fold(0.0f32, |m, x| m.max(x.abs()));
     let want_count = data.iter().filter(|&&x| x > CountAbove::THRESHOLD).count() as u64;
     println!("max |x| = {abs_max} (CPU {want_max}); {count} elements above {} (CPU {want_count})", CountAbove::THRESHOLD);

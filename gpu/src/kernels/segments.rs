@@ -39,7 +39,7 @@
 //! The result for a segment is the same for every launch: the tiles, the
 //! teams and the order of every combination depend on the shape's extent,
 //! the offsets and the strategy alone (`gpu_to_gpu`: the GPU does not
-//! enter; `reduction::shape_order` does the same additions on the CPU).
+//! enter; `reduction::twin` does the same additions on the CPU).
 //!
 //! An empty segment gets `finish(IDENTITY, 0)`: 0 for sums, NaN for a
 //! mean, and for arg-min/max an index of `u64::MAX`, the "no element"
@@ -166,7 +166,7 @@ pub unsafe fn segments<T: Element + Vector, R: Reduction<T>>(
 /// The last warp's pass over a segment's (or a long row's) `count` pieces,
 /// piece `k` in slot `slot(k)` of `pieces`: lane `l` of 32 combines pieces
 /// `l, l + 32, ...` in order, then the lanes meet in `warp_reduce`'s tree
-/// (`reduction::shape_order::combine_pieces` on the CPU). The result is
+/// (`reduction::twin::combine_pieces` on the CPU). The result is
 /// valid in lane 0.
 ///
 /// # Safety
@@ -263,7 +263,7 @@ pub unsafe fn short_rows<T: Element + Vector, R: Reduction<T>>(
 /// block (`block_reduce`); it writes the row's result, or (several tiles a
 /// row) a piece, and the last of the row's blocks combines the pieces with
 /// warp 0 ([`combine_pieces`], as [`segments`] does). Its own entry
-/// (`rows_long_*`) and order (`reduction::shape_order`).
+/// (`rows_long_*`) and order (`reduction::twin`).
 ///
 /// # Safety
 /// As for [`segments`], with `tile` a power of two, `cols` a multiple of

@@ -1,12 +1,11 @@
 //! Sum, min and max: the operators of Harris's kernels, for every element
-//! type. For the primitive types they are [`ReduceOp`]s (accumulator and
+//! type. For the primitive types they are [`ReduceOp`](super::ReduceOp)s (accumulator and
 //! output are the element). The half types are widened to `f32`: their sums
 //! accumulate and return `f32`, their min and max return the element, which
 //! narrowing gives back exactly.
 
-use super::{ReduceOp, Reduction};
+use super::Reduction;
 use crate::half::{bf16, f16};
-use crate::names::Op;
 
 /// `a + b` (wrapping for integers). Identity `0`.
 ///
@@ -44,7 +43,8 @@ pub struct Min;
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Max;
 
-/// `impl Reduction<$t> + ReduceOp<$t>` for `$Op` with `IDENTITY` and `combine`.
+/// `impl Reduction<$t>` for `$Op` with `IDENTITY` and `combine` (a plain
+/// operator: [`ReduceOp`](super::ReduceOp)).
 macro_rules! plain {
     ($Op:ident $name:literal, $t:ty, $identity:expr, |$a:ident, $b:ident| $combine:expr) => {
         impl Reduction<$t> for $Op {
@@ -64,9 +64,6 @@ macro_rules! plain {
             fn finish(acc: $t, _: u64) -> $t {
                 acc
             }
-        }
-        impl ReduceOp<$t> for $Op {
-            const OP: Op = Op::$Op;
         }
     };
 }

@@ -166,15 +166,17 @@ pub fn map_pairwise<R: Reduction<T> + ?Sized, T: Copy, const L: usize>(x: [T; L]
     pairwise(lanes, R::combine)
 }
 
-/// A plain operator (CUB's binary functor): accumulator and output are the
-/// element itself and `map` is the element. The teaching kernels take these.
+/// A plain operator (CUB's binary functor): a [`Reduction`] whose
+/// accumulator and output are the element itself. Not a trait of its own
+/// to implement: every such `Reduction` is one. The teaching kernels take
+/// these.
 ///
 /// ```
 /// use gpu::op::{ReduceOp, Reduction, Sum};
-/// assert_eq!(<Sum as Reduction<i32>>::combine(i32::MAX, 1), i32::MIN); // wraps
-/// assert_eq!(<Sum as ReduceOp<f32>>::OP, gpu::names::Op::Sum);
+/// fn plain<O: ReduceOp<i32>>(a: i32, b: i32) -> i32 {
+///     O::combine(a, b)
+/// }
+/// assert_eq!(plain::<Sum>(i32::MAX, 1), i32::MIN); // wraps
 /// ```
-pub trait ReduceOp<T>: Reduction<T, Acc = T, Out = T> {
-    /// The operator as a run-time value.
-    const OP: crate::names::Op;
-}
+pub trait ReduceOp<T>: Reduction<T, Acc = T, Out = T> {}
+impl<R: Reduction<T, Acc = T, Out = T> + ?Sized, T> ReduceOp<T> for R {}

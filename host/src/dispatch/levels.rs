@@ -87,6 +87,8 @@ pub fn grid_for(kernel: &Kernel, n: usize, block: u32, resident: u32) -> u32 {
         Scheme::MultiPass(PerThread::Two) => n.div_ceil(2 * block),
         Scheme::MultiPass(PerThread::GridStride) => n.div_ceil(2 * block).min(resident.max(1) as usize),
         Scheme::SinglePass => n.div_ceil(16 * block).min(resident.max(1) as usize),
+        // not flat kernels: their plans have no levels (`dispatch::plan` refuses them)
+        Scheme::Segmented | Scheme::Columns | Scheme::ByKey | Scheme::Hold => 1,
     };
     grid.max(1) as u32
 }
@@ -205,6 +207,7 @@ pub fn depth(kernel: &Kernel, levels: &[Level], block: u32) -> usize {
                             + (l.grid as usize).div_ceil(block as usize)
                             + tree
                     }
+                    Scheme::Segmented | Scheme::Columns | Scheme::ByKey | Scheme::Hold => 0,
                 })
                 .max()
                 .unwrap_or(0);

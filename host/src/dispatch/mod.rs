@@ -5,7 +5,7 @@
 //! the levels of launches with their grids, the shared memory and the
 //! partials the launches need. Nothing else in the library, its tools or
 //! its tests works out a block, a grid or a tile: `Reducer` asks here, and
-//! `launch.rs` carries the plan out.
+//! `launch/` carries the plan out.
 //!
 //! The card enters only through [`Limits`], so every choice is pure
 //! arithmetic the tests run on the CPU for cards the build machine does not
@@ -22,23 +22,29 @@
 //! # Ok::<(), reduction::Error>(())
 //! ```
 
+mod by_key;
 mod levels;
+mod modes;
+mod shape;
 mod tuning;
 
+pub(crate) use by_key::ByKeyKernel;
+pub use by_key::{BY_KEY_BLOCK, HASH_SLOTS, by_key_plan};
 pub use levels::{Launch, Level, MAX_CHUNK, depth, grid_for, grid_in_whole_rounds, levels, scratch_sizes};
+pub use modes::mode_entry;
+pub(crate) use modes::mode_kernel;
+pub use shape::{ShapeKernel, ShapePlan, shape_plan};
 pub use tuning::Tuning;
 
-use crate::by_key::{BY_KEY_BLOCK, ByKeyKernel};
 use crate::device::Gpu;
 use crate::error::{Error, Result};
 use crate::input::Element;
-use crate::modes::{ModeJob, mode_kernel};
 use crate::options::Options;
-use crate::registry::{DEFAULT_BLOCK, DEFAULT_KERNEL, Kernel, Scheme};
-use gpu::layout::MODES_SMEM;
+use crate::registry::{DEFAULT_BLOCK, DEFAULT_KERNEL, Family, KERNELS, Kernel, Scheme};
 use gpu::names::{DType, Op};
 use gpu::op::Reduction;
 use gpu::shape::Fit;
+use modes::mode_plan;
 
 /// What a card allows, as the planner needs it: its [`Tuning`] (SMs,
 /// threads an SM holds, bandwidth), and for a PTX entry the most threads a
@@ -173,6 +179,7 @@ pub fn plan(request: &Request, card: &impl Limits) -> Result<Plan> {
     }
     let opts = &request.options;
     let (kernel, block) = choose(request.op, request.n, opts, &card.tuning())?;
+    check_operation(request, kernel)?;
     let (block, entry) = fit_block(
         opts.block,
         block,
@@ -180,10 +187,7 @@ pub fn plan(request: &Request, card: &impl Limits) -> Result<Plan> {
         |e| card.max_threads_per_block(e),
     )?;
     let levels = flat_levels(request, kernel, &entry, block, card)?;
-    let partials = match kernel.scheme {
-        Scheme::SinglePass => levels[0].launches[0].grid as usize,
-        Scheme::MultiPass(_) => 0,
-    };
+    let partials = if kernel.scheme == Scheme::SinglePass { levels[0].launches[0].grid as usize } else { 0 };
     let smem = kernel.scheme.smem(block, request.dtype.size());
     Ok(Plan { kernel, entry, block, levels, smem, partials, inputs: request.inputs, acc_bytes: request.acc_bytes })
 }
@@ -213,16 +217,42 @@ pub fn choose(op: &str, n: usize, opts: &Options, tuning: &Tuning) -> Result<(&'
     Ok((kernel, block))
 }
 
-/// Entry, grid and shared memory of the by-key `kernel` on `n` elements of
-/// `dtype` (blocks of [`BY_KEY_BLOCK`](crate::by_key::BY_KEY_BLOCK)): the
-/// blocks that fit on the card at once, or fewer for small inputs.
-pub(crate) fn by_key(kernel: ByKeyKernel, dtype: DType, n: usize, card: &impl Limits) -> Result<(String, u32, u32)> {
-    let entry = kernel.entry(dtype);
-    let smem = kernel.smem(dtype.size());
-    let resident = card.resident_blocks(&entry, BY_KEY_BLOCK, smem)?;
-    let needed = n.div_ceil(kernel.elements_per_block()).max(1);
-    let grid = resident.min(u32::try_from(needed).unwrap_or(u32::MAX));
-    Ok((entry, grid, smem))
+/// [`Error::Unsupported`] unless `kernel` has entries for the request's
+/// operation and type: the default kernel takes every operation of the
+/// library and the user's own (any name: its entries are the user's PTX);
+/// a teaching kernel the plain operators (one input, result and
+/// accumulator the element) it was built for.
+fn check_operation(request: &Request, kernel: &Kernel) -> Result<()> {
+    let op = Op::from_name(request.op);
+    let fits = match kernel.family {
+        Family::Default => op.is_none_or(|op| kernel.supports(op, request.dtype)),
+        Family::Step => {
+            let size = request.dtype.size();
+            let plain = request.inputs == 1 && request.acc_bytes == size && request.out_bytes == size;
+            plain && op.is_some_and(|op| kernel.supports(op, request.dtype))
+        }
+        _ => false,
+    };
+    if fits {
+        return Ok(());
+    }
+    Err(Error::Unsupported {
+        kernel: kernel.id.to_string(),
+        what: format!("{} of {}", request.op, request.dtype.name()),
+        valid: match kernel.family {
+            Family::Default | Family::Step => {
+                format!(
+                    "{} for every operation; the teaching kernels: sum, min, max of 32- and 64-bit types",
+                    DEFAULT_KERNEL.id
+                )
+            }
+            _ => format!(
+                "for a flat reduction {} (the {:?} kernels are chosen by the options and the shape)",
+                KERNELS.iter().map(|k| k.id).collect::<Vec<_>>().join(", "),
+                kernel.family
+            ),
+        },
+    })
 }
 
 /// How the rows', columns' and segments' kernels size their teams, tiles
@@ -239,7 +269,7 @@ pub(crate) fn shape_fit(card: &impl Limits, portable: bool) -> Fit {
 /// an arg-max of bf16 built for 1024 threads needs 67 registers a thread on
 /// an A100, more than 64). Asking for more is a typed error, before any
 /// launch.
-fn fit_block(
+pub(super) fn fit_block(
     asked: Option<u32>,
     default: u32,
     entry: impl Fn(u32) -> String,
@@ -288,162 +318,5 @@ fn flat_levels(request: &Request, kernel: &Kernel, entry: &str, block: u32, card
     Ok(levels(kernel, request.n, block, resident))
 }
 
-/// A reproducible or accurate kernel ([`crate::modes`]) for the request:
-/// launched as the default kernel is (one launch, the last block
-/// finishes), at the block asked for or the card's default one (stepped
-/// down where its registers do not allow it), on the grid it can use (at
-/// most `max_grid`; its result does not depend on it).
-fn mode_plan(request: &Request, mode: crate::modes::ModeKernel, card: &impl Limits) -> Result<Plan> {
-    let opts = &request.options;
-    // the library's operations of that name: a result of the element's size
-    // and the inputs the operation of that name has
-    let own_inputs = Op::from_name(request.op).map_or(1, |op| if op == Op::Dot { 2 } else { 1 });
-    if request.out_bytes != request.dtype.size() || request.inputs != own_inputs {
-        return Err(Error::Unsupported {
-            kernel: if opts.accurate { "accurate" } else { "gpu_to_gpu" }.into(),
-            what: format!("an operation of your own named {}", request.op),
-            valid: "the library's sum, dot, sum_squares, norm, mean".into(),
-        });
-    }
-    let (block, entry) = fit_block(
-        opts.block,
-        card.tuning().default_block(request.op, request.n),
-        |_| crate::modes::entry(mode, request.op, request.dtype),
-        |e| card.max_threads_per_block(e),
-    )?;
-    DEFAULT_KERNEL.check_block(block)?;
-    let resident = card.resident_blocks(&entry, block, MODES_SMEM)?;
-    let resident = opts.max_grid.map_or(resident, |g| resident.min(g.max(1)));
-    let (job, grid) = ModeJob::plan(mode, request.dtype, request.n, block, resident);
-    let levels = vec![Level { launches: vec![Launch { in_offset: 0, n: request.n, grid, out_offset: 0 }], outputs: 1 }];
-    Ok(Plan {
-        kernel: DEFAULT_KERNEL,
-        entry,
-        block,
-        levels,
-        smem: MODES_SMEM,
-        partials: job.partials,
-        inputs: request.inputs,
-        acc_bytes: job.acc_bytes,
-    })
-}
-
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::modes::Determinism;
-    use gpu::op::{ArgMax, Dot, Sum};
-
-    /// An H100 (132 SMs, 25 GB/s an SM), an A100 (108 SMs) and a small card
-    /// of 24 SMs holding 1536 threads each; every entry allows `most`
-    /// threads a block.
-    fn cards(most: u32) -> [(Tuning, u32, u32); 3] {
-        let card = |sm_count, threads_per_sm, gbps: f64| {
-            (Tuning { sm_count, threads_per_sm, bandwidth_per_sm: gbps * 1e9 }, most, 16)
-        };
-        [card(132, 2048, 25.4), card(108, 2048, 14.4), card(24, 1536, 12.0)]
-    }
-
-    #[test]
-    fn the_default_kernel_fills_each_card_in_one_launch() {
-        for card in cards(1024) {
-            let resident_threads = card.0.resident_threads();
-            for n in [1usize, 1000, 1 << 20, 1 << 25, 1 << 28] {
-                let p = plan(&Request::of::<Sum, f32>(n, &Options::default()), &card).unwrap();
-                assert_eq!((p.kernel.id, p.levels.len(), p.smem), ("single_pass", 1, gpu::layout::SINGLE_PASS_SMEM));
-                let grid = p.levels[0].launches[0].grid;
-                assert_eq!(p.partials, grid as usize);
-                assert!(grid as usize * p.block as usize <= resident_threads, "{n}: grid {grid} × {}", p.block);
-                assert_eq!(p.block, card.0.default_block("sum", n));
-                assert_eq!(p.entry, format!("single_pass_b{}_sum_f32", p.block));
-            }
-        }
-    }
-
-    #[test]
-    fn a_block_the_registers_do_not_allow_steps_down_or_is_refused() {
-        for card in cards(640) {
-            let p = plan(&Request::of::<ArgMax, f32>(1 << 28, &Options::default()), &card).unwrap();
-            assert_eq!(p.block, 512);
-            let asked = Options { block: Some(1024), ..Options::default() };
-            let e = plan(&Request::of::<ArgMax, f32>(1 << 28, &asked), &card).unwrap_err().to_string();
-            assert!(e.contains("at most 640 threads"), "{e}");
-        }
-        let none = cards(16)[0];
-        assert!(plan(&Request::of::<Sum, f32>(1 << 20, &Options::default()), &none).is_err());
-    }
-
-    #[test]
-    fn the_grid_cap_and_teaching_kernels() {
-        let card = cards(1024)[0];
-        let capped = Options { max_grid: Some(7), ..Options::default() };
-        let p = plan(&Request::of::<Dot, f32>(1 << 24, &capped), &card).unwrap();
-        assert_eq!(p.levels[0].launches[0].grid, 7);
-        for k in crate::registry::KERNELS {
-            let opts = Options { kernel: Some(k), ..Options::default() };
-            let p = plan(&Request::of::<Sum, i32>((1 << 22) + 3, &opts), &card).unwrap();
-            assert_eq!((p.kernel.id, p.block), (k.id, DEFAULT_BLOCK), "{}", k.id);
-            assert_eq!(p.levels.last().map(|l| l.outputs), Some(1));
-        }
-    }
-
-    #[test]
-    fn the_modes_get_their_own_entries_and_partials() {
-        let card = cards(1024)[0];
-        let repro = Options { determinism: Determinism::GpuToGpu, ..Options::default() };
-        let p = plan(&Request::of::<Sum, f32>(1 << 28, &repro), &card).unwrap();
-        assert_eq!((p.entry.as_str(), p.smem), ("reproducible_sum_f32", MODES_SMEM));
-        assert!(p.partials >= 1 && p.levels[0].launches[0].grid >= 1);
-        let accurate = Options { accurate: true, ..Options::default() };
-        let p = plan(&Request::of::<Sum, f64>(1 << 20, &accurate), &card).unwrap();
-        assert_eq!(p.entry, "accurate_sum_f64");
-        // an operation of the user's own is refused, named by the mode asked for
-        let mut own = Request::of::<Sum, f32>(100, &accurate);
-        own.out_bytes = 8;
-        let e = plan(&own, &card).unwrap_err().to_string();
-        assert!(e.starts_with("accurate does not support an operation of your own"), "{e}");
-        own.options = repro;
-        assert!(plan(&own, &card).unwrap_err().to_string().starts_with("gpu_to_gpu"));
-    }
-
-    #[test]
-    fn fit_block_steps_down_to_what_the_registers_allow() {
-        let entry = |b: u32| format!("single_pass_b{b}_argmax_bf16");
-        let most = |e: &str| Ok(if e.contains("b1024") { 896 } else { 1024 });
-        assert_eq!(fit_block(None, 1024, entry, most).unwrap(), (512, entry(512)));
-        assert_eq!(fit_block(None, 256, entry, most).unwrap(), (256, entry(256)));
-        let err = fit_block(Some(1024), 1024, entry, most).unwrap_err().to_string();
-        assert!(err.contains("at most 896 threads"), "{err}");
-        // an entry whose one block size does not fit at all
-        assert_eq!(fit_block(None, 1024, |_| "accurate_sum_f32".into(), |_| Ok(640)).unwrap().0, 512);
-        assert!(fit_block(None, 256, entry, |_| Ok(0)).is_err());
-    }
-
-    /// No block, grid or tile is worked out outside this module: the words
-    /// of its choices appear in no other source of the workspace.
-    #[test]
-    fn no_choice_is_made_outside_the_dispatch() {
-        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
-        let here = root.join("host/src/dispatch");
-        let words = [["default", "_block"].concat(), ["fit", "_block"].concat(), [".tun", "ing()"].concat()];
-        let mut folders: Vec<_> =
-            ["host/src", "host/examples", "cli/src", "tests", "testkit/src", "xtask/src"].map(|d| root.join(d)).into();
-        let (mut files, mut found) = (0, Vec::new());
-        while let Some(dir) = folders.pop() {
-            for entry in std::fs::read_dir(&dir).into_iter().flatten().flatten() {
-                let path = entry.path();
-                if path.is_dir() && path != here {
-                    folders.push(path);
-                } else if path.extension().is_some_and(|e| e == "rs") {
-                    files += 1;
-                    let text = std::fs::read_to_string(&path).unwrap_or_default();
-                    for w in words.iter().filter(|w| text.contains(w.as_str())) {
-                        found.push(format!("{}: {w}", path.display()));
-                    }
-                }
-            }
-        }
-        assert!(files > 50, "{files} files");
-        assert!(found.is_empty(), "choices made outside the dispatch: {found:?}");
-    }
-}
+mod tests;

@@ -30,6 +30,7 @@
 //! after free, cudarc issue #584), so this reducer keeps its communicators
 //! until the process exits: make one and keep it.
 
+mod combine;
 mod nccl;
 mod operations;
 mod sharded;
@@ -42,23 +43,20 @@ use cudarc::driver::{CudaContext, CudaSlice, DevicePtr, DevicePtrMut};
 use cudarc::nccl::Comm;
 
 pub use nccl::{UniqueId, find_libnccl, link_dir, loaded_nccl, no_nccl_reason};
-pub use sharded::Sharded;
+pub use sharded::{Sharded, split};
+
+use combine::{COUNT_AT, SLOT, combine};
 
 use crate::device::{Gpu, device_count};
 use crate::error::{Error, Result, driver};
+use crate::input::check_inputs;
 use crate::input::{Element, Input, Source};
 use crate::launch::Out;
-use crate::operations::check_inputs;
 use crate::options::Options;
 use crate::ptx::Ptx;
 use crate::reducer::Reducer;
 use gpu::op::Reduction;
 use nccl::nccl;
-
-/// Bytes each rank contributes to the exchange: its shard's result (at most
-/// 16 bytes) at 0, its shard's length (`u64`) at [`COUNT_AT`].
-const SLOT: usize = 32;
-const COUNT_AT: usize = 16;
 
 /// Reduces data spread over several GPUs (see the [module](self)).
 ///
@@ -258,11 +256,11 @@ impl MultiReducer {
     /// use reduction::{multi::MultiReducer, op::Dot};
     /// let m = MultiReducer::on(&[0, 1])?;
     /// let (a, b) = (vec![1.0f32; 1000], vec![2.0f32; 1000]);
-    /// let d = m.reduce_op::<Dot, f32, [f32]>(&[&[&a[..500], &b[..500]], &[&a[500..], &b[500..]]])?;
+    /// let d = m.reduce::<Dot, f32, [f32]>(&[&[&a[..500], &b[..500]], &[&a[500..], &b[500..]]])?;
     /// assert_eq!(d, 2000.0);
     /// # Ok::<(), reduction::Error>(())
     /// ```
-    pub fn reduce_op<R: Sharded<T>, T: Element, D: Input<T> + ?Sized>(&self, shards: &[&[&D]]) -> Result<R::Out> {
+    pub fn reduce<R: Sharded<T>, T: Element, D: Input<T> + ?Sized>(&self, shards: &[&[&D]]) -> Result<R::Out> {
         let lens = self.checked_lens::<R, T, D>(shards)?;
         let local: u64 = lens.iter().sum();
         if R::NEEDS_AN_ELEMENT && local == 0 && self.world == self.reducers.len() {
@@ -290,7 +288,7 @@ impl MultiReducer {
         }
         let mut lens = Vec::with_capacity(shards.len());
         for (shard, (inputs, r)) in shards.iter().zip(&self.reducers).enumerate() {
-            lens.push(check_inputs::<R, T, D>(inputs, &Options::default())? as u64);
+            lens.push(check_inputs::<R, T, D>(inputs)? as u64);
             let expected = r.gpu().info().ordinal;
             for input in inputs.iter() {
                 if let Source::Device(view) = input.source()
@@ -339,7 +337,7 @@ impl MultiReducer {
         first.clone_dtoh(&slots[0].1).map_err(driver("cuMemcpyDtoH"))
     }
 
-    /// [`reduce_op`](Self::reduce_op) on a host slice split evenly over this
+    /// [`reduce`](Self::reduce) on a host slice split evenly over this
     /// process's GPUs (copied for this call; [`scatter`](Self::scatter) once
     /// to keep the shards on the GPUs).
     ///
@@ -383,110 +381,4 @@ fn device_of(addr: u64) -> Result<usize> {
     .result()
     .map_err(driver("cuPointerGetAttribute"))?;
     Ok(ordinal.max(0) as usize)
-}
-
-/// `n` elements cut into `parts` ranges in order, lengths differing by at
-/// most one (the longer first).
-///
-/// ```
-/// assert_eq!(reduction::multi::split(10, 3), [0..4, 4..7, 7..10]);
-/// assert_eq!(reduction::multi::split(1, 2), [0..1, 1..1]);
-/// ```
-pub fn split(n: usize, parts: usize) -> Vec<Range<usize>> {
-    let parts = parts.max(1);
-    let (base, extra) = (n / parts, n % parts);
-    let mut start = 0;
-    (0..parts)
-        .map(|k| {
-            let len = base + usize::from(k < extra);
-            start += len;
-            start - len..start
-        })
-        .collect()
-}
-
-/// The result from every rank's slot (`SLOT` bytes each, rank order): each
-/// non-empty shard's result made an accumulator at its global offset, the
-/// accumulators combined in rank order, finished with the total count.
-pub(crate) fn combine<R: Sharded<T>, T: Element>(gathered: &[u8]) -> Result<R::Out> {
-    const { assert!(size_of::<<R::Shard as Reduction<T>>::Out>() <= COUNT_AT) };
-    let (mut acc, mut offset) = (R::IDENTITY, 0u64);
-    for slot in gathered.as_chunks::<SLOT>().0 {
-        let mut count = [0u8; 8];
-        count.copy_from_slice(&slot[COUNT_AT..COUNT_AT + 8]);
-        let n = u64::from_le_bytes(count);
-        if n > 0 {
-            // SAFETY: the slot's first bytes are the shard's result, written
-            // by the kernel (asserted above to fit before the count); every
-            // bit pattern is a value of it (`Bits`); unaligned read of
-            // initialized bytes.
-            let out = unsafe { slot.as_ptr().cast::<<R::Shard as Reduction<T>>::Out>().read_unaligned() };
-            acc = R::combine(acc, R::accumulate(out, offset));
-        }
-        offset += n;
-    }
-    if offset == 0 && R::NEEDS_AN_ELEMENT {
-        return Err(Error::Empty { op: R::NAME });
-    }
-    Ok(R::finish(acc, offset))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use gpu::half::f16;
-    use gpu::op::{ArgMax, ArgMin, Mean, Min, Norm, Sum};
-
-    /// A rank's slot: the result's bytes at 0, the count at `COUNT_AT`.
-    fn slot(result: &[u8], n: u64) -> Vec<u8> {
-        let mut s = vec![0xAB; SLOT]; // garbage where nothing is written
-        s[..result.len()].copy_from_slice(result);
-        s[COUNT_AT..COUNT_AT + 8].copy_from_slice(&n.to_le_bytes());
-        s
-    }
-
-    /// An `Arg<f32>` as the kernel lays it out (`repr(C)`: value, 4 bytes of
-    /// padding, index).
-    fn arg(value: f32, index: u64) -> Vec<u8> {
-        [&value.to_le_bytes()[..], &[0; 4], &index.to_le_bytes()].concat()
-    }
-
-    #[test]
-    fn arg_max_takes_the_lowest_global_index() {
-        let tie = [slot(&arg(5.0, 999), 1000), slot(&arg(5.0, 0), 777)].concat();
-        assert_eq!(combine::<ArgMax, f32>(&tie).unwrap().index, 999);
-        let later = [slot(&arg(1.0, 3), 1000), slot(&arg(2.0, 3), 777)].concat();
-        assert_eq!(combine::<ArgMax, f32>(&later).unwrap().index, 1003);
-        let nan = [slot(&arg(9.0, 0), 10), slot(&arg(f32::NAN, 4), 10)].concat();
-        assert_eq!(combine::<ArgMax, f32>(&nan).unwrap().index, 14);
-        let first_empty = [slot(&[], 0), slot(&arg(-1.0, 3), 10)].concat();
-        assert_eq!(combine::<ArgMin, f32>(&first_empty).unwrap().index, 3);
-    }
-
-    #[test]
-    fn no_elements_anywhere() {
-        let none = [slot(&[], 0), slot(&[], 0)].concat();
-        assert!(matches!(combine::<ArgMax, f32>(&none), Err(Error::Empty { op: "argmax" })));
-        assert_eq!(combine::<Sum, f64>(&none).unwrap(), 0.0);
-        assert!(combine::<Mean, f32>(&none).unwrap().is_nan());
-    }
-
-    #[test]
-    fn finished_once_from_the_total() {
-        let sums = [slot(&6.0f64.to_le_bytes(), 3), slot(&4.0f64.to_le_bytes(), 1)].concat();
-        assert_eq!(combine::<Mean, f64>(&sums).unwrap(), 2.5);
-        let squares = [slot(&9.0f32.to_le_bytes(), 1), slot(&16.0f32.to_le_bytes(), 1)].concat();
-        assert_eq!(combine::<Norm, f32>(&squares).unwrap(), 5.0);
-        let halves =
-            [slot(&f16::from_f32(-2.0).to_le_bytes(), 5), slot(&f16::from_f32(-3.0).to_le_bytes(), 5)].concat();
-        assert_eq!(combine::<Min, f16>(&halves).unwrap(), f16::from_f32(-3.0));
-    }
-
-    #[test]
-    fn ranks_combine_in_order() {
-        // (1e20 + 1) - 1e20 in rank order is 0 in f64, not 1: the same order on every rank
-        let parts =
-            [slot(&1e20f64.to_le_bytes(), 1), slot(&1.0f64.to_le_bytes(), 1), slot(&(-1e20f64).to_le_bytes(), 1)];
-        assert_eq!(combine::<Sum, f64>(&parts.concat()).unwrap(), 0.0);
-    }
 }

@@ -1,11 +1,11 @@
 //! The operations of [`MultiReducer`] by name, as [`Reducer`](crate::Reducer)
-//! has them (`operations.rs`): each one [`MultiReducer::reduce_op`] over
+//! has them (`operations.rs`): each one [`MultiReducer::reduce`] over
 //! the shards, one per GPU of this process or this rank's own.
 
 use crate::error::{Error, Result};
 use crate::input::{Element, Input};
 use crate::multi::{MultiReducer, Sharded};
-use crate::operations::Output;
+use crate::reducer::Output;
 use gpu::op::{Arg, ArgMax, ArgMin, Dot, Max, Mean, Min, Norm, Reduction, Sum, SumSquares};
 
 impl MultiReducer {
@@ -61,7 +61,7 @@ impl MultiReducer {
         }
         let pairs: Vec<[&D; 2]> = a.iter().zip(b).map(|(x, y)| [*x, *y]).collect();
         let shards: Vec<&[&D]> = pairs.iter().map(|p| &p[..]).collect();
-        self.reduce_op::<Dot, T, D>(&shards)
+        self.reduce::<Dot, T, D>(&shards)
     }
 
     /// `Σ x[i]²` over all shards.
@@ -91,6 +91,6 @@ impl MultiReducer {
     pub(super) fn one_input<R: Sharded<T>, T: Element, D: Input<T> + ?Sized>(&self, shards: &[&D]) -> Result<R::Out> {
         let shards: Vec<[&D; 1]> = shards.iter().map(|s| [*s]).collect();
         let shards: Vec<&[&D]> = shards.iter().map(|s| &s[..]).collect();
-        self.reduce_op::<R, T, D>(&shards)
+        self.reduce::<R, T, D>(&shards)
     }
 }

@@ -1,6 +1,8 @@
 //! How an operation spans GPUs: what each GPU computes on its shard, and
 //! how that result joins the others.
 
+use std::ops::Range;
+
 use gpu::half::{bf16, f16};
 use gpu::op::{Arg, ArgMax, ArgMin, Dot, Max, Mean, Min, Norm, Reduction, Sum, SumSquares};
 
@@ -101,3 +103,23 @@ macro_rules! through {
 }
 through!(Norm via SumSquares: f32, f64, f16, bf16);
 through!(Mean via Sum: f32, f64, f16, bf16);
+
+/// `n` elements cut into `parts` ranges in order, lengths differing by at
+/// most one (the longer first).
+///
+/// ```
+/// assert_eq!(reduction::multi::split(10, 3), [0..4, 4..7, 7..10]);
+/// assert_eq!(reduction::multi::split(1, 2), [0..1, 1..1]);
+/// ```
+pub fn split(n: usize, parts: usize) -> Vec<Range<usize>> {
+    let parts = parts.max(1);
+    let (base, extra) = (n / parts, n % parts);
+    let mut start = 0;
+    (0..parts)
+        .map(|k| {
+            let len = base + usize::from(k < extra);
+            start += len;
+            start - len..start
+        })
+        .collect()
+}

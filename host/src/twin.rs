@@ -1,17 +1,17 @@
-//! The shaped reductions' order on the CPU: [`shaped_fixed_order`] performs
-//! the additions of `kernels/segments.rs` and `kernels/columns.rs`, in
-//! their order, serially, so that a `gpu_to_gpu` shaped result
-//! ([`Reducer::reduce_shaped_with`](crate::Reducer::reduce_shaped_with)) can
-//! be compared with it bit for bit, as the flat sums are with
-//! `gpu::op::fixed_order::fixed_order`.
+//! The CPU twins of the reproducible orders: the same bits as a
+//! `gpu_to_gpu` result, on a CPU (to check a result, or to compute one
+//! where no GPU is). A feature of the library, not of its tests.
 //!
-//! A feature of the library, not of its tests: the same bits as the GPU's
-//! reproducible shaped result, on a CPU (to check a result, or to compute
-//! one where no GPU is). It uses only the kernels' own operators and the
-//! shape's plan.
+//! * [`fixed_order`]: a flat reduction, in the order of the reproducible
+//!   kernels (`gpu::op::fixed_order`).
+//! * [`shaped_fixed_order`]: the additions of `kernels/segments.rs` and
+//!   `kernels/columns.rs`, in their order, serially, so that a `gpu_to_gpu`
+//!   shaped result ([`Reducer::reduce_shaped`](crate::Reducer::reduce_shaped))
+//!   can be compared with it bit for bit. It uses only the kernels' own
+//!   operators and the shape's plan.
 //!
 //! The order is a function of the shape, the offsets and the strategy
-//! (`shape::plan`: no GPU parameter, blocks of `SHAPE_BLOCK`), computed as
+//! (`dispatch::shape_plan`: no GPU parameter, blocks of `SHAPE_BLOCK`), computed as
 //! if the input started on a 16-byte boundary (the `gpu_to_gpu` path copies
 //! a view that does not).
 //!
@@ -30,9 +30,13 @@
 //!   and the row lanes again in order
 //! ```
 
+/// A flat reduction in the reproducible kernels' order (`n` alone decides it).
+pub use gpu::op::fixed_order::fixed_order;
+
+use crate::dispatch::{ShapeKernel, shape_plan as plan};
 use crate::error::Result;
 use crate::input::Element;
-use crate::shape::{Fit, Shape, ShapeKernel, Strategy, plan};
+use crate::shape::{Fit, Shape, Strategy};
 use gpu::names::Op;
 use gpu::op::fixed_order::{WARP, team_tree, warp_tree};
 use gpu::op::{Reduction, map_pairwise};
@@ -41,12 +45,12 @@ use gpu::shape::{Columns, SHAPE_BLOCK, Segments, lanes_for, tile_span, tiles, ve
 /// Operation `R` on each row, column or segment of `inputs` (one, or two of
 /// the same length for a dot product) in exactly the order of the shaped
 /// kernels on a 16-byte-aligned input, with the plan `strategy` gives: the
-/// bits of [`Reducer::reduce_shaped_with`](crate::Reducer::reduce_shaped_with)
+/// bits of [`Reducer::reduce_shaped`](crate::Reducer::reduce_shaped)
 /// under `Determinism::GpuToGpu` (NaN payloads aside). Checked as the GPU
 /// path checks: the shape against the input, the strategy, the type.
 ///
 /// ```
-/// use reduction::{Sum, shape_order::shaped_fixed_order, shape::{Matrix, Shape, Strategy}};
+/// use reduction::{Sum, twin::shaped_fixed_order, shape::{Matrix, Shape, Strategy}};
 /// let x: Vec<f32> = (0..12).map(|i| i as f32).collect();
 /// let rows = shaped_fixed_order::<Sum, f32>(&[&x], Shape::Rows(Matrix::new(3, 4)), Strategy::Auto)?;
 /// assert_eq!(rows, [6.0, 22.0, 38.0]);

@@ -27,7 +27,7 @@ use gpu::op::Reduction;
 /// let mut out = stream.alloc_zeros::<u32>(1).unwrap();
 /// let sum = r.prepare::<Sum, u32>(1 << 20, &Options::default())?;
 /// for _ in 0..10 {
-///     r.enqueue(&sum, &data.as_view(), &mut out.as_view_mut())?;
+///     r.enqueue(&sum, &[&data.as_view()], &mut out.as_view_mut())?;
 /// }
 /// assert_eq!(stream.clone_dtoh(&out).unwrap()[0], 1 << 20);
 /// # Ok::<(), reduction::Error>(())
@@ -75,19 +75,25 @@ impl<O, T> Prepared<O, T> {
         self.job.plan.levels.first().and_then(|l| l.launches.first()).map_or(0, |l| l.grid)
     }
 
-    /// `Error::Invalid` unless `a` (and `b`) hold exactly the elements it
-    /// was prepared for (the launch checks that `b` is there when the
-    /// operation reads two inputs).
-    fn check(&self, a: &CudaView<'_, T>, b: Option<&CudaView<'_, T>>) -> Result<()> {
-        if a.len() != self.n || b.is_some_and(|b| b.len() != self.n) {
-            return Err(Error::Invalid(format!(
-                "the inputs hold {}{} elements; the reduction was prepared for {}",
-                a.len(),
-                b.map(|b| format!(" and {}", b.len())).unwrap_or_default(),
+    /// The inputs, once checked: as many as the operation reads, each
+    /// exactly the elements it was prepared for ([`Error::Invalid`]).
+    #[allow(clippy::type_complexity)]
+    fn check<'v, 'a>(
+        &self,
+        inputs: &'v [&'v CudaView<'a, T>],
+    ) -> Result<(&'v CudaView<'a, T>, Option<&'v CudaView<'a, T>>)> {
+        let lens: Vec<String> = inputs.iter().map(|v| v.len().to_string()).collect();
+        match inputs {
+            [a] if self.job.plan.inputs == 1 && a.len() == self.n => Ok((a, None)),
+            [a, b] if self.job.plan.inputs == 2 && a.len() == self.n && b.len() == self.n => Ok((a, Some(b))),
+            _ => Err(Error::Invalid(format!(
+                "given {} input(s) of {} elements; the reduction was prepared for {} of {}",
+                inputs.len(),
+                lens.join(" and "),
+                self.job.plan.inputs,
                 self.n
-            )));
+            ))),
         }
-        Ok(())
     }
 }
 
@@ -109,53 +115,17 @@ impl Reducer {
         Ok(Prepared { job: self.job_for::<R, T>(n, opts)?, n, _op: std::marker::PhantomData })
     }
 
-    /// Queue `prepared` (any operation) on `a` (and `b`, for a two-input
-    /// operation), exactly its length, without waiting; its result goes to
-    /// the reducer's own result slot in mapped host memory, where the next
-    /// call overwrites it: what a reduction to the host does, for timing it
-    /// (the benchmark's `--result host`).
-    pub fn enqueue_op<R: Reduction<T>, T: Element>(
+    /// Queue `prepared` on `inputs` (one, or two for a two-input operation;
+    /// exactly its length) and leave the result in `out[0]` on the device,
+    /// without waiting: [`Reducer::reduce_into`] with the planning done
+    /// once. An empty `out`, or one not aligned for the output, is an error.
+    pub fn enqueue<R: Reduction<T>, T: Element>(
         &self,
         prepared: &Prepared<R, T>,
-        a: &CudaView<'_, T>,
-        b: Option<&CudaView<'_, T>>,
-    ) -> Result<()> {
-        prepared.check(a, b)?;
-        let mut scratch = self.scratch::<T>()?;
-        let s = &mut scratch.work;
-        enqueue(self.gpu(), &mut s.bufs, &prepared.job, &prepared.job.plan.levels, a, b, s.result.out())
-    }
-
-    /// Queue `prepared` (any operation) on `a` (and `b`, for a two-input
-    /// operation), exactly its length, and leave the result in `out[0]` on
-    /// the device, without waiting: nothing comes back to the host (an
-    /// arg-max whose index the next kernel reads). For outputs that are not
-    /// cudarc `DeviceRepr` types (an [`Arg`](crate::op::Arg)), view a byte
-    /// buffer as them; an `out` not aligned for the output is an
-    /// [`Error::Invalid`].
-    ///
-    /// ```no_run
-    /// use reduction::{ArgMax, Options, Reducer, op::Arg};
-    /// let r = Reducer::new()?;
-    /// let s = r.gpu().stream();
-    /// let x = s.clone_htod(&[1.0f32, 7.0, 3.0, 7.0]).unwrap();
-    /// let mut bytes = s.alloc_zeros::<u8>(size_of::<Arg<f32>>()).unwrap();
-    /// // SAFETY: every bit pattern is an `Arg<f32>`, and the allocation is aligned
-    /// let mut out = unsafe { bytes.transmute_mut::<Arg<f32>>(1) }.unwrap();
-    /// let p = r.prepare::<ArgMax, f32>(4, &Options::default())?;
-    /// r.enqueue_op_into(&p, &x.as_view(), None, &mut out)?;
-    /// let b = s.clone_dtoh(&bytes).unwrap();
-    /// assert_eq!(u64::from_ne_bytes(b[8..16].try_into().unwrap()), 1); // the first 7.0
-    /// # Ok::<(), reduction::Error>(())
-    /// ```
-    pub fn enqueue_op_into<R: Reduction<T>, T: Element>(
-        &self,
-        prepared: &Prepared<R, T>,
-        a: &CudaView<'_, T>,
-        b: Option<&CudaView<'_, T>>,
+        inputs: &[&CudaView<'_, T>],
         out: &mut CudaViewMut<'_, R::Out>,
     ) -> Result<()> {
-        prepared.check(a, b)?;
+        let (a, b) = prepared.check(inputs)?;
         if out.is_empty() {
             return Err(Error::SliceTooShort { len: 0, n: 1 });
         }
@@ -164,15 +134,18 @@ impl Reducer {
         enqueue(self.gpu(), &mut scratch.work.bufs, &prepared.job, &prepared.job.plan.levels, a, b, out)
     }
 
-    /// Queue `prepared` on `data` (exactly its length) and leave the result
-    /// in `out[0]`, without waiting: [`Reducer::enqueue_op_into`] for the
-    /// operations whose output is an element.
-    pub fn enqueue<R: Reduction<T, Out = T>, T: Element>(
+    /// [`Reducer::enqueue`] with the result in the reducer's own result
+    /// slot in mapped host memory, where the next call overwrites it: what
+    /// a reduction to the host does, for timing it (the benchmark's
+    /// `--result host`).
+    pub fn enqueue_to_host<R: Reduction<T>, T: Element>(
         &self,
         prepared: &Prepared<R, T>,
-        data: &CudaView<'_, T>,
-        out: &mut CudaViewMut<'_, T>,
+        inputs: &[&CudaView<'_, T>],
     ) -> Result<()> {
-        self.enqueue_op_into(prepared, data, None, out)
+        let (a, b) = prepared.check(inputs)?;
+        let mut scratch = self.scratch::<T>()?;
+        let s = &mut scratch.work;
+        enqueue(self.gpu(), &mut s.bufs, &prepared.job, &prepared.job.plan.levels, a, b, s.result.out())
     }
 }

@@ -9,10 +9,11 @@
 //! | `accurate: true`, f32 sum | `accurate_sum_f32`: correctly rounded | `gpu_to_gpu` |
 //! | `accurate: true`, f64 sum | `accurate_sum_f64`: double-double, fixed order | `gpu_to_gpu` |
 
+use super::{Launch, Level, Limits, Plan, Request, fit_block};
 use crate::error::{Error, Result};
-pub use crate::options::Determinism;
-use crate::options::Options;
-use gpu::layout::ACCURATE_WORDS;
+use crate::options::{Determinism, Options};
+use crate::registry::Kernel;
+use gpu::layout::{ACCURATE_WORDS, MODES_SMEM};
 use gpu::names::{DType, MODE_TYPES, Op, REPRODUCIBLE_OPS};
 use gpu::op::fixed_order::{Geometry, WARP, tree_len};
 
@@ -42,7 +43,7 @@ pub(crate) struct ModeJob {
 /// combination is an [`Error::Unsupported`] naming what is valid.
 ///
 /// ```
-/// use reduction::{DType, Options, modes::{Determinism, mode_entry}};
+/// use reduction::{DType, Options, Determinism, dispatch::mode_entry};
 /// let repro = Options { determinism: Determinism::GpuToGpu, ..Options::default() };
 /// assert_eq!(mode_entry("dot", DType::F64, &repro).unwrap().as_deref(), Some("reproducible_dot_f64"));
 /// let accurate = Options { accurate: true, ..Options::default() };
@@ -87,25 +88,14 @@ pub(crate) fn mode_kernel(op: &str, ty: DType, opts: &Options) -> Result<Option<
 
 /// The PTX entry of a mode kernel.
 pub(crate) fn entry(kernel: ModeKernel, op: &str, ty: DType) -> String {
-    match kernel {
-        ModeKernel::Reproducible => format!("reproducible_{op}_{}", ty.name()),
-        ModeKernel::AccurateF32 | ModeKernel::AccurateF64 => format!("accurate_sum_{}", ty.name()),
-    }
+    kernel.row().entry_named(0, op, ty.name())
 }
 
-/// Every mode entry in the PTX (the registry's test checks them both ways).
-///
-/// ```
-/// assert_eq!(reduction::modes::entries().len(), 12);
-/// ```
-pub fn entries() -> Vec<String> {
-    let mut all: Vec<String> = MODE_TYPES
-        .iter()
-        .flat_map(|&t| REPRODUCIBLE_OPS.iter().map(move |o| entry(ModeKernel::Reproducible, o.name(), t)))
-        .collect();
-    all.push(entry(ModeKernel::AccurateF32, "sum", DType::F32));
-    all.push(entry(ModeKernel::AccurateF64, "sum", DType::F64));
-    all
+impl ModeKernel {
+    /// Its row of the registry.
+    pub(crate) fn row(self) -> &'static Kernel {
+        if self == ModeKernel::Reproducible { &crate::registry::REPRODUCIBLE } else { &crate::registry::ACCURATE }
+    }
 }
 
 impl ModeJob {
@@ -126,6 +116,46 @@ impl ModeJob {
         };
         (ModeJob { kernel, partials, acc_bytes }, grid)
     }
+}
+
+/// A reproducible or accurate kernel ([`mode_kernel`]) for the request:
+/// launched as the default kernel is (one launch, the last block
+/// finishes), at the block asked for or the card's default one (stepped
+/// down where its registers do not allow it), on the grid it can use (at
+/// most `max_grid`; its result does not depend on it).
+pub(super) fn mode_plan(request: &Request, mode: ModeKernel, card: &impl Limits) -> Result<Plan> {
+    let opts = &request.options;
+    // the library's operations of that name: a result of the element's size
+    // and the inputs the operation of that name has
+    let own_inputs = Op::from_name(request.op).map_or(1, |op| if op == Op::Dot { 2 } else { 1 });
+    if request.out_bytes != request.dtype.size() || request.inputs != own_inputs {
+        return Err(Error::Unsupported {
+            kernel: if opts.accurate { "accurate" } else { "gpu_to_gpu" }.into(),
+            what: format!("an operation of your own named {}", request.op),
+            valid: "the library's sum, dot, sum_squares, norm, mean".into(),
+        });
+    }
+    let (block, entry) = fit_block(
+        opts.block,
+        card.tuning().default_block(request.op, request.n),
+        |_| entry(mode, request.op, request.dtype),
+        |e| card.max_threads_per_block(e),
+    )?;
+    mode.row().check_block(block)?;
+    let resident = card.resident_blocks(&entry, block, MODES_SMEM)?;
+    let resident = opts.max_grid.map_or(resident, |g| resident.min(g.max(1)));
+    let (job, grid) = ModeJob::plan(mode, request.dtype, request.n, block, resident);
+    let levels = vec![Level { launches: vec![Launch { in_offset: 0, n: request.n, grid, out_offset: 0 }], outputs: 1 }];
+    Ok(Plan {
+        kernel: mode.row(),
+        entry,
+        block,
+        levels,
+        smem: MODES_SMEM,
+        partials: job.partials,
+        inputs: request.inputs,
+        acc_bytes: job.acc_bytes,
+    })
 }
 
 #[cfg(test)]

@@ -1,0 +1,231 @@
+//! The rows', columns' and segments' launches, planned ([`shape_plan`],
+//! pure arithmetic): which kernel, its tile, teams or chunks, grid, shared
+//! memory and scratch, from the shape, the strategy and the card's fit.
+
+use crate::error::{Error, Result};
+use crate::registry::{COLUMNS, Kernel, ROWS_LONG, ROWS_SHORT, SEGMENTS};
+use crate::shape::{AUTO_LANES, Fit, MAX_TILE_BYTES, MIN_TILE_BYTES, Shape, Strategy};
+use gpu::names::{DType, Op};
+use gpu::shape::{Columns, SHAPE_WARPS, columns_smem, long_rows, short_row_vectors, tiles};
+
+/// Which shaped kernel a plan launches (`gpu/src/kernels/segments.rs`,
+/// `columns.rs`): its registry row and the entry `{id}_{op}_{type}`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ShapeKernel {
+    /// `segments`: any rows or CSR segments, in warp tiles and teams.
+    Segments,
+    /// `rows_short`: rows of 1 to 32 aligned 16-byte vectors, back to back
+    /// (`gpu::shape::short_row_vectors`), a tile per block, a lane a
+    /// vector; its own order.
+    RowsShort,
+    /// `rows_long`: rows a whole number of tiles (`gpu::shape::long_rows`),
+    /// a tile per block; its own order.
+    RowsLong,
+    /// `columns`: one result per column.
+    Columns,
+}
+
+impl ShapeKernel {
+    /// Every shaped kernel.
+    pub const ALL: [ShapeKernel; 4] =
+        [ShapeKernel::Segments, ShapeKernel::RowsShort, ShapeKernel::RowsLong, ShapeKernel::Columns];
+
+    /// Its row of the registry.
+    pub fn row(self) -> &'static Kernel {
+        match self {
+            ShapeKernel::Segments => &SEGMENTS,
+            ShapeKernel::RowsShort => &ROWS_SHORT,
+            ShapeKernel::RowsLong => &ROWS_LONG,
+            ShapeKernel::Columns => &COLUMNS,
+        }
+    }
+}
+
+/// A shaped reduction, planned: the entry, its launch and its buffers.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ShapePlan {
+    /// The kernel the entry belongs to.
+    pub kernel: ShapeKernel,
+    /// `{kernel}_{op}_{type}`.
+    pub entry: String,
+    /// Blocks of [`SHAPE_BLOCK`] threads.
+    pub grid: u32,
+    /// Dynamic shared memory, bytes.
+    pub smem: u32,
+    /// Segments: elements per warp tile; rows (short and long): per block;
+    /// columns: the tile width (`wide`).
+    pub tile: u64,
+    /// Lanes per team (0: per tile) for segments, chunks for columns.
+    pub split: u32,
+    /// Accumulators of scratch (pieces or chunk partials).
+    pub partials: usize,
+    /// Zeroed tickets.
+    pub tickets: usize,
+}
+
+/// Plan operation `op` on `ty` (accumulators of `acc_bytes`) over `n`
+/// elements shaped as `shape`, for a GPU of fit `fit` (its tiles, column
+/// blocks and teams: `Tuning::fit`; `Fit::PORTABLE` for the `gpu_to_gpu`
+/// orders). `aligned`: the inputs start on a 16-byte boundary, and for
+/// columns every row does too (`gpu::shape::vector_columns`).
+///
+/// ```
+/// use reduction::dispatch::shape_plan as plan;
+/// use reduction::shape::{AUTO_LANES, Fit, Matrix, Shape, Strategy};
+/// use reduction::{DType, Op};
+/// let rows = Shape::Rows(Matrix::new(1024, 1024));
+/// let p = plan(Op::Sum, DType::F32, 4, 1 << 20, rows, Strategy::Auto, false, Fit::PORTABLE).unwrap();
+/// assert_eq!((p.entry.as_str(), p.grid, p.tile, p.partials), ("segments_sum_f32", 32, 4096, 512));
+/// assert_eq!(p.split, AUTO_LANES | 8); // teams chosen per tile, about 8 vectors a lane
+/// let chunks = Strategy::Columns { wide: 1, chunks: 8 };
+/// let columns = Shape::Columns(Matrix::new(1 << 16, 16));
+/// let p = plan(Op::Sum, DType::F32, 4, 1 << 20, columns, chunks, true, Fit::PORTABLE).unwrap();
+/// assert_eq!((p.entry.as_str(), p.grid, p.split, p.tickets), ("columns_sum_f32", 8, 8, 1));
+/// let dot = Shape::Rows(Matrix::new(2, 5));
+/// assert!(plan(Op::Dot, DType::I32, 4, 10, dot, Strategy::Auto, false, Fit::PORTABLE).is_err());
+/// ```
+#[allow(clippy::too_many_arguments)]
+pub fn shape_plan(
+    op: Op,
+    ty: DType,
+    acc_bytes: usize,
+    n: usize,
+    shape: Shape<'_>,
+    strategy: Strategy,
+    aligned: bool,
+    fit: Fit,
+) -> Result<ShapePlan> {
+    if !op.types().contains(&ty) {
+        let valid: Vec<&str> = op.types().iter().map(|t| t.name()).collect();
+        return Err(Error::Unsupported {
+            kernel: op.name().into(),
+            what: format!("the type {}", ty.name()),
+            valid: valid.join(", "),
+        });
+    }
+    shape.check(n)?;
+    let n = shape.extent()?; // within the input, checked just above
+    let (size, lanes) = (ty.size(), 16 / ty.size() as u32);
+    let too_big = |what: &str| Error::Shape(format!("{what}: more blocks than one launch can have"));
+    let wrong = |what: &str| Error::Shape(format!("{strategy:?}: {what}"));
+    match shape {
+        Shape::Rows(_) | Shape::Segments(_) => {
+            let (tile_bytes, split) = match strategy {
+                Strategy::Auto => (0, 0),
+                Strategy::Segments { tile_bytes, lanes } => (tile_bytes as u64, lanes),
+                Strategy::Columns { .. } => return Err(wrong("rows and segments take Auto or Segments")),
+            };
+            if !(split == 0 || split.is_power_of_two() && split <= 32) {
+                return Err(wrong("lanes: 0 (automatic), 1, 2, 4, 8, 16 or 32"));
+            }
+            let tile_bytes = match tile_bytes {
+                0 => gpu::shape::tile_bytes(n as u64, shape.results() as u64, size, fit.min_warps),
+                t if t.is_power_of_two() && (MIN_TILE_BYTES..=MAX_TILE_BYTES).contains(&t) => t,
+                _ => return Err(wrong("tile_bytes: 0 (automatic) or a power of two from 16 KiB to 256 KiB")),
+            };
+            let tile = tile_bytes / size as u64;
+            let warp_tiles = tiles(n as u64, tile);
+            // rows that kernels of their own take (fewer registers)
+            let kernel = match shape {
+                Shape::Rows(m) if short_row_vectors(m.cols as u64, m.pitch as u64, size, split, aligned) != 0 => {
+                    ShapeKernel::RowsShort
+                }
+                Shape::Rows(m) if long_rows(m.cols as u64, m.pitch as u64, tile, split) => ShapeKernel::RowsLong,
+                _ => ShapeKernel::Segments,
+            };
+            // segments: a warp a tile; rows: a block a tile (rows_long's warps' results in shared memory)
+            let (blocks, smem) = match kernel {
+                ShapeKernel::RowsLong => (warp_tiles, SHAPE_WARPS * acc_bytes as u32),
+                ShapeKernel::RowsShort => (warp_tiles, 0),
+                ShapeKernel::Segments | ShapeKernel::Columns => (warp_tiles.div_ceil(SHAPE_WARPS as u64), 0),
+            };
+            let grid = u32::try_from(blocks).map_err(|_| too_big("segments"))?;
+            Ok(ShapePlan {
+                kernel,
+                entry: kernel.row().entry(0, op, ty),
+                grid,
+                smem,
+                tile,
+                split: if split == 0 { AUTO_LANES | fit.vectors_per_lane } else { split },
+                partials: 2 * warp_tiles as usize,
+                tickets: shape.results(),
+            })
+        }
+        Shape::Columns(m) => {
+            let (wide, chunks) = match strategy {
+                Strategy::Auto => (0, 0),
+                Strategy::Columns { wide, chunks } => (wide, chunks),
+                Strategy::Segments { .. } => return Err(wrong("columns take Auto or Columns")),
+            };
+            let wide = match wide {
+                0 => Columns::auto_wide(m.cols as u64, lanes, aligned, fit.column_blocks),
+                1 | 2 | 4 => wide,
+                _ => return Err(wrong("wide: 0 (automatic), 1, 2 or 4")),
+            };
+            let geo = Columns::new(m.cols as u64, lanes, aligned, wide);
+            let chunks = if chunks == 0 {
+                Columns::auto_chunks(m.rows as u64, geo.col_tiles, fit.column_blocks)
+            } else {
+                chunks
+            };
+            let grid = u32::try_from(geo.col_tiles * chunks as u64)
+                .ok()
+                .filter(|&g| g < 1 << 31)
+                .ok_or_else(|| too_big("columns"))?;
+            Ok(ShapePlan {
+                kernel: ShapeKernel::Columns,
+                entry: ShapeKernel::Columns.row().entry(0, op, ty),
+                grid,
+                smem: columns_smem(geo.width, acc_bytes),
+                tile: wide as u64,
+                split: chunks,
+                partials: if chunks > 1 { chunks as usize * m.cols } else { 0 },
+                tickets: geo.col_tiles as usize,
+            })
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::shape::Matrix;
+
+    #[test]
+    fn strategies_are_checked() {
+        let m = Shape::Rows(Matrix::new(4, 4));
+        let segs = |tile_bytes, lanes| Strategy::Segments { tile_bytes, lanes };
+        let cols = |wide, chunks| Strategy::Columns { wide, chunks };
+        for bad in [segs(0, 3), segs(0, 64), segs(8192, 0), segs(48 << 10, 0), segs(512 << 10, 0), cols(1, 2)] {
+            assert!(shape_plan(Op::Sum, DType::F32, 4, 16, m, bad, false, Fit::PORTABLE).is_err(), "{bad:?}");
+        }
+        assert!(shape_plan(Op::Sum, DType::F32, 4, 16, m, segs(32 << 10, 4), false, Fit::PORTABLE).is_ok());
+        let c = Shape::Columns(Matrix::new(4, 4));
+        for bad in [cols(3, 0), cols(8, 1), segs(0, 4)] {
+            assert!(shape_plan(Op::Sum, DType::F32, 4, 16, c, bad, false, Fit::PORTABLE).is_err(), "{bad:?}");
+        }
+        assert!(shape_plan(Op::Sum, DType::F32, 4, 16, c, cols(4, 2), false, Fit::PORTABLE).is_ok());
+    }
+
+    #[test]
+    fn columns_aim_at_512_blocks() {
+        let auto = |rows, cols| {
+            let p = shape_plan(
+                Op::Sum,
+                DType::F32,
+                4,
+                rows * cols,
+                Shape::Columns(Matrix::new(rows, cols)),
+                Strategy::Auto,
+                true,
+                Fit::PORTABLE,
+            );
+            p.map(|p| (p.tile, p.split, p.grid)).unwrap()
+        };
+        assert_eq!(auto(1 << 24, 16), (1, 512, 512));
+        assert_eq!(auto(1 << 20, 256), (1, 64, 512));
+        assert_eq!(auto(16384, 16384), (1, 1, 512));
+        assert_eq!(auto(4096, 65536), (4, 1, 512));
+        assert_eq!(auto(256, 1 << 20), (4, 1, 8192));
+    }
+}

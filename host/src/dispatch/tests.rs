@@ -1,0 +1,119 @@
+//! The dispatch on the CPU, for fake cards of 132, 108 and 24 SMs.
+
+use super::*;
+use crate::options::Determinism;
+use gpu::layout::MODES_SMEM;
+use gpu::op::{ArgMax, Dot, Sum};
+
+/// An H100 (132 SMs, 25 GB/s an SM), an A100 (108 SMs) and a small card
+/// of 24 SMs holding 1536 threads each; every entry allows `most`
+/// threads a block.
+fn cards(most: u32) -> [(Tuning, u32, u32); 3] {
+    let card = |sm_count, threads_per_sm, gbps: f64| {
+        (Tuning { sm_count, threads_per_sm, bandwidth_per_sm: gbps * 1e9 }, most, 16)
+    };
+    [card(132, 2048, 25.4), card(108, 2048, 14.4), card(24, 1536, 12.0)]
+}
+
+#[test]
+fn the_default_kernel_fills_each_card_in_one_launch() {
+    for card in cards(1024) {
+        let resident_threads = card.0.resident_threads();
+        for n in [1usize, 1000, 1 << 20, 1 << 25, 1 << 28] {
+            let p = plan(&Request::of::<Sum, f32>(n, &Options::default()), &card).unwrap();
+            assert_eq!((p.kernel.id, p.levels.len(), p.smem), ("single_pass", 1, gpu::layout::SINGLE_PASS_SMEM));
+            let grid = p.levels[0].launches[0].grid;
+            assert_eq!(p.partials, grid as usize);
+            assert!(grid as usize * p.block as usize <= resident_threads, "{n}: grid {grid} × {}", p.block);
+            assert_eq!(p.block, card.0.default_block("sum", n));
+            assert_eq!(p.entry, format!("single_pass_b{}_sum_f32", p.block));
+        }
+    }
+}
+
+#[test]
+fn a_block_the_registers_do_not_allow_steps_down_or_is_refused() {
+    for card in cards(640) {
+        let p = plan(&Request::of::<ArgMax, f32>(1 << 28, &Options::default()), &card).unwrap();
+        assert_eq!(p.block, 512);
+        let asked = Options { block: Some(1024), ..Options::default() };
+        let e = plan(&Request::of::<ArgMax, f32>(1 << 28, &asked), &card).unwrap_err().to_string();
+        assert!(e.contains("at most 640 threads"), "{e}");
+    }
+    let none = cards(16)[0];
+    assert!(plan(&Request::of::<Sum, f32>(1 << 20, &Options::default()), &none).is_err());
+}
+
+#[test]
+fn the_grid_cap_and_teaching_kernels() {
+    let card = cards(1024)[0];
+    let capped = Options { max_grid: Some(7), ..Options::default() };
+    let p = plan(&Request::of::<Dot, f32>(1 << 24, &capped), &card).unwrap();
+    assert_eq!(p.levels[0].launches[0].grid, 7);
+    for k in crate::registry::KERNELS {
+        let opts = Options { kernel: Some(k), ..Options::default() };
+        let p = plan(&Request::of::<Sum, i32>((1 << 22) + 3, &opts), &card).unwrap();
+        assert_eq!((p.kernel.id, p.block), (k.id, DEFAULT_BLOCK), "{}", k.id);
+        assert_eq!(p.levels.last().map(|l| l.outputs), Some(1));
+    }
+}
+
+#[test]
+fn the_modes_get_their_own_entries_and_partials() {
+    let card = cards(1024)[0];
+    let repro = Options { determinism: Determinism::GpuToGpu, ..Options::default() };
+    let p = plan(&Request::of::<Sum, f32>(1 << 28, &repro), &card).unwrap();
+    assert_eq!((p.entry.as_str(), p.smem), ("reproducible_sum_f32", MODES_SMEM));
+    assert!(p.partials >= 1 && p.levels[0].launches[0].grid >= 1);
+    let accurate = Options { accurate: true, ..Options::default() };
+    let p = plan(&Request::of::<Sum, f64>(1 << 20, &accurate), &card).unwrap();
+    assert_eq!(p.entry, "accurate_sum_f64");
+    // an operation of the user's own is refused, named by the mode asked for
+    let mut own = Request::of::<Sum, f32>(100, &accurate);
+    own.out_bytes = 8;
+    let e = plan(&own, &card).unwrap_err().to_string();
+    assert!(e.starts_with("accurate does not support an operation of your own"), "{e}");
+    own.options = repro;
+    assert!(plan(&own, &card).unwrap_err().to_string().starts_with("gpu_to_gpu"));
+}
+
+#[test]
+fn fit_block_steps_down_to_what_the_registers_allow() {
+    let entry = |b: u32| format!("single_pass_b{b}_argmax_bf16");
+    let most = |e: &str| Ok(if e.contains("b1024") { 896 } else { 1024 });
+    assert_eq!(fit_block(None, 1024, entry, most).unwrap(), (512, entry(512)));
+    assert_eq!(fit_block(None, 256, entry, most).unwrap(), (256, entry(256)));
+    let err = fit_block(Some(1024), 1024, entry, most).unwrap_err().to_string();
+    assert!(err.contains("at most 896 threads"), "{err}");
+    // an entry whose one block size does not fit at all
+    assert_eq!(fit_block(None, 1024, |_| "accurate_sum_f32".into(), |_| Ok(640)).unwrap().0, 512);
+    assert!(fit_block(None, 256, entry, |_| Ok(0)).is_err());
+}
+
+/// No block, grid or tile is worked out outside this module: the words
+/// of its choices appear in no other source of the workspace.
+#[test]
+fn no_choice_is_made_outside_the_dispatch() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let here = root.join("host/src/dispatch");
+    let words = [["default", "_block"].concat(), ["fit", "_block"].concat(), [".tun", "ing()"].concat()];
+    let mut folders: Vec<_> =
+        ["host/src", "host/examples", "cli/src", "tests", "testkit/src", "xtask/src"].map(|d| root.join(d)).into();
+    let (mut files, mut found) = (0, Vec::new());
+    while let Some(dir) = folders.pop() {
+        for entry in std::fs::read_dir(&dir).into_iter().flatten().flatten() {
+            let path = entry.path();
+            if path.is_dir() && path != here {
+                folders.push(path);
+            } else if path.extension().is_some_and(|e| e == "rs") {
+                files += 1;
+                let text = std::fs::read_to_string(&path).unwrap_or_default();
+                for w in words.iter().filter(|w| text.contains(w.as_str())) {
+                    found.push(format!("{}: {w}", path.display()));
+                }
+            }
+        }
+    }
+    assert!(files > 50, "{files} files");
+    assert!(found.is_empty(), "choices made outside the dispatch: {found:?}");
+}

@@ -1,0 +1,100 @@
+//! The ranks' results combined: each rank's slot (its result and its
+//! count) gathered in rank order, made accumulators at their global offsets,
+//! combined in that order and finished once with the total count.
+
+use super::Sharded;
+use crate::error::{Error, Result};
+use crate::input::Element;
+use gpu::op::Reduction;
+
+/// Bytes each rank contributes to the exchange: its shard's result (at most
+/// 16 bytes) at 0, its shard's length (`u64`) at [`COUNT_AT`].
+pub(super) const SLOT: usize = 32;
+/// Where a slot's count starts.
+pub(super) const COUNT_AT: usize = 16;
+
+/// The result from every rank's slot (`SLOT` bytes each, rank order): each
+/// non-empty shard's result made an accumulator at its global offset, the
+/// accumulators combined in rank order, finished with the total count.
+pub(super) fn combine<R: Sharded<T>, T: Element>(gathered: &[u8]) -> Result<R::Out> {
+    const { assert!(size_of::<<R::Shard as Reduction<T>>::Out>() <= COUNT_AT) };
+    let (mut acc, mut offset) = (R::IDENTITY, 0u64);
+    for slot in gathered.as_chunks::<SLOT>().0 {
+        let mut count = [0u8; 8];
+        count.copy_from_slice(&slot[COUNT_AT..COUNT_AT + 8]);
+        let n = u64::from_le_bytes(count);
+        if n > 0 {
+            // SAFETY: the slot's first bytes are the shard's result, written
+            // by the kernel (asserted above to fit before the count); every
+            // bit pattern is a value of it (`Bits`); unaligned read of
+            // initialized bytes.
+            let out = unsafe { slot.as_ptr().cast::<<R::Shard as Reduction<T>>::Out>().read_unaligned() };
+            acc = R::combine(acc, R::accumulate(out, offset));
+        }
+        offset += n;
+    }
+    if offset == 0 && R::NEEDS_AN_ELEMENT {
+        return Err(Error::Empty { op: R::NAME });
+    }
+    Ok(R::finish(acc, offset))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use gpu::half::f16;
+    use gpu::op::{ArgMax, ArgMin, Mean, Min, Norm, Sum};
+
+    /// A rank's slot: the result's bytes at 0, the count at `COUNT_AT`.
+    fn slot(result: &[u8], n: u64) -> Vec<u8> {
+        let mut s = vec![0xAB; SLOT]; // garbage where nothing is written
+        s[..result.len()].copy_from_slice(result);
+        s[COUNT_AT..COUNT_AT + 8].copy_from_slice(&n.to_le_bytes());
+        s
+    }
+
+    /// An `Arg<f32>` as the kernel lays it out (`repr(C)`: value, 4 bytes of
+    /// padding, index).
+    fn arg(value: f32, index: u64) -> Vec<u8> {
+        [&value.to_le_bytes()[..], &[0; 4], &index.to_le_bytes()].concat()
+    }
+
+    #[test]
+    fn arg_max_takes_the_lowest_global_index() {
+        let tie = [slot(&arg(5.0, 999), 1000), slot(&arg(5.0, 0), 777)].concat();
+        assert_eq!(combine::<ArgMax, f32>(&tie).unwrap().index, 999);
+        let later = [slot(&arg(1.0, 3), 1000), slot(&arg(2.0, 3), 777)].concat();
+        assert_eq!(combine::<ArgMax, f32>(&later).unwrap().index, 1003);
+        let nan = [slot(&arg(9.0, 0), 10), slot(&arg(f32::NAN, 4), 10)].concat();
+        assert_eq!(combine::<ArgMax, f32>(&nan).unwrap().index, 14);
+        let first_empty = [slot(&[], 0), slot(&arg(-1.0, 3), 10)].concat();
+        assert_eq!(combine::<ArgMin, f32>(&first_empty).unwrap().index, 3);
+    }
+
+    #[test]
+    fn no_elements_anywhere() {
+        let none = [slot(&[], 0), slot(&[], 0)].concat();
+        assert!(matches!(combine::<ArgMax, f32>(&none), Err(Error::Empty { op: "argmax" })));
+        assert_eq!(combine::<Sum, f64>(&none).unwrap(), 0.0);
+        assert!(combine::<Mean, f32>(&none).unwrap().is_nan());
+    }
+
+    #[test]
+    fn finished_once_from_the_total() {
+        let sums = [slot(&6.0f64.to_le_bytes(), 3), slot(&4.0f64.to_le_bytes(), 1)].concat();
+        assert_eq!(combine::<Mean, f64>(&sums).unwrap(), 2.5);
+        let squares = [slot(&9.0f32.to_le_bytes(), 1), slot(&16.0f32.to_le_bytes(), 1)].concat();
+        assert_eq!(combine::<Norm, f32>(&squares).unwrap(), 5.0);
+        let halves =
+            [slot(&f16::from_f32(-2.0).to_le_bytes(), 5), slot(&f16::from_f32(-3.0).to_le_bytes(), 5)].concat();
+        assert_eq!(combine::<Min, f16>(&halves).unwrap(), f16::from_f32(-3.0));
+    }
+
+    #[test]
+    fn ranks_combine_in_order() {
+        // (1e20 + 1) - 1e20 in rank order is 0 in f64, not 1: the same order on every rank
+        let parts =
+            [slot(&1e20f64.to_le_bytes(), 1), slot(&1.0f64.to_le_bytes(), 1), slot(&(-1e20f64).to_le_bytes(), 1)];
+        assert_eq!(combine::<Sum, f64>(&parts.concat()).unwrap(), 0.0);
+    }
+}

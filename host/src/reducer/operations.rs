@@ -1,0 +1,152 @@
+//! The operations people reduce, on [`Reducer`]: sum, min, max, arg-min/max,
+//! dot product, sum of squares, L2 norm and mean, for every type the
+//! operation has (`Op::types`): [`Reducer::reduce`] with the default
+//! options, the result on the host.
+
+use crate::error::Result;
+use crate::input::{Element, Input};
+use crate::options::Options;
+use crate::reducer::Reducer;
+use gpu::op::{Arg, ArgMax, ArgMin, Dot, Max, Mean, Min, Norm, Reduction, Sum, SumSquares};
+
+/// What operation `R` returns for elements of `T`.
+pub type Output<R, T> = <R as Reduction<T>>::Out;
+
+impl Reducer {
+    /// The sum: wrapping for integers; for `f16`/`bf16`, accumulated and
+    /// returned in `f32`.
+    ///
+    /// ```no_run
+    /// use reduction::half::f16;
+    /// let r = reduction::Reducer::new()?;
+    /// assert_eq!(r.sum(&vec![i32::MAX, 1])?, i32::MIN);
+    /// assert_eq!(r.sum(&vec![f16::ONE; 4096])?, 4096.0f32); // in f16 it would stop at 2048
+    /// # Ok::<(), reduction::Error>(())
+    /// ```
+    pub fn sum<T: Element, D: Input<T> + ?Sized>(&self, data: &D) -> Result<Output<Sum, T>>
+    where
+        Sum: Reduction<T>,
+    {
+        self.reduce::<Sum, T, D>(&[data], &Options::default())
+    }
+
+    /// The smallest element (`T::MAX` or `+inf` for no elements).
+    ///
+    /// ```no_run
+    /// let r = reduction::Reducer::new()?;
+    /// assert_eq!(r.min(&vec![3u64, 1, 2])?, 1);
+    /// # Ok::<(), reduction::Error>(())
+    /// ```
+    pub fn min<T: Element, D: Input<T> + ?Sized>(&self, data: &D) -> Result<Output<Min, T>>
+    where
+        Min: Reduction<T>,
+    {
+        self.reduce::<Min, T, D>(&[data], &Options::default())
+    }
+
+    /// The largest element (`T::MIN` or `-inf` for no elements).
+    ///
+    /// ```no_run
+    /// let r = reduction::Reducer::new()?;
+    /// assert_eq!(r.max(&vec![-1.5f64, 2.5])?, 2.5);
+    /// # Ok::<(), reduction::Error>(())
+    /// ```
+    pub fn max<T: Element, D: Input<T> + ?Sized>(&self, data: &D) -> Result<Output<Max, T>>
+    where
+        Max: Reduction<T>,
+    {
+        self.reduce::<Max, T, D>(&[data], &Options::default())
+    }
+
+    /// The smallest element and its index, with torch's rules: the first
+    /// index on ties, and for floats the first NaN if there is one.
+    /// [`Error::Empty`] for no elements.
+    ///
+    /// ```no_run
+    /// let r = reduction::Reducer::new()?;
+    /// let m = r.argmin(&vec![4i32, -2, 7, -2])?;
+    /// assert_eq!((m.value, m.index), (-2, 1));
+    /// assert!(matches!(r.argmin::<f32, _>(&vec![]), Err(reduction::Error::Empty { .. })));
+    /// # Ok::<(), reduction::Error>(())
+    /// ```
+    pub fn argmin<T: Element, D: Input<T> + ?Sized>(&self, data: &D) -> Result<Arg<T>>
+    where
+        ArgMin: Reduction<T, Out = Arg<T>>,
+    {
+        self.reduce::<ArgMin, T, D>(&[data], &Options::default())
+    }
+
+    /// The largest element and its index (see [`Reducer::argmin`]).
+    ///
+    /// ```no_run
+    /// let r = reduction::Reducer::new()?;
+    /// let m = r.argmax(&vec![1.0f32, f32::NAN, 3.0, f32::NAN])?;
+    /// assert_eq!(m.index, 1); // any NaN wins, the first one
+    /// # Ok::<(), reduction::Error>(())
+    /// ```
+    pub fn argmax<T: Element, D: Input<T> + ?Sized>(&self, data: &D) -> Result<Arg<T>>
+    where
+        ArgMax: Reduction<T, Out = Arg<T>>,
+    {
+        self.reduce::<ArgMax, T, D>(&[data], &Options::default())
+    }
+
+    /// `Σ a[i]·b[i]` (accumulated in `f32`, or `f64` for `f64`);
+    /// [`Error::InputsDiffer`] unless `a` and `b` have the same length.
+    ///
+    /// ```no_run
+    /// let r = reduction::Reducer::new()?;
+    /// assert_eq!(r.dot(&vec![1.0f32, 2.0, 3.0], &vec![4.0, 5.0, 6.0])?, 32.0);
+    /// assert!(r.dot(&vec![1.0f64; 3], &vec![1.0; 4]).is_err());
+    /// # Ok::<(), reduction::Error>(())
+    /// ```
+    pub fn dot<T: Element, D: Input<T> + ?Sized>(&self, a: &D, b: &D) -> Result<Output<Dot, T>>
+    where
+        Dot: Reduction<T>,
+    {
+        self.reduce::<Dot, T, D>(&[a, b], &Options::default())
+    }
+
+    /// `Σ x[i]²`.
+    ///
+    /// ```no_run
+    /// let r = reduction::Reducer::new()?;
+    /// assert_eq!(r.sum_squares(&vec![3.0f64, 4.0])?, 25.0);
+    /// # Ok::<(), reduction::Error>(())
+    /// ```
+    pub fn sum_squares<T: Element, D: Input<T> + ?Sized>(&self, data: &D) -> Result<Output<SumSquares, T>>
+    where
+        SumSquares: Reduction<T>,
+    {
+        self.reduce::<SumSquares, T, D>(&[data], &Options::default())
+    }
+
+    /// The L2 norm `√Σ x[i]²`.
+    ///
+    /// ```no_run
+    /// use reduction::half::bf16;
+    /// let r = reduction::Reducer::new()?;
+    /// assert_eq!(r.norm(&vec![bf16::from_f32(3.0), bf16::from_f32(4.0)])?, 5.0f32);
+    /// # Ok::<(), reduction::Error>(())
+    /// ```
+    pub fn norm<T: Element, D: Input<T> + ?Sized>(&self, data: &D) -> Result<Output<Norm, T>>
+    where
+        Norm: Reduction<T>,
+    {
+        self.reduce::<Norm, T, D>(&[data], &Options::default())
+    }
+
+    /// The mean (NaN for no elements, like `torch.mean`).
+    ///
+    /// ```no_run
+    /// let r = reduction::Reducer::new()?;
+    /// assert_eq!(r.mean(&vec![1.0f32, 2.0, 6.0])?, 3.0);
+    /// # Ok::<(), reduction::Error>(())
+    /// ```
+    pub fn mean<T: Element, D: Input<T> + ?Sized>(&self, data: &D) -> Result<Output<Mean, T>>
+    where
+        Mean: Reduction<T>,
+    {
+        self.reduce::<Mean, T, D>(&[data], &Options::default())
+    }
+}
