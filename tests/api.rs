@@ -27,7 +27,8 @@ fn main() {
         cpu_trial("errors::ptx_without_the_entry", ptx_without_the_entry),
         gpu_trial("errors::entry_missing_at_launch", entry_missing_at_launch),
         gpu_trial("errors::block_checked_before_launch", block_checked_before_launch),
-        gpu_trial("errors::device_slice_shorter_than_n", device_slice_shorter_than_n),
+        gpu_trial("api::a_prefix_of_a_device_buffer", a_prefix_of_a_device_buffer),
+        gpu_trial("api::every_input_meets_every_output", every_input_meets_every_output),
         gpu_trial("errors::misaligned_input", misaligned_input),
         gpu_trial_alone("errors::out_of_device_memory", out_of_device_memory),
         gpu_trial("api::cpu_finish_with_the_default_kernel", cpu_finish_with_the_default_kernel),
@@ -122,12 +123,78 @@ fn block_checked_before_launch() -> Result<(), Failed> {
     Ok(())
 }
 
-fn device_slice_shorter_than_n() -> Result<(), Failed> {
+/// A part of a device buffer is a view of it (cudarc's `try_slice` says
+/// no to a range past its end: nothing is read there).
+fn a_prefix_of_a_device_buffer() -> Result<(), Failed> {
     let r = reducer();
     let buf = r.gpu().stream().clone_htod(&[1i64, 2, 3, 4])?;
     ensure(r.reduce::<Sum, i64, _>(&[&buf.slice(..3)], &Options::default())? == 6, || "prefix of 3".into())?;
-    let err = r.reduce::<Sum, i64, _>(&[&buf.slice(..5)], &Options::default()).err().ok_or("read past the end")?;
-    ensure(matches!(err, Error::SliceTooShort { len: 4, n: 5 }), || format!("{err:?}"))
+    ensure(r.sum(&buf.slice(1..))? == 9, || "suffix of 3".into())?;
+    ensure(buf.try_slice(..5).is_none(), || "a view past the end".into())
+}
+
+/// Every input (host slice, array, `Vec`, device buffer or view) with every
+/// destination (host, device), for flat, shaped and by-key reductions; a
+/// CPU finish of operations that are not plain; nothing to reduce into a
+/// device buffer; a teaching kernel refused an operation it lacks.
+fn every_input_meets_every_output() -> Result<(), Failed> {
+    use reduction::op::{Arg, ArgMax, Dot, Mean};
+    use reduction::shape::{Matrix, Shape};
+    let r = reducer();
+    let stream = r.gpu().stream();
+    let host: Vec<f32> = (0..10_000).map(|i| (i % 97) as f32 - 48.0).collect();
+    let dev = stream.clone_htod(&host)?;
+    let want = host.iter().map(|&x| x as f64).sum::<f64>() as f32;
+    let auto = Options::default();
+    // flat: host or device in, host out
+    for got in [r.sum(&host)?, r.sum(&host[..])?, r.sum(&dev)?, r.sum(&dev.as_view())?] {
+        ensure(got == want, || format!("sum {got}, CPU {want}"))?;
+    }
+    ensure(r.sum(&[1u32, 2, 3])? == 6, || "an array".into())?;
+    // flat: host or device in, device out (poisoned first)
+    let mut out = stream.clone_htod(&[f32::NAN])?;
+    r.reduce_into::<Sum, f32, _>(&[&host], &mut out.as_view_mut(), &auto)?;
+    ensure(stream.clone_dtoh(&out)?[0] == want, || "host in, device out".into())?;
+    stream.memcpy_htod(&[f32::NAN], &mut out)?;
+    r.reduce_into::<Sum, f32, _>(&[&dev], &mut out.as_view_mut(), &auto)?;
+    ensure(stream.clone_dtoh(&out)?[0] == want, || "device in, device out".into())?;
+    // nothing to reduce: the identity's result, or Empty for arg-max
+    stream.memcpy_htod(&[f32::NAN], &mut out)?;
+    r.reduce_into::<Sum, f32, _>(&[&[0f32; 0]], &mut out.as_view_mut(), &auto)?;
+    ensure(stream.clone_dtoh(&out)?[0] == 0.0, || "an empty sum into a device buffer".into())?;
+    let mut bytes = stream.alloc_zeros::<u8>(size_of::<Arg<f32>>())?;
+    // SAFETY: every bit pattern is an Arg<f32>; the allocation is aligned
+    let mut best = unsafe { bytes.transmute_mut::<Arg<f32>>(1) }.ok_or("view as Arg")?;
+    let e = r.reduce_into::<ArgMax, f32, _>(&[&[0f32; 0]], &mut best, &auto);
+    ensure(matches!(e, Err(Error::Empty { .. })), || format!("{e:?}"))?;
+    // a CPU finish for any operation gives the GPU finish's result
+    let cpu = Options { finish: Finish::Cpu, ..auto };
+    let (gpu_best, cpu_best) =
+        (r.reduce::<ArgMax, f32, _>(&[&dev], &auto)?, r.reduce::<ArgMax, f32, _>(&[&dev], &cpu)?);
+    ensure(gpu_best.index == cpu_best.index && cpu_best.index == 96, || format!("{gpu_best:?} {cpu_best:?}"))?;
+    let (gpu_mean, cpu_mean) = (r.reduce::<Mean, f32, _>(&[&host], &auto)?, r.reduce::<Mean, f32, _>(&[&host], &cpu)?);
+    ensure((gpu_mean - cpu_mean).abs() < 1e-4, || format!("mean {gpu_mean} {cpu_mean}"))?;
+    let dot = r.reduce::<Dot, f32, _>(&[&dev, &dev], &cpu)?;
+    let want_dot = host.iter().map(|&x| (x * x) as f64).sum::<f64>() as f32;
+    ensure(dot == want_dot, || format!("dot {dot}, CPU {want_dot}"))?;
+    // a teaching kernel takes plain operators only: refused before any launch
+    let teaching = Options { kernel: Some(Kernel::find("reduce4")?), ..auto };
+    let e = r.reduce::<Dot, f32, _>(&[&dev, &dev], &teaching);
+    ensure(matches!(e, Err(Error::Unsupported { .. })), || format!("{e:?}"))?;
+    // shaped: host in, device out
+    let rows = Shape::Rows(Matrix::new(100, 100));
+    let mut sums = stream.clone_htod(&vec![f32::NAN; 100])?;
+    r.reduce_shaped_into::<Sum, f32, _>(&[&host], rows, &mut sums.as_view_mut(), &auto)?;
+    let on_host = r.reduce_shaped::<Sum, f32, _>(&[&dev], rows, &auto)?;
+    ensure(stream.clone_dtoh(&sums)? == on_host, || "shaped: host in, device out".into())?;
+    // by key: device keys with host values, sums on the device
+    let keys: Vec<u32> = (0..host.len() as u32).map(|i| i % 7).collect();
+    let d_keys = stream.clone_htod(&keys)?;
+    let values: Vec<f64> = host.iter().map(|&x| x as f64).collect();
+    let mut by_key = stream.clone_htod(&[f64::NAN; 7])?;
+    r.reduce_by_key_into(&d_keys, &values, &mut by_key.as_view_mut(), 7, &auto)?;
+    let on_host = r.reduce_by_key(&keys, &values, 7, &auto)?;
+    ensure(stream.clone_dtoh(&by_key)? == on_host, || "by key: mixed inputs, device out".into())
 }
 
 fn misaligned_input() -> Result<(), Failed> {
