@@ -81,19 +81,23 @@ impl<O, T> Prepared<O, T> {
     fn check<'v, 'a>(
         &self,
         inputs: &'v [&'v CudaView<'a, T>],
-    ) -> Result<(&'v CudaView<'a, T>, Option<&'v CudaView<'a, T>>)> {
-        let lens: Vec<String> = inputs.iter().map(|v| v.len().to_string()).collect();
-        match inputs {
-            [a] if self.job.plan.inputs == 1 && a.len() == self.n => Ok((a, None)),
-            [a, b] if self.job.plan.inputs == 2 && a.len() == self.n && b.len() == self.n => Ok((a, Some(b))),
-            _ => Err(Error::Invalid(format!(
-                "given {} input(s) of {} elements; the reduction was prepared for {} of {}",
-                inputs.len(),
-                lens.join(" and "),
-                self.job.plan.inputs,
-                self.n
-            ))),
+    ) -> Result<(&'v CudaView<'a, T>, Option<&'v CudaView<'a, T>>)>
+    where
+        O: Reduction<T>,
+    {
+        let wanted = self.job.plan.inputs as usize;
+        if inputs.len() != wanted {
+            return Err(Error::Invalid(format!("{} takes {wanted} input(s), given {}", O::NAME, inputs.len())));
         }
+        if inputs.iter().any(|v| v.len() != self.n) {
+            let lens: Vec<String> = inputs.iter().map(|v| v.len().to_string()).collect();
+            return Err(Error::Invalid(format!(
+                "the inputs hold {} elements; the reduction was prepared for {}",
+                lens.join(" and "),
+                self.n
+            )));
+        }
+        Ok((inputs[0], inputs.get(1).copied()))
     }
 }
 
