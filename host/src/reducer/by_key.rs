@@ -5,12 +5,13 @@
 //! Errors, never panics, for what a caller can get wrong: keys and values of
 //! different lengths ([`Error::LengthMismatch`]), a host key `>= num_keys`
 //! ([`Error::KeyOutOfRange`], found before anything runs), device keys `>=
-//! num_keys` ([`Error::KeysOutOfRange`]: the kernels skip and count them),
+//! num_keys` ([`Error::KeysOutOfRange`] from [`Reducer::reduce_by_key`]:
+//! the kernels skip and count them),
 //! an output shorter than `num_keys` ([`Error::OutputTooShort`]), a kernel
 //! that is not a by-key kernel or other options ([`Error::Unsupported`]),
 //! and device memory running out ([`Error::OutOfMemory`]).
 
-use cudarc::driver::CudaViewMut;
+use cudarc::driver::{CudaSlice, CudaViewMut};
 
 use crate::by_key::{ByKeyValue, check_host_input, kernel_num_keys};
 use crate::dispatch::ByKeyKernel;
@@ -32,7 +33,8 @@ impl Reducer {
     /// Errors, before any GPU work for host keys: keys and values of
     /// different lengths ([`Error::LengthMismatch`]), a key `>= num_keys`
     /// ([`Error::KeyOutOfRange`] on the host; [`Error::KeysOutOfRange`] for
-    /// device keys, which the kernels skip and count).
+    /// device keys, which the kernels skip and count; the sums of the
+    /// others are computed all the same).
     ///
     /// ```no_run
     /// use reduction::{Options, Reducer, registry::Kernel};
@@ -51,20 +53,31 @@ impl Reducer {
         num_keys: usize,
         opts: &Options,
     ) -> Result<Vec<T>> {
-        check_by_key(keys, values, num_keys, opts)?;
+        let kernel = check_by_key(keys, values, num_keys, opts)?;
         let mut sums = vec![T::default(); num_keys];
+        let stream = self.gpu().stream();
+        let mut device = self.gpu().alloc::<T>(num_keys, "the per-key sums")?;
+        let counter = self.queue_by_key(kernel, keys, values, &mut device.as_view_mut(), num_keys)?;
         if num_keys > 0 {
-            let mut device = self.gpu().alloc::<T>(num_keys, "the per-key sums")?;
-            self.reduce_by_key_into(keys, values, &mut device.as_view_mut(), num_keys, opts)?;
-            self.gpu().stream().memcpy_dtoh(&device, &mut sums).map_err(driver("cuMemcpyDtoH"))?;
+            stream.memcpy_dtoh(&device.slice(..num_keys), &mut sums).map_err(driver("cuMemcpyDtoH"))?;
+        }
+        if let Some(counter) = counter {
+            let mut count = [0u64];
+            stream.memcpy_dtoh(&counter, &mut count).map_err(driver("cuMemcpyDtoH"))?;
+            if count[0] > 0 {
+                return Err(Error::KeysOutOfRange { count: count[0], n: len(&keys.source()), num_keys });
+            }
         }
         Ok(sums)
     }
 
     /// [`Reducer::reduce_by_key`] with the sums in `sums[..num_keys]` on the
-    /// device (set to zero first, then added to); it waits for the
-    /// kernel, to report keys out of range. An output shorter than
-    /// `num_keys` is [`Error::OutputTooShort`].
+    /// device (set to zero first, then added to), queued on the reducer's
+    /// stream without waiting, as [`Reducer::reduce_into`] is. Host keys are
+    /// checked before anything runs; device keys at or past `num_keys` are
+    /// skipped by the kernels, and only [`Reducer::reduce_by_key`], which
+    /// waits, reports them. An output shorter than `num_keys` is
+    /// [`Error::OutputTooShort`].
     ///
     /// ```no_run
     /// use reduction::{Options, Reducer};
@@ -88,6 +101,21 @@ impl Reducer {
         if sums.len() < num_keys {
             return Err(Error::OutputTooShort { len: sums.len(), num_keys });
         }
+        self.queue_by_key(kernel, keys, values, sums, num_keys).map(drop)
+    }
+
+    /// Zero `sums[..num_keys]` and queue `kernel` on checked keys and
+    /// values (host ones copied to the device first); the counter of keys
+    /// out of range it adds to, or `None` when there are no keys. Buffers
+    /// dropped here are freed in stream order, after the kernel.
+    fn queue_by_key<T: ByKeyValue, K: Input<u32> + ?Sized, D: Input<T> + ?Sized>(
+        &self,
+        kernel: ByKeyKernel,
+        keys: &K,
+        values: &D,
+        sums: &mut CudaViewMut<'_, T>,
+        num_keys: usize,
+    ) -> Result<Option<CudaSlice<u64>>> {
         let gpu = self.gpu();
         let mut sums = sums.slice_mut(..num_keys);
         if num_keys > 0 {
@@ -95,28 +123,21 @@ impl Reducer {
         }
         let n = len(&keys.source());
         if n == 0 {
-            return Ok(());
+            return Ok(None);
         }
         let mut key_copy = gpu.alloc::<u32>(1, "the keys")?;
         let keys = match keys.source() {
             Source::Device(view) => view,
             Source::Host(host) => self.stage(&mut key_copy, host)?,
         };
-        let (bad, count) = self.with_inputs::<T, D, _>(&[values], false, |_, values, _| {
-            let mut bad = gpu.alloc::<u64>(1, "the out-of-range key counter")?;
-            gpu.stream().memset_zeros(&mut bad).map_err(driver("cuMemsetD8"))?;
+        self.with_inputs::<T, D, _>(&[values], false, |_, values, _| {
+            let mut counter = gpu.alloc::<u64>(1, "the out-of-range key counter")?;
+            gpu.stream().memset_zeros(&mut counter).map_err(driver("cuMemsetD8"))?;
             let plan = crate::dispatch::by_key_plan(kernel.row(), T::DTYPE, n, gpu)?;
             let (out, _guard) = Out::of(&mut sums, gpu);
-            gpu.launch_by_key(&plan, &keys, &values, out, &mut bad.as_view_mut())?;
-            let mut count = [0u64];
-            gpu.stream().memcpy_dtoh(&bad, &mut count).map_err(driver("cuMemcpyDtoH"))?;
-            Ok((bad, count[0]))
-        })?;
-        drop(bad);
-        match count {
-            0 => Ok(()),
-            count => Err(Error::KeysOutOfRange { count, n, num_keys }),
-        }
+            gpu.launch_by_key(&plan, &keys, &values, out, &mut counter.as_view_mut())?;
+            Ok(Some(counter))
+        })
     }
 }
 
