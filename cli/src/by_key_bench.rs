@@ -36,7 +36,7 @@ pub struct ByKeyRow {
     pub groups_per_warp: f64,
     /// Blocks in the grid of the launch.
     pub grid: u32,
-    /// Threads per block of the launch ([`BY_KEY_BLOCK`]).
+    /// Threads per block of the launch ([`BY_KEY_BLOCK`](reduction::dispatch::BY_KEY_BLOCK)).
     pub block: u32,
     /// Times of the whole operation: zero the sums, then the kernel.
     pub stats: Stats,

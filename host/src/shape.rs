@@ -75,9 +75,8 @@ impl std::fmt::Display for Matrix {
 
 /// CSR offsets, checked once and kept on the GPU: segment `i` is
 /// `offsets[i]..offsets[i+1]` of the input (CUB's `DeviceSegmentedReduce`).
-/// Made by [`Reducer::offsets`](crate::Reducer::offsets) (from host memory)
-/// or [`Reducer::offsets_on_device`](crate::Reducer::offsets_on_device);
-/// reusable for any number of reductions.
+/// Made by [`Reducer::offsets`](crate::Reducer::offsets) from offsets on
+/// the host or the device; reusable for any number of reductions.
 pub struct Offsets {
     pub(crate) device: cudarc::driver::CudaSlice<u64>,
     /// The same offsets on the host, for the CPU twin (`twin`).

@@ -48,7 +48,7 @@ pub struct ShapePlan {
     pub kernel: ShapeKernel,
     /// `{kernel}_{op}_{type}`.
     pub entry: String,
-    /// Blocks of [`SHAPE_BLOCK`] threads.
+    /// Blocks of [`SHAPE_BLOCK`](crate::shape::SHAPE_BLOCK) threads.
     pub grid: u32,
     /// Dynamic shared memory, bytes.
     pub smem: u32,

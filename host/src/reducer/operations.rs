@@ -60,7 +60,7 @@ impl Reducer {
 
     /// The smallest element and its index, with torch's rules: the first
     /// index on ties, and for floats the first NaN if there is one.
-    /// [`Error::Empty`] for no elements.
+    /// [`Error::Empty`](crate::Error::Empty) for no elements.
     ///
     /// ```no_run
     /// let r = reduction::Reducer::new()?;
@@ -92,7 +92,7 @@ impl Reducer {
     }
 
     /// `Σ a[i]·b[i]` (accumulated in `f32`, or `f64` for `f64`);
-    /// [`Error::InputsDiffer`] unless `a` and `b` have the same length.
+    /// [`Error::InputsDiffer`](crate::Error::InputsDiffer) unless `a` and `b` have the same length.
     ///
     /// ```no_run
     /// let r = reduction::Reducer::new()?;

@@ -116,7 +116,7 @@ impl Scheme {
     /// order (pointers are `.u64`): the one description of the launch that
     /// every entry of the scheme must match, the Rust kernels and their CUDA
     /// C++ twins alike. The library compares it with the entry's `.param`
-    /// list before the first launch ([`Error::Signature`]).
+    /// list before the first launch ([`Error::Signature`](crate::Error::Signature)).
     ///
     /// ```
     /// use reduction::registry::{PerThread, Scheme};
