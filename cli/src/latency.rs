@@ -39,6 +39,11 @@ pub struct Latency {
     pub launch_wait_us: f64,
     /// Waiting on the idle stream.
     pub wait_us: f64,
+    /// A new `Reducer`'s first call on the host clock: the reducer made,
+    /// the kernel's entry loaded (the driver's JIT, or its cache on disk:
+    /// `CUDA_CACHE_DISABLE=1` makes every load a JIT), the launch and the
+    /// wait. Once per process before it, the embedded PTX is inflated.
+    pub first_call_us: f64,
     /// Whether the default kernel's result matched the CPU.
     pub ok: bool,
 }
@@ -58,6 +63,11 @@ pub fn latency<O: ReduceOp<T>, T: Element + Reference + Sample>(
     for &n in sizes {
         let input = Rotated::<T>::new(r, Pattern::Random, n, seed)?;
         let opts = Options { max_grid, ..Options::default() };
+        let start = Instant::now();
+        let fresh = Reducer::with_ptx(r.gpu().info().ordinal, r.gpu().ptx().clone())?;
+        fresh.reduce::<O, T, _>(&[&input.copy(0).slice(..n)], &opts)?;
+        let first_call_us = start.elapsed().as_secs_f64() * 1e6;
+        drop(fresh);
         let plan = r.plan::<O, T>(n, &opts)?;
         let (kernel, block) = (plan.kernel, plan.block);
         let (checked, timed) = measure_with::<O, T>(r, kernel, block, Finish::Gpu, &input, runs, timing)?;
@@ -83,6 +93,7 @@ pub fn latency<O: ReduceOp<T>, T: Element + Reference + Sample>(
             plan_us: plan,
             launch_wait_us: launch_wait,
             wait_us: wait,
+            first_call_us,
             ok: checked.ok,
         });
     }
@@ -108,16 +119,16 @@ fn host_clock(runs: usize, mut f: impl FnMut(usize) -> Result<()>) -> Result<f64
 ///
 /// ```
 /// use reduce::latency::{Latency, table};
-/// let row = Latency { n: 1024, timing: Default::default(), kernels_us: 5.5, planned_inside_us: 6.0, call_us: 9.0, plan_us: 0.4, launch_wait_us: 8.0, wait_us: 0.2, ok: true };
-/// assert!(table(&[row]).contains("| 1024 | 5.5 | 6.0 | 9.0 | 0.4 | 8.0 | 0.2 | ok |"));
+/// let row = Latency { n: 1024, timing: Default::default(), kernels_us: 5.5, planned_inside_us: 6.0, call_us: 9.0, plan_us: 0.4, launch_wait_us: 8.0, wait_us: 0.2, first_call_us: 2500.0, ok: true };
+/// assert!(table(&[row]).contains("| 1024 | 5.5 | 6.0 | 9.0 | 0.4 | 8.0 | 0.2 | 2500 | ok |"));
 /// ```
 pub fn table(rows: &[Latency]) -> String {
     let mut s = String::from(
-        "| n | kernels, µs (events, planned before) | planned inside the events, µs | user call `r.sum(&view)`, µs (host clock) | of which planning | launch + wait | wait alone | check |\n|---:|---:|---:|---:|---:|---:|---:|---|\n",
+        "| n | kernels, µs (events, planned before) | planned inside the events, µs | user call `r.sum(&view)`, µs (host clock) | of which planning | launch + wait | wait alone | a new reducer's first call, µs | check |\n|---:|---:|---:|---:|---:|---:|---:|---:|---|\n",
     );
     for r in rows {
         s += &format!(
-            "| {} | {:.1} | {:.1} | {:.1} | {:.1} | {:.1} | {:.1} | {} |\n",
+            "| {} | {:.1} | {:.1} | {:.1} | {:.1} | {:.1} | {:.1} | {:.0} | {} |\n",
             r.n,
             r.kernels_us,
             r.planned_inside_us,
@@ -125,6 +136,7 @@ pub fn table(rows: &[Latency]) -> String {
             r.plan_us,
             r.launch_wait_us,
             r.wait_us,
+            r.first_call_us,
             if r.ok { "ok" } else { "MISMATCH" }
         );
     }

@@ -6,12 +6,26 @@
 //! loaded as its own small module when it is first used: [`Ptx::module_for`]
 //! keeps the module's header and declarations and drops every other entry.
 
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use crate::error::{Error, Result};
 
-/// The PTX that `build.rs` made with `xtask::PtxBuild` (the default arch, sm_75).
-pub const EMBEDDED: &str = include_str!(concat!(env!("OUT_DIR"), "/gpu.ptx"));
+/// The PTX that `build.rs` made with `ptx_builder` (the default arch,
+/// sm_75), deflated: the kernels' share of a binary that links the library.
+const EMBEDDED_DEFLATED: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/gpu.ptx.deflate"));
+
+/// The embedded PTX, inflated once per process on first use (tens of
+/// milliseconds; `docs/src/guide/operations.md` has the first call's cost).
+/// A blob that does not inflate (it cannot: `build.rs` wrote it) gives no
+/// entries, and every launch a typed `MissingEntry`, not a panic.
+fn embedded_text() -> Arc<str> {
+    static TEXT: OnceLock<Arc<str>> = OnceLock::new();
+    TEXT.get_or_init(|| {
+        let bytes = miniz_oxide::inflate::decompress_to_vec(EMBEDDED_DEFLATED).unwrap_or_default();
+        String::from_utf8(bytes).unwrap_or_default().into()
+    })
+    .clone()
+}
 
 /// PTX text and where it came from.
 ///
@@ -39,7 +53,7 @@ impl Ptx {
     /// assert!(ptx.entries().any(|e| e == "reduce3_sum_i32"));
     /// ```
     pub fn embedded() -> Self {
-        Ptx { text: EMBEDDED.into(), origin: "embedded".into(), more: Vec::new() }
+        Ptx { text: embedded_text(), origin: "embedded".into(), more: Vec::new() }
     }
 
     /// PTX read from a file, e.g. one written by `cargo xtask build-ptx`.
