@@ -146,13 +146,27 @@ macro_rules! dtype_enum {
             }
         }
 
-        $(impl crate::op::Element for $t {
+        $(impl TypeName for $t {
             const NAME: &'static str = stringify!($t);
             const DTYPE: DType = DType::$V;
         })*
     };
 }
 with_all_types!(dtype_enum!());
+
+/// A type of the list, by name and as a run-time value: what every element
+/// type of the kernels ([`crate::op::Element`]) is.
+///
+/// ```
+/// use gpu::names::{DType, TypeName};
+/// assert_eq!((<f32 as TypeName>::NAME, <f32 as TypeName>::DTYPE), ("f32", DType::F32));
+/// ```
+pub trait TypeName {
+    /// The type's name in PTX entry names (`reduce7_b256_sum_f32`).
+    const NAME: &'static str;
+    /// The type as a run-time value.
+    const DTYPE: DType;
+}
 
 macro_rules! primitive_types {
     (; $($V:ident $t:ident),*) => {
@@ -235,7 +249,7 @@ with_ops!(is_plain!());
 
 macro_rules! by_key_types {
     (; $($t:ident)*) => {
-        [$(<$t as crate::op::Element>::DTYPE),*]
+        [$(<$t as TypeName>::DTYPE),*]
     };
 }
 
@@ -262,7 +276,7 @@ macro_rules! reproducible_lists {
         /// ```
         /// assert_eq!(gpu::names::MODE_TYPES.map(|t| t.name()), ["f32", "f64"]);
         /// ```
-        pub const MODE_TYPES: [DType; 2] = [$(<$t as crate::op::Element>::DTYPE),*];
+        pub const MODE_TYPES: [DType; 2] = [$(<$t as TypeName>::DTYPE),*];
     };
 }
 with_reproducible!(reproducible_lists!());

@@ -25,6 +25,7 @@ use std::time::Duration;
 
 use gpu::names::{HOLD_ENTRY, HOLD_RELEASED, HOLD_TIMED_OUT};
 use reduction::cudarc::driver::{LaunchConfig, PinnedHostSlice, PushKernelArg, sys};
+use reduction::registry::HOLD;
 use reduction::{Error, Gpu, Result};
 
 /// One `u32` of pinned host memory mapped into the device's address space:
@@ -87,7 +88,7 @@ impl<'a> Hold<'a> {
     /// Allocate the flag and outcome words and load the kernel (its JIT
     /// compilation happens here, not at the first launch).
     pub fn new(gpu: &'a Gpu) -> Result<Self> {
-        gpu.function(HOLD_ENTRY)?;
+        gpu.function_for(HOLD_ENTRY, HOLD.scheme.params())?;
         Ok(Hold { gpu, flag: Word::new(gpu)?, outcome: Word::new(gpu)?, launched: None })
     }
 
@@ -106,7 +107,7 @@ impl<'a> Hold<'a> {
             self.outcome.ptr().write_volatile(0);
         }
         let timeout_ns = u64::try_from(timeout.as_nanos()).unwrap_or(u64::MAX);
-        let func = self.gpu.function(HOLD_ENTRY)?;
+        let func = self.gpu.function_for(HOLD_ENTRY, HOLD.scheme.params())?;
         let mut args = self.gpu.stream().launch_builder(&func);
         args.arg(&self.flag.addr).arg(&self.outcome.addr).arg(&timeout_ns);
         let cfg = LaunchConfig { grid_dim: (1, 1, 1), block_dim: (1, 1, 1), shared_mem_bytes: 0 };

@@ -55,18 +55,23 @@ pub mod fixed_order;
 pub mod fold;
 pub mod transform;
 
+#[allow(unused_imports)] // named by the `with_all_types!` expansion below
+use crate::half::{bf16, f16};
+
 pub use arg::{Arg, ArgMax, ArgMin};
 pub use fold::{Max, Min, Sum};
 pub use transform::{Dot, Mean, Norm, SumSquares};
 
-/// An element type the kernels are instantiated for.
-pub trait Element: Copy + PartialEq + core::fmt::Debug + Send + Sync + 'static {
-    /// The type's name in PTX entry names (`reduce7_b256_sum_f32`).
-    const NAME: &'static str;
-    /// The type as a run-time value (`names.rs` implements this trait for
-    /// every type of its list).
-    const DTYPE: crate::names::DType;
+/// An element type the kernels are instantiated for: a type of the list
+/// ([`TypeName`](crate::names::TypeName): its name and run-time value).
+pub trait Element: crate::names::TypeName + Copy + PartialEq + core::fmt::Debug + Send + Sync + 'static {}
+
+macro_rules! elements {
+    (; $($V:ident $t:ident),*) => {
+        $(impl Element for $t {})*
+    };
 }
+with_all_types!(elements!());
 
 /// Types whose every bit pattern is a valid value (integers, floats, and
 /// `#[repr(C)]` structs of them): what a kernel writes into an accumulator or
