@@ -96,6 +96,9 @@ pub fn by_name<T: Copy>(all: &[T], name: fn(T) -> &'static str, what: &str, s: &
 /// or two), and the host queues a batch in well under [`HOLD_TIMEOUT`].
 pub const QUEUED_BATCH: usize = 32;
 
+/// Warm-up runs before timing.
+pub const WARMUP: usize = 5;
+
 /// How long the hold kernel waits for the host before it gives up (and the
 /// batch is reported as an error).
 pub const HOLD_TIMEOUT: Duration = Duration::from_millis(200);
