@@ -374,23 +374,12 @@ fn check_by_key(r: &Reducer, n: usize, seed: u64) -> Result<bool> {
         let (ref32, ref64) = (reference(&keys, &f32s, num_keys as usize), reference(&keys, &f64s, num_keys as usize));
         for kernel in reduction::by_key::kernels() {
             let case = format!("by-key {} {} n={n}", kernel.id, dist.name());
-            let got = r.reduce_by_key(
-                &keys,
-                &f32s,
-                num_keys as usize,
-                &Options { kernel: Some(kernel), ..Options::default() },
-            )?;
-            if let Err(e) = ref32.check(&got, &format!("{case} f32"), false) {
-                println!("MISMATCH {e}");
-                bad += 1;
-            }
-            let got = r.reduce_by_key(
-                &keys,
-                &f64s,
-                num_keys as usize,
-                &Options { kernel: Some(kernel), ..Options::default() },
-            )?;
-            if let Err(e) = ref64.check(&got, &format!("{case} f64"), false) {
+            let opts = Options { kernel: Some(kernel), ..Options::default() };
+            let checks = [
+                ref32.check(&r.reduce_by_key(&keys, &f32s, num_keys as usize, &opts)?, &format!("{case} f32"), false),
+                ref64.check(&r.reduce_by_key(&keys, &f64s, num_keys as usize, &opts)?, &format!("{case} f64"), false),
+            ];
+            for e in checks.into_iter().filter_map(|c| c.err()) {
                 println!("MISMATCH {e}");
                 bad += 1;
             }
