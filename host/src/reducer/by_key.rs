@@ -125,10 +125,13 @@ impl Reducer {
         if n == 0 {
             return Ok(None);
         }
-        let mut key_copy = gpu.alloc::<u32>(1, "the keys")?;
+        let mut key_copy;
         let keys = match keys.source() {
             Source::Device(view) => view,
-            Source::Host(host) => self.stage(&mut key_copy, host)?,
+            Source::Host(host) => {
+                key_copy = gpu.alloc::<u32>(host.len(), "the keys")?;
+                self.stage(&mut key_copy, host)?
+            }
         };
         self.with_inputs::<T, D, _>(&[values], false, |_, values, _| {
             let mut counter = gpu.alloc::<u64>(1, "the out-of-range key counter")?;

@@ -192,13 +192,11 @@ impl Reducer {
         if out.is_empty() {
             return Err(Error::SliceTooShort { len: 0, n: 1 });
         }
-        if n == 0 {
-            let value = empty::<R, T>()?;
-            let (out, _guard) = Out::of_given(out, self.gpu())?;
-            return write_value(self.gpu(), out.addr, value);
-        }
         let (out, _guard) = Out::of_given(out, self.gpu())?;
-        self.enqueue_to::<R, T, D>(inputs, opts, out)
+        match n {
+            0 => write_value(self.gpu(), out.addr, empty::<R, T>()?),
+            _ => self.enqueue_to::<R, T, D>(inputs, opts, out),
+        }
     }
 
     /// Queue operation `R` on checked, non-empty `inputs` (host ones copied to

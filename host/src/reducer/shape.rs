@@ -13,7 +13,7 @@ use crate::launch::{Out, grow};
 use crate::options::{Determinism, Finish, Options};
 use crate::reducer::Reducer;
 use crate::scratch::{ShapeScratch, values_of};
-use crate::shape::{Fit, Offsets, Shape, Strategy, check_offsets};
+use crate::shape::{Fit, Offsets, Shape, check_offsets};
 use gpu::names::Op;
 use gpu::op::Reduction;
 use gpu::shape::vector_columns;
@@ -103,8 +103,7 @@ impl Reducer {
                     let mut view = s.results.as_view_mut();
                     let (out, _guard) = Out::of(&mut view, self.gpu());
                     let out = Out { len: count, ..out };
-                    let how = (opts.strategy, self.fit(opts));
-                    self.launch_shape::<R, T>(op, &a, b.as_ref(), shape, how, &mut s.partials, &mut s.tickets, out)?;
+                    self.launch_shape::<R, T>(op, &a, b.as_ref(), shape, opts, &mut s.partials, &mut s.tickets, out)?;
                 }
                 self.gpu().stream().clone_dtoh(&s.results.slice(..bytes.div_ceil(8))).map_err(driver("cuMemcpyDtoH"))
             })
@@ -151,13 +150,13 @@ impl Reducer {
         let (out, _guard) = Out::of_given(out, self.gpu())?;
         self.with_inputs::<T, D, _>(inputs, realign(opts), |_, a, b| {
             self.with_shape_scratch(|s| {
-                let how = (opts.strategy, self.fit(opts));
-                self.launch_shape::<R, T>(op, &a, b.as_ref(), shape, how, &mut s.partials, &mut s.tickets, out)
+                self.launch_shape::<R, T>(op, &a, b.as_ref(), shape, opts, &mut s.partials, &mut s.tickets, out)
             })
         })
     }
 
-    /// Plan and queue the shaped kernel on checked inputs.
+    /// Plan (with the strategy of `opts`, on this card's fit or the portable
+    /// one they ask for) and queue the shaped kernel on checked inputs.
     #[allow(clippy::too_many_arguments)]
     fn launch_shape<R: Reduction<T>, T: Element>(
         &self,
@@ -165,7 +164,7 @@ impl Reducer {
         a: &CudaView<'_, T>,
         b: Option<&CudaView<'_, T>>,
         shape: Shape<'_>,
-        (strategy, fit): (Strategy, Fit),
+        opts: &Options,
         partials: &mut CudaSlice<u64>,
         tickets: &mut CudaSlice<u32>,
         out: Out,
@@ -179,7 +178,7 @@ impl Reducer {
             _ => a_addr % 16 == 0 && (R::INPUTS == 1 || b_addr % 16 == 0),
         };
         let acc = size_of::<R::Acc>();
-        let plan: ShapePlan = shape_plan(op, T::DTYPE, acc, a.len(), shape, strategy, aligned, fit)?;
+        let plan: ShapePlan = shape_plan(op, T::DTYPE, acc, a.len(), shape, opts.strategy, aligned, self.fit(opts))?;
         grow(gpu, partials, (plan.partials * acc).div_ceil(8), "partial results")?;
         if tickets.len() < plan.tickets {
             grow(gpu, tickets, plan.tickets, "tickets")?;
