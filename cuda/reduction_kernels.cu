@@ -478,7 +478,7 @@ template <typename V> __device__ __forceinline__ auto fold(V a) -> decltype(a.x)
     return (a.x + a.y) + (a.z + a.w);
 }
 
-// CUB's BLOCK_REDUCE_WARP_REDUCTIONS (gpu/src/block_reduce.rs): shuffles in
+// CUB's BLOCK_REDUCE_WARP_REDUCTIONS (device/src/block_reduce.rs): shuffles in
 // every warp, lane 0 of each writes warp_sums, one barrier, warp 0 finishes.
 // The result is valid in thread 0.
 template <typename T, unsigned int blockSize>

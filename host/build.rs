@@ -5,10 +5,12 @@
 //! `cargo build`/`test`/`run`; the nested build keeps its files in
 //! `<target>/ptx`, never in the source tree.
 //!
-//! `REDUCTION_PTX=<file>` embeds that PTX instead (for machines without
-//! rustup or its downloads: make the file with `cargo xtask build-ptx`
-//! elsewhere). It must hold every entry the registry names; the library's
-//! tests check that.
+//! Outside the workspace (the crate as published) there are no kernel
+//! sources beside it: it embeds the PTX it ships, `kernels/gpu.ptx.deflate`,
+//! which `cargo xtask package` compiled from them, so a user's build needs
+//! stable Rust only. `REDUCTION_PTX=<file>` embeds that PTX instead (made
+//! with `cargo xtask build-ptx`). It must hold every entry the registry
+//! names; the library's tests check that.
 
 use std::path::PathBuf;
 
@@ -26,7 +28,19 @@ fn main() {
     }
     let manifest = PathBuf::from(std::env::var_os("CARGO_MANIFEST_DIR").expect("cargo sets CARGO_MANIFEST_DIR"));
     let gpu = manifest.join("..").join("gpu");
-    let build = ptx_builder::PtxBuild::new(&gpu, "gpu", ptx_builder::nested_target_dir(&out_dir));
+    // in the workspace: the kernels' sources are beside the crate, under the
+    // workspace's manifest (a vendor folder has the sources but no manifest)
+    let in_workspace = gpu.join("src").is_dir() && manifest.join("..").join("Cargo.toml").is_file();
+    if !in_workspace {
+        // the published crate: the PTX it ships
+        let shipped = manifest.join("kernels").join("gpu.ptx.deflate");
+        println!("cargo:rerun-if-changed={}", shipped.display());
+        if let Err(e) = std::fs::copy(&shipped, out.with_extension("ptx.deflate")) {
+            panic!("{}: {e} (no kernel sources beside the crate and no PTX shipped with it)", shipped.display());
+        }
+        return;
+    }
+    let build = ptx_builder::PtxBuild::new(&gpu, "reduction-kernels", ptx_builder::nested_target_dir(&out_dir));
     build.print_rerun_if_changed();
     // the workspace manifest holds the kernels' release profile
     println!("cargo:rerun-if-changed={}", manifest.join("..").join("Cargo.toml").display());

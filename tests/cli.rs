@@ -32,6 +32,27 @@ fn fails_in_one_line(args: &[&str], code: i32, what: &str) -> Result<(), Failed>
     })
 }
 
+/// The two example projects (the README's `cargo run` in each), built
+/// beside `reduce` by `cargo xtask bundle` or in their own folders by
+/// `cargo build --release`: each checks its results against the CPU and
+/// exits 0 only when all agree.
+fn examples_run() -> Result<(), Failed> {
+    let beside = std::path::Path::new(&bin()).with_file_name("x");
+    for (name, expect) in [("downstream", "sum and max of 1..=1000"), ("custom-op", "complex sum")] {
+        let built = root()?.join("examples").join(name).join("target/release").join(name);
+        let exe = [beside.with_file_name(name), built].into_iter().find(|p| p.is_file()).ok_or_else(|| {
+            format!("examples/{name} is not built: cargo xtask bundle, or cargo build --release in examples/{name}")
+        })?;
+        let out = Command::new(&exe).output()?;
+        let text = String::from_utf8_lossy(&out.stdout);
+        ensure(out.status.success() && text.contains(expect), || {
+            format!("{}: exit {:?}\n{text}{}", exe.display(), out.status.code(), String::from_utf8_lossy(&out.stderr))
+        })?;
+        println!("{name}: {}", text.lines().last().unwrap_or(""));
+    }
+    Ok(())
+}
+
 fn main() {
     let trials = vec![
         cpu_trial("cli::unknown_kernel", || {
@@ -166,6 +187,7 @@ fn main() {
                 format!("exit {:?}: {stderr}", out.status.code())
             })
         }),
+        gpu_trial("examples::downstream_and_custom_op_run", examples_run),
         gpu_trial("bench::by_key_small", by_key_bench_small),
         gpu_trial("bench::every_cell_filled_i32", || bench_every_cell_filled("i32")),
         gpu_trial("bench::every_cell_filled_f32", || bench_every_cell_filled("f32")),

@@ -133,7 +133,7 @@ where
     // the planted extreme: beyond the random values (|x| < 1) for floats,
     // and NaN; the type's extreme for integers
     let big = if op == Op::ArgMax { 4.0 } else { -4.0 };
-    let values: Vec<T> = if T::DTYPE.is_float() {
+    let values: Vec<T> = if testkit::dtype::<T>().is_float() {
         vec![from_f64::<T>(big), from_f64::<T>(f64::NAN)]
     } else {
         vec![if op == Op::ArgMax { max_of::<T>() } else { min_of::<T>() }]
@@ -159,7 +159,7 @@ where
 fn from_f64<T: TestElement>(x: f64) -> T {
     // through the f32 sample path's types: every float type has from_f64 via half/f32/f64
     let f = x as f32;
-    match T::DTYPE {
+    match testkit::dtype::<T>() {
         DType::F16 => cast(f16::from_f32(f)),
         DType::BF16 => cast(bf16::from_f32(f)),
         DType::F32 => cast(f),
@@ -173,7 +173,7 @@ fn cast<T: 'static + Copy, U: 'static + Copy>(x: U) -> T {
 }
 
 fn max_of<T: TestElement>() -> T {
-    match T::DTYPE {
+    match testkit::dtype::<T>() {
         DType::I32 => cast(i32::MAX),
         DType::U32 => cast(u32::MAX),
         DType::I64 => cast(i64::MAX),
@@ -182,7 +182,7 @@ fn max_of<T: TestElement>() -> T {
 }
 
 fn min_of<T: TestElement>() -> T {
-    match T::DTYPE {
+    match testkit::dtype::<T>() {
         DType::I32 => cast(i32::MIN),
         DType::U32 => cast(0u32),
         DType::I64 => cast(i64::MIN),

@@ -205,7 +205,7 @@ where
         for r in 0..m.rows {
             let at = [0, cols / 2, cols - 1][r % 3];
             a[r * cols + at] = special[r];
-            if r >= 3 && T::DTYPE.is_float() {
+            if r >= 3 && testkit::dtype::<T>().is_float() {
                 a[r * cols + (at + 1) % cols] = nan_of::<T>();
             }
         }

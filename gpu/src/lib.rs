@@ -3,9 +3,10 @@
 //! This crate is compiled twice:
 //!
 //! * for `nvptx64-nvidia-cuda`, where it becomes the PTX that the host crate
-//!   loads: device primitives (`prim`), the warp/block building blocks, one
-//!   file per optimisation step in `kernels/`, and the table of
-//!   `extern "gpu-kernel"` entries in `entries.rs`;
+//!   loads: one file per optimisation step in `kernels/`, and the table of
+//!   `extern "gpu-kernel"` entries in `entries.rs`, on the device library
+//!   (`reduction_device`: the primitives `prim`, the warp, block and grid
+//!   reductions, re-exported here under the same names);
 //! * for the host, where only [`names`], [`half`], [`op`], [`layout`] and [`shape`]
 //!   exist, so the host library names the same operations, element types,
 //!   block sizes and launch sizes as the kernels (and runs the operations'
@@ -33,25 +34,17 @@
 
 #[macro_use]
 pub mod names;
-pub mod half;
 pub mod layout;
 pub mod op;
 pub mod shape;
 
-#[cfg(target_arch = "nvptx64")]
-pub mod prim;
+pub use reduction_device::half;
 
 #[cfg(target_arch = "nvptx64")]
-pub mod warp_reduce;
-
-#[cfg(target_arch = "nvptx64")]
-pub mod block_reduce;
+pub use reduction_device::{block_reduce, grid_reduce, prim, publish, warp_reduce};
 
 #[cfg(target_arch = "nvptx64")]
 pub mod strided_fold;
-
-#[cfg(target_arch = "nvptx64")]
-pub mod publish;
 
 #[cfg(target_arch = "nvptx64")]
 pub mod kernels;

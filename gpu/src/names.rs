@@ -144,27 +144,29 @@ macro_rules! dtype_enum {
             pub fn from_name(name: &str) -> Option<DType> {
                 DType::ALL.iter().copied().find(|t| t.name() == name)
             }
+
+            /// The element type `T` as a run-time value, if it is one of the
+            /// list (host only); a user's own element type is not.
+            ///
+            /// ```
+            /// use gpu::names::DType;
+            /// assert_eq!(DType::of::<f32>(), Some(DType::F32));
+            /// ```
+            #[cfg(not(target_arch = "nvptx64"))]
+            pub fn of<T: crate::op::Element>() -> Option<DType> {
+                DType::from_name(T::NAME)
+            }
         }
 
-        $(impl TypeName for $t {
-            const NAME: &'static str = stringify!($t);
+        $(impl Listed for $t {
             const DTYPE: DType = DType::$V;
         })*
     };
 }
 with_all_types!(dtype_enum!());
 
-/// A type of the list, by name and as a run-time value: what every element
-/// type of the kernels ([`crate::op::Element`]) is.
-///
-/// ```
-/// use gpu::names::{DType, TypeName};
-/// assert_eq!((<f32 as TypeName>::NAME, <f32 as TypeName>::DTYPE), ("f32", DType::F32));
-/// ```
-pub trait TypeName {
-    /// The type's name in PTX entry names (`reduce7_b256_sum_f32`).
-    const NAME: &'static str;
-    /// The type as a run-time value.
+/// A type of the list as a run-time value, for the lists below.
+trait Listed {
     const DTYPE: DType;
 }
 
@@ -249,7 +251,7 @@ with_ops!(is_plain!());
 
 macro_rules! by_key_types {
     (; $($t:ident)*) => {
-        [$(<$t as TypeName>::DTYPE),*]
+        [$(<$t as Listed>::DTYPE),*]
     };
 }
 
@@ -276,7 +278,7 @@ macro_rules! reproducible_lists {
         /// ```
         /// assert_eq!(gpu::names::MODE_TYPES.map(|t| t.name()), ["f32", "f64"]);
         /// ```
-        pub const MODE_TYPES: [DType; 2] = [$(<$t as TypeName>::DTYPE),*];
+        pub const MODE_TYPES: [DType; 2] = [$(<$t as Listed>::DTYPE),*];
     };
 }
 with_reproducible!(reproducible_lists!());

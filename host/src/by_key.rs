@@ -17,6 +17,7 @@
 use crate::error::{Error, Result};
 use crate::input::Element;
 use crate::registry::{Family, Kernel};
+use gpu::names::DType;
 /// The value types the by-key kernels are compiled for (`gpu/src/names.rs`).
 ///
 /// ```
@@ -63,15 +64,19 @@ pub trait ByKeyValue: Element + sealed::Sealed {
     /// assert_eq!(0.1f64.to_f64(), 0.1);
     /// ```
     fn to_f64(self) -> f64;
+    /// The value type as a run-time value.
+    const DTYPE: DType;
 }
 
 impl ByKeyValue for f32 {
+    const DTYPE: DType = DType::F32;
     fn to_f64(self) -> f64 {
         self as f64
     }
 }
 
 impl ByKeyValue for f64 {
+    const DTYPE: DType = DType::F64;
     fn to_f64(self) -> f64 {
         self
     }

@@ -9,7 +9,10 @@ use gpu::op::Reduction;
 use gpu::half::{bf16, f16};
 
 /// An element type the library reduces: `i32, u32, i64, u64, f32, f64` and
-/// the half types `f16`, `bf16` (the `half` crate's).
+/// the half types `f16`, `bf16` (the `half` crate's), or a type of your
+/// own that your kernels read (a complex number: it implements the device
+/// library's `Element`, cudarc's `DeviceRepr` and `ValidAsZeroBits`,
+/// `Default` and `Display`, then this; see `examples/custom-op`).
 ///
 /// Integer sums wrap on overflow (like CUDA's `int`); float results follow
 /// the rules in [`gpu::op`] (NaN propagates, `-0.0 < +0.0` for min/max);

@@ -80,7 +80,8 @@ pub fn shaped_fixed_order<R: Reduction<T>, T: Element>(
         Shape::Columns(m) => vector_columns(0, 0, R::INPUTS, m.pitch as u64, m.cols as u64, size),
         _ => true,
     };
-    let p = plan(op, T::DTYPE, size_of::<R::Acc>(), a.len(), shape, strategy, aligned, Fit::PORTABLE)?;
+    let ty = crate::dispatch::library_type(T::NAME, "the shaped twin")?;
+    let p = plan(op, ty, size_of::<R::Acc>(), a.len(), shape, strategy, aligned, Fit::PORTABLE)?;
     let segs = match shape {
         Shape::Rows(m) => {
             Segments { offsets: core::ptr::null(), count: m.rows as u64, cols: m.cols as u64, pitch: m.pitch as u64 }

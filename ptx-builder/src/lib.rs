@@ -82,10 +82,14 @@ impl PtxBuild {
     }
 
     /// Tell cargo to run the build script again when the kernel crate's
-    /// sources, manifest or toolchain change.
+    /// sources, manifest or toolchain change, or those of a crate it
+    /// depends on by path (the device library in a checkout), and of theirs.
     pub fn print_rerun_if_changed(&self) {
-        for path in ["src", "Cargo.toml", "rust-toolchain.toml"] {
-            println!("cargo:rerun-if-changed={}", self.crate_dir.join(path).display());
+        println!("cargo:rerun-if-changed={}", self.crate_dir.join("rust-toolchain.toml").display());
+        for dir in path_dependencies(&self.crate_dir) {
+            for path in ["src", "Cargo.toml"] {
+                println!("cargo:rerun-if-changed={}", dir.join(path).display());
+            }
         }
     }
 
@@ -163,9 +167,8 @@ impl PtxBuild {
                 String::from_utf8_lossy(&output.stderr)
             ));
         }
-        let lib = self.package.replace('-', "_");
-        let asm =
-            asm_path(&stdout, &lib).ok_or(format!("cargo reported no artifact for the {} crate", self.package))?;
+        let asm = asm_path(&stdout, &self.package)
+            .ok_or(format!("cargo reported no library artifact for the {} package", self.package))?;
         let ptx = std::fs::read_to_string(&asm).map_err(|e| format!("cannot read {}: {e}", asm.display()))?;
         if let Some(line) = ptx.lines().find(|l| l.trim_start().starts_with(".extern .func")) {
             return Err(format!(
@@ -177,6 +180,38 @@ impl PtxBuild {
             std::fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
         }
         std::fs::write(out, ptx).map_err(|e| format!("cannot write {}: {e}", out.display()))
+    }
+}
+
+/// `crate_dir` and the folders of the crates it depends on by `path`, and
+/// theirs, each once: the `path = "..."` values of its `Cargo.toml`.
+///
+/// ```
+/// let here = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+/// assert_eq!(ptx_builder::path_dependencies(here), [here]); // no dependencies
+/// ```
+pub fn path_dependencies(crate_dir: &Path) -> Vec<PathBuf> {
+    let mut found = vec![crate_dir.to_path_buf()];
+    let mut next = 0;
+    while next < found.len() {
+        let dir = found[next].clone();
+        next += 1;
+        let Ok(manifest) = std::fs::read_to_string(dir.join("Cargo.toml")) else { continue };
+        for value in manifest.split("path = \"").skip(1).filter_map(|rest| rest.split('"').next()) {
+            let dep = dir.join(value);
+            if dep.join("Cargo.toml").is_file() && !found.iter().any(|f| same(f, &dep)) {
+                found.push(dep);
+            }
+        }
+    }
+    found
+}
+
+/// Whether two paths name the same folder.
+fn same(a: &Path, b: &Path) -> bool {
+    match (a.canonicalize(), b.canonicalize()) {
+        (Ok(a), Ok(b)) => a == b,
+        _ => a == b,
     }
 }
 
@@ -243,12 +278,17 @@ impl Rustup {
     }
 }
 
-/// The `.s` file rustc wrote for library `lib`: it sits beside the
-/// `lib{lib}-<hash>.rmeta` that cargo's artifact message names, as
-/// `{lib}-<hash>.s` (cargo reports the artifact even when nothing was rebuilt).
-fn asm_path(cargo_json: &str, lib: &str) -> Option<PathBuf> {
-    let name = format!("\"name\":\"{lib}\"");
-    let line = cargo_json.lines().find(|l| l.contains("\"reason\":\"compiler-artifact\"") && l.contains(&name))?;
+/// The `.s` file rustc wrote beside the `.rmeta` of the library of
+/// `package` (whose library may have a name of its own: the package
+/// `reduction-kernels` builds the library `gpu`), from cargo's JSON messages.
+fn asm_path(cargo_json: &str, package: &str) -> Option<PathBuf> {
+    let line = cargo_json.lines().find(|l| {
+        l.contains("\"reason\":\"compiler-artifact\"")
+            && (l.contains(&format!("#{package}@")) || l.contains(&format!("/{package}#")))
+    })?;
+    let target = &line[line.find("\"target\":{")?..];
+    let name_at = target.find("\"name\":\"")? + "\"name\":\"".len();
+    let lib = &target[name_at..name_at + target[name_at..].find('"')?];
     let prefix = format!("lib{lib}-");
     let start = line.find(&prefix)?;
     let end = start + line[start..].find(".rmeta")?;
@@ -263,8 +303,12 @@ mod tests {
 
     #[test]
     fn finds_the_asm_beside_the_rmeta() {
-        let json = r#"{"reason":"compiler-artifact","target":{"name":"gpu"},"filenames":["/w/t/release/libgpu.rlib","/w/t/release/deps/libgpu-27655a10fd983a3d.rmeta"],"fresh":true}"#;
-        assert_eq!(asm_path(json, "gpu"), Some(PathBuf::from("/w/t/release/deps/gpu-27655a10fd983a3d.s")));
+        let json = r#"{"reason":"compiler-artifact","package_id":"path+file:///w/gpu#reduction-kernels@0.1.0","target":{"kind":["rlib"],"name":"gpu"},"filenames":["/w/t/release/libgpu.rlib","/w/t/release/deps/libgpu-27655a10fd983a3d.rmeta"],"fresh":true}"#;
+        let want = Some(PathBuf::from("/w/t/release/deps/gpu-27655a10fd983a3d.s"));
+        assert_eq!(asm_path(json, "reduction-kernels"), want);
+        let same_name =
+            json.replace("/w/gpu#reduction-kernels@0.1.0", "/w/gpu#0.1.0").replace("/w/gpu", "/w/reduction-kernels");
+        assert_eq!(asm_path(&same_name, "reduction-kernels"), want); // a package named as its folder
         assert_eq!(asm_path(json, "other"), None);
     }
 

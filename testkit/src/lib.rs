@@ -243,6 +243,14 @@ pub fn op_depth<R: Reduction<T>, T: Element>(reducer: &Reducer, n: usize, opts: 
     Ok(depth(plan.kernel, &plan.levels, plan.block))
 }
 
+/// `T` as one of the library's element types (the tests' types all are).
+pub fn dtype<T: Element>() -> reduction::DType {
+    match reduction::DType::of::<T>() {
+        Some(t) => t,
+        None => panic!("{} is not one of the library's element types", T::NAME),
+    }
+}
+
 /// The library operation `R` is ([`Op::from_name`] of its name), or
 /// [`Error::Invalid`] for an operation of the user's own.
 ///

@@ -179,7 +179,7 @@ impl<V: Outcome> Outcome for Arg<V> {
 
 /// Unit roundoff of the float accumulator of an operation on `T`.
 pub fn epsilon<T: Element>() -> f64 {
-    if T::DTYPE == DType::F64 { f64::EPSILON } else { f32::EPSILON as f64 }
+    if crate::dtype::<T>() == DType::F64 { f64::EPSILON } else { f32::EPSILON as f64 }
 }
 
 /// Check `got`, the default kernel's result of operation `R` (named `op`)

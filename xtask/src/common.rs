@@ -12,7 +12,7 @@ pub(crate) fn workspace() -> PathBuf {
 
 /// The build of the workspace's kernels (`gpu/`), kept in `target/ptx`.
 pub(crate) fn gpu_build() -> PtxBuild {
-    PtxBuild::new(workspace().join("gpu"), "gpu", workspace().join("target").join("ptx"))
+    PtxBuild::new(workspace().join("gpu"), "reduction-kernels", workspace().join("target").join("ptx"))
 }
 
 /// `--name value` pairs; anything else is an error naming the flag.

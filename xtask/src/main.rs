@@ -11,6 +11,10 @@
 //!   xtask, the downstream example and the PTX of the planted bugs, and copy
 //!   them into `DIR` (default `.gpu/`), with `run-tests.sh`, to be carried to
 //!   a GPU machine that has no Rust toolchain.
+//! * `package`: copy the deflated PTX of the library's build into
+//!   `host/kernels/`, `cargo publish --dry-run` the crates a user needs
+//!   (reduction-device, reduction-kernels, reduction-ptx-builder, host), and check that the PTX in
+//!   the library's `.crate` is a fresh build of the kernels.
 //! * `sanitize [--bin PATH] [--broken-ptx DIR] [--logs DIR]`: run every
 //!   kernel under compute-sanitizer's memcheck, racecheck, synccheck and
 //!   initcheck, and their CUDA C++ twins (NVRTC) under memcheck and
@@ -22,12 +26,14 @@
 
 mod bundle;
 mod common;
+mod package;
 mod ptx;
 mod sanitize;
 
 use std::process::ExitCode;
 
 use bundle::bundle;
+use package::package;
 use ptx::{build_ptx, check_ptx};
 use sanitize::sanitize;
 
@@ -37,10 +43,11 @@ fn main() -> ExitCode {
         Some("build-ptx") => build_ptx(&args[1..]),
         Some("check-ptx") => check_ptx(&args[1..]),
         Some("bundle") => bundle(&args[1..]),
+        Some("package") => package(&args[1..]),
         Some("sanitize") => sanitize(&args[1..]),
         _ => Err(format!(
             "usage: cargo xtask <command>\n\n{}",
-            "commands:\n  build-ptx [--arch sm_XX] [--features F,..] [--out DIR]\n  check-ptx [--ptxas PATH]\n  bundle [--out DIR]\n  sanitize [--bin PATH] [--broken-ptx DIR] [--logs DIR]"
+            "commands:\n  build-ptx [--arch sm_XX] [--features F,..] [--out DIR]\n  check-ptx [--ptxas PATH]\n  bundle [--out DIR]\n  package\n  sanitize [--bin PATH] [--broken-ptx DIR] [--logs DIR]"
         )),
     };
     match result {

@@ -293,7 +293,7 @@ pub unsafe fn long_rows<T: Element + Vector, R: Reduction<T>>(
     let row = if per_row == 1 { me } else { me / per_row };
     let tile = 1 << shift;
     let v = strided_fold::<T, R>(a, b, w0, w0 + tile, row * cols, thread_idx_x() as u64, SHAPE_BLOCK as u64, false);
-    let v = block_reduce::<R::Acc, SHAPE_BLOCK>(v, R::IDENTITY, R::combine, &mut dyn_shared());
+    let v = block_reduce::<R::Acc, SHAPE_BLOCK>(v, SHAPE_BLOCK, R::IDENTITY, R::combine, &mut dyn_shared());
     if warp_id() != 0 {
         return;
     }

@@ -4,7 +4,8 @@
 //! They need not wait, though: the *last* block to finish can do the final
 //! step (NVIDIA's `threadFenceReduction` sample). Changed from `vectorized`:
 //!
-//! 1. **One launch.** Each block writes its partial to `partials[block]`,
+//! 1. **One launch** (`grid_reduce.rs` of the device library, `device/src`).
+//!    Each block writes its partial to `partials[block]`,
 //!    then thread 0 makes that write visible to the whole GPU (`__threadfence`,
 //!    *before* taking a ticket, or the last block could read a partial that is
 //!    not there yet) and takes a ticket with `atomicInc(ticket, grid - 1)`.
@@ -23,7 +24,7 @@
 //!    16-byte loads before it combines any of them, 64 bytes in flight per
 //!    thread; with full occupancy that is enough to cover DRAM latency. The
 //!    last one to three vectors of a thread are also loaded together.
-//! 4. **CUB's block reduction** (`block_reduce.rs`): warp shuffles, one
+//! 4. **CUB's block reduction** (`block_reduce.rs`, beside it): warp shuffles, one
 //!    barrier, instead of Harris's shared-memory tree.
 //! 5. **64-bit indices**: one launch covers any `n`.
 //! 6. **A completion flag for the host.** When `done` is not null, the last
@@ -51,7 +52,7 @@
 //! `layout::SINGLE_PASS_SMEM` bytes. Result: `out[0]`, then `*done = 1`
 //! unless `done` is null.
 
-use crate::block_reduce::block_reduce;
+use crate::grid_reduce::grid_reduce;
 use crate::layout::SINGLE_PASS_FLAG_OFFSET;
 use crate::op::{Element, Reduction};
 use crate::prim::*;
@@ -89,45 +90,12 @@ pub unsafe fn single_pass<T: Element + Vector, R: Reduction<T>, const BLOCK: u32
     // (`strided_fold.rs`, the loop the segments kernel shares)
     let v = strided_fold::<T, R>(a, b, 0, n, 0, gtid, threads, true);
 
-    // one partial per block; a grid of one block is its own last block
-    let v = block_reduce::<R::Acc, BLOCK>(v, R::IDENTITY, R::combine, &mut warp_sums);
-    let alone = grid_dim_x() == 1;
-    if tid == 0 {
-        store(partials, block_idx_x(), v);
-        let last = alone || {
-            threadfence(); // the partial is visible GPU-wide before the ticket is taken
-            atomic_inc(ticket, grid_dim_x() - 1) == grid_dim_x() - 1
-        };
-        is_last[0] = last as u32;
-    }
-    sync_threads();
-
-    // the last block reduces the partials, four loads in flight per thread
-    if is_last[0] != 0 {
-        if !alone {
-            threadfence();
-        }
-        let grid = grid_dim_x();
-        let mut v = R::IDENTITY;
-        let mut b = tid;
-        while b + 3 * BLOCK < grid {
-            let (w, x, y, z) = (
-                load_relaxed(partials, b),
-                load_relaxed(partials, b + BLOCK),
-                load_relaxed(partials, b + 2 * BLOCK),
-                load_relaxed(partials, b + 3 * BLOCK),
-            );
-            v = R::combine(v, R::combine(R::combine(w, x), R::combine(y, z)));
-            b += 4 * BLOCK;
-        }
-        while b < grid {
-            v = R::combine(v, load_relaxed(partials, b));
-            b += BLOCK;
-        }
-        let v = block_reduce::<R::Acc, BLOCK>(v, R::IDENTITY, R::combine, &mut warp_sums);
-        if tid == 0 {
-            publish(out, R::finish(v, n), done);
-        }
+    // one partial per block, and the last block to finish reduces them
+    // (`grid_reduce.rs` of the device library)
+    let total =
+        grid_reduce::<R::Acc, BLOCK>(v, R::IDENTITY, R::combine, partials, ticket, &mut warp_sums, &mut is_last);
+    if let Some(v) = total {
+        publish(out, R::finish(v, n), done);
     }
 }
 

@@ -33,6 +33,15 @@ pub struct Arg<V> {
 // 16 bytes (8 for the value, padded), any bit pattern is a value.
 unsafe impl<V: Bits> Bits for Arg<V> {}
 
+/// Shuffled as the value's words, then the index's.
+#[cfg(target_arch = "nvptx64")]
+impl<V: crate::prim::Shuffle> crate::prim::Shuffle for Arg<V> {
+    #[inline(always)]
+    fn shuffle_words(self, f: impl Fn(i32) -> i32) -> Self {
+        Arg { value: self.value.shuffle_words(&f), index: self.index.shuffle_words(&f) }
+    }
+}
+
 /// The index of the smallest element (the first one, on ties; the first NaN,
 /// if any) and its value.
 ///

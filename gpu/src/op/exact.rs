@@ -69,6 +69,15 @@ pub struct DoubleDouble {
 // SAFETY: `#[repr(C)]` of two `f64`: 16 bytes, any bit pattern is a value.
 unsafe impl Bits for DoubleDouble {}
 
+/// Shuffled as `hi`'s words, then `lo`'s.
+#[cfg(target_arch = "nvptx64")]
+impl crate::prim::Shuffle for DoubleDouble {
+    #[inline(always)]
+    fn shuffle_words(self, f: impl Fn(i32) -> i32) -> Self {
+        DoubleDouble { hi: self.hi.shuffle_words(&f), lo: self.lo.shuffle_words(&f) }
+    }
+}
+
 impl From<f64> for DoubleDouble {
     #[inline(always)]
     fn from(x: f64) -> Self {

@@ -89,15 +89,18 @@ impl Limits for (Tuning, u32, u32) {
 }
 
 /// What is asked: operation `op` (its name, inputs and accumulator) on `n`
-/// elements of `dtype`, with `options`. Equal requests get equal plans on
+/// elements of type `ty`, with `options`. Equal requests get equal plans on
 /// one card, so a request is also the key under which a planned reduction
 /// is kept for the next call.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Request {
     /// The operation's name (`Reduction::NAME`).
     pub op: &'static str,
-    /// The element type.
-    pub dtype: DType,
+    /// The element type's name (`Element::NAME`): one of the library's
+    /// ([`Request::dtype`]) or a user's own.
+    pub ty: &'static str,
+    /// Bytes of one element.
+    pub elem_bytes: usize,
     /// The operation's inputs: 1, or 2 for a dot product.
     pub inputs: u32,
     /// Bytes of one accumulator.
@@ -121,7 +124,8 @@ impl Request {
     pub fn of<R: Reduction<T>, T: Element>(n: usize, options: &Options) -> Request {
         Request {
             op: R::NAME,
-            dtype: T::DTYPE,
+            ty: T::NAME,
+            elem_bytes: size_of::<T>(),
             inputs: R::INPUTS,
             acc_bytes: size_of::<R::Acc>(),
             out_bytes: size_of::<R::Out>(),
@@ -129,6 +133,29 @@ impl Request {
             options: *options,
         }
     }
+}
+
+impl Request {
+    /// The element type, if it is one of the library's.
+    ///
+    /// ```
+    /// use reduction::{DType, Options, dispatch::Request, op::Sum};
+    /// assert_eq!(Request::of::<Sum, f32>(10, &Options::default()).dtype(), Some(DType::F32));
+    /// ```
+    pub fn dtype(&self) -> Option<DType> {
+        DType::from_name(self.ty)
+    }
+}
+
+/// The element type named `name` as one of the library's, or
+/// [`Error::Unsupported`] from the kernels `what` (those built for the
+/// library's types only: shaped, reproducible, accurate).
+pub(crate) fn library_type(name: &str, what: &str) -> Result<DType> {
+    DType::from_name(name).ok_or_else(|| Error::Unsupported {
+        kernel: what.into(),
+        what: format!("the element type {name} (not one of the library's)"),
+        valid: DType::ALL.iter().map(|t| t.name()).collect::<Vec<_>>().join(", "),
+    })
 }
 
 /// A reduction, planned: everything the host works out before its first
@@ -174,7 +201,7 @@ pub struct Plan {
 /// # Ok::<(), reduction::Error>(())
 /// ```
 pub fn plan(request: &Request, card: &impl Limits) -> Result<Plan> {
-    if let Some(mode) = mode_kernel(request.op, request.dtype, &request.options)? {
+    if let Some(mode) = mode_kernel(request.op, request.dtype(), request.ty, &request.options)? {
         return mode_plan(request, mode, card);
     }
     let opts = &request.options;
@@ -183,12 +210,12 @@ pub fn plan(request: &Request, card: &impl Limits) -> Result<Plan> {
     let (block, entry) = fit_block(
         opts.block,
         block,
-        |b| kernel.entry_named(b, request.op, request.dtype.name()),
+        |b| kernel.entry_named(b, request.op, request.ty),
         |e| card.max_threads_per_block(e),
     )?;
     let levels = flat_levels(request, kernel, &entry, block, card)?;
     let partials = if kernel.scheme == Scheme::SinglePass { levels[0].launches[0].grid as usize } else { 0 };
-    let smem = kernel.scheme.smem(block, request.dtype.size());
+    let smem = kernel.scheme.smem(block, request.elem_bytes);
     Ok(Plan { kernel, entry, block, levels, smem, partials, inputs: request.inputs, acc_bytes: request.acc_bytes })
 }
 
@@ -225,11 +252,16 @@ pub fn choose(op: &str, n: usize, opts: &Options, tuning: &Tuning) -> Result<(&'
 fn check_operation(request: &Request, kernel: &Kernel) -> Result<()> {
     let op = Op::from_name(request.op);
     let fits = match kernel.family {
-        Family::Default => op.is_none_or(|op| kernel.supports(op, request.dtype)),
+        // the library's operations for its types, or an operation or type
+        // of the user's (its entries are the user's PTX)
+        Family::Default => match (op, request.dtype()) {
+            (Some(op), Some(ty)) => kernel.supports(op, ty),
+            _ => true,
+        },
         Family::Step => {
-            let size = request.dtype.size();
+            let size = request.elem_bytes;
             let plain = request.inputs == 1 && request.acc_bytes == size && request.out_bytes == size;
-            plain && op.is_some_and(|op| kernel.supports(op, request.dtype))
+            plain && op.zip(request.dtype()).is_some_and(|(op, ty)| kernel.supports(op, ty))
         }
         _ => false,
     };
@@ -238,7 +270,7 @@ fn check_operation(request: &Request, kernel: &Kernel) -> Result<()> {
     }
     Err(Error::Unsupported {
         kernel: kernel.id.to_string(),
-        what: format!("{} of {}", request.op, request.dtype.name()),
+        what: format!("{} of {}", request.op, request.ty),
         valid: match kernel.family {
             Family::Default | Family::Step => {
                 format!(
@@ -302,7 +334,7 @@ pub(super) fn fit_block(
 /// per element and keep every block: halving their threads cost them up to
 /// 1 µs at 2^16-2^20.
 fn flat_levels(request: &Request, kernel: &Kernel, entry: &str, block: u32, card: &impl Limits) -> Result<Vec<Level>> {
-    let elem = request.dtype.size();
+    let elem = request.elem_bytes;
     let resident = if kernel.scheme.grid_stride() {
         let resident = card.resident_blocks(entry, block, kernel.scheme.smem(block, elem))?;
         let resident = request.options.max_grid.map_or(resident, |g| resident.min(g.max(1)));

@@ -53,10 +53,12 @@ pub(crate) struct ModeJob {
 /// assert_eq!(mode_entry("min", DType::I32, &Options::default()).unwrap(), None);
 /// ```
 pub fn mode_entry(op: &str, ty: DType, opts: &Options) -> Result<Option<String>> {
-    Ok(mode_kernel(op, ty, opts)?.map(|k| entry(k, op, ty)))
+    Ok(mode_kernel(op, Some(ty), ty.name(), opts)?.map(|k| entry(k, op, ty)))
 }
 
-pub(crate) fn mode_kernel(op: &str, ty: DType, opts: &Options) -> Result<Option<ModeKernel>> {
+/// The mode kernel `opts` ask for, for `op` on the element type named
+/// `name` (`ty` when it is one of the library's), or why there is none.
+pub(crate) fn mode_kernel(op: &str, ty: Option<DType>, name: &str, opts: &Options) -> Result<Option<ModeKernel>> {
     if opts.determinism == Determinism::RunToRun && !opts.accurate {
         return Ok(None);
     }
@@ -70,9 +72,9 @@ pub(crate) fn mode_kernel(op: &str, ty: DType, opts: &Options) -> Result<Option<
         return refuse("finishing on the CPU".into(), "finish on the GPU");
     }
     let types = "f32, f64";
-    if !MODE_TYPES.contains(&ty) {
-        return refuse(format!("{op} of {}", ty.name()), types);
-    }
+    let Some(ty) = ty.filter(|t| MODE_TYPES.contains(t)) else {
+        return refuse(format!("{op} of {name}"), types);
+    };
     if opts.accurate {
         if op != Op::Sum.name() {
             return refuse(format!("the operation {op}"), "sum of f32, f64");
@@ -128,7 +130,8 @@ pub(super) fn mode_plan(request: &Request, mode: ModeKernel, card: &impl Limits)
     // the library's operations of that name: a result of the element's size
     // and the inputs the operation of that name has
     let own_inputs = Op::from_name(request.op).map_or(1, |op| if op == Op::Dot { 2 } else { 1 });
-    if request.out_bytes != request.dtype.size() || request.inputs != own_inputs {
+    let ty = crate::dispatch::library_type(request.ty, if opts.accurate { "accurate" } else { "gpu_to_gpu" })?;
+    if request.out_bytes != ty.size() || request.inputs != own_inputs {
         return Err(Error::Unsupported {
             kernel: if opts.accurate { "accurate" } else { "gpu_to_gpu" }.into(),
             what: format!("an operation of your own named {}", request.op),
@@ -138,13 +141,13 @@ pub(super) fn mode_plan(request: &Request, mode: ModeKernel, card: &impl Limits)
     let (block, entry) = fit_block(
         opts.block,
         card.tuning().default_block(request.op, request.n),
-        |_| entry(mode, request.op, request.dtype),
+        |_| entry(mode, request.op, ty),
         |e| card.max_threads_per_block(e),
     )?;
     mode.row().check_block(block)?;
     let resident = card.resident_blocks(&entry, block, MODES_SMEM)?;
     let resident = opts.max_grid.map_or(resident, |g| resident.min(g.max(1)));
-    let (job, grid) = ModeJob::plan(mode, request.dtype, request.n, block, resident);
+    let (job, grid) = ModeJob::plan(mode, ty, request.n, block, resident);
     let levels = vec![Level { launches: vec![Launch { in_offset: 0, n: request.n, grid, out_offset: 0 }], outputs: 1 }];
     Ok(Plan {
         kernel: mode.row(),
@@ -178,11 +181,11 @@ mod tests {
             ("sum", DType::F32, &teaching),
             ("sum", DType::F32, &cpu),
         ] {
-            let e = mode_kernel(op, ty, opts).unwrap_err();
+            let e = mode_kernel(op, Some(ty), ty.name(), opts).unwrap_err();
             assert!(matches!(e, Error::Unsupported { .. }) && !e.to_string().contains('\n'), "{op} {ty:?}: {e}");
         }
         let both = Options { accurate: true, determinism: Determinism::GpuToGpu, ..Options::default() };
-        assert_eq!(mode_kernel("sum", DType::F64, &both).unwrap(), Some(ModeKernel::AccurateF64));
+        assert_eq!(mode_kernel("sum", Some(DType::F64), "f64", &both).unwrap(), Some(ModeKernel::AccurateF64));
     }
 
     #[test]

@@ -4,8 +4,8 @@
 
 use cudarc::driver::{CudaSlice, CudaView, CudaViewMut, DevicePtr};
 
-use crate::dispatch::mode_kernel;
 use crate::dispatch::{ShapePlan, shape_plan};
+use crate::dispatch::{library_type, mode_kernel};
 use crate::error::{Error, Result, driver};
 use crate::input::check_inputs;
 use crate::input::{Element, Input, Source};
@@ -14,6 +14,7 @@ use crate::options::{Determinism, Finish, Options};
 use crate::reducer::Reducer;
 use crate::scratch::{ShapeScratch, values_of};
 use crate::shape::{Fit, Offsets, Shape, check_offsets};
+use gpu::names::DType;
 use gpu::names::Op;
 use gpu::op::Reduction;
 use gpu::shape::vector_columns;
@@ -178,7 +179,8 @@ impl Reducer {
             _ => a_addr % 16 == 0 && (R::INPUTS == 1 || b_addr % 16 == 0),
         };
         let acc = size_of::<R::Acc>();
-        let plan: ShapePlan = shape_plan(op, T::DTYPE, acc, a.len(), shape, opts.strategy, aligned, self.fit(opts))?;
+        let ty = library_type(T::NAME, "reduce_shaped")?;
+        let plan: ShapePlan = shape_plan(op, ty, acc, a.len(), shape, opts.strategy, aligned, self.fit(opts))?;
         grow(gpu, partials, (plan.partials * acc).div_ceil(8), "partial results")?;
         if tickets.len() < plan.tickets {
             grow(gpu, tickets, plan.tickets, "tickets")?;
@@ -238,13 +240,22 @@ fn check_shaped<R: Reduction<T>, T: Element>(n: usize, shape: Shape<'_>, opts: &
         return refuse("a block size or grid cap (the shaped kernels run blocks of 256, grids from the shape)", "none");
     }
     if opts.determinism == Determinism::GpuToGpu {
-        mode_kernel(R::NAME, T::DTYPE, opts)?;
+        mode_kernel(R::NAME, DType::of::<T>(), T::NAME, opts)?;
     }
     let op = Op::from_name(R::NAME).ok_or_else(|| Error::Unsupported {
         kernel: "reduce_shaped".into(),
         what: format!("the operation {} (the shaped kernels are built for the library's operations)", R::NAME),
         valid: Op::ALL.iter().map(|o| o.name()).collect::<Vec<_>>().join(", "),
     })?;
-    shape_plan(op, T::DTYPE, size_of::<R::Acc>(), n, shape, opts.strategy, false, Fit::PORTABLE)?;
+    shape_plan(
+        op,
+        library_type(T::NAME, "reduce_shaped")?,
+        size_of::<R::Acc>(),
+        n,
+        shape,
+        opts.strategy,
+        false,
+        Fit::PORTABLE,
+    )?;
     Ok(op)
 }

@@ -87,22 +87,6 @@ macro_rules! shuffle_64 {
 }
 shuffle_64!(i64 u64 f64);
 
-/// An arg-min/max accumulator: the value's words, then the index's.
-impl<V: Shuffle> Shuffle for crate::op::Arg<V> {
-    #[inline(always)]
-    fn shuffle_words(self, f: impl Fn(i32) -> i32) -> Self {
-        crate::op::Arg { value: self.value.shuffle_words(&f), index: self.index.shuffle_words(&f) }
-    }
-}
-
-/// A double-double accumulator: `hi`'s words, then `lo`'s.
-impl Shuffle for crate::op::exact::DoubleDouble {
-    #[inline(always)]
-    fn shuffle_words(self, f: impl Fn(i32) -> i32) -> Self {
-        crate::op::exact::DoubleDouble { hi: self.hi.shuffle_words(&f), lo: self.lo.shuffle_words(&f) }
-    }
-}
-
 /// CUDA `__shfl_down_sync(mask, v, delta)`; PTX `shfl.sync.down.b32` (two for
 /// 64-bit types).
 ///

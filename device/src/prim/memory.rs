@@ -155,6 +155,20 @@ unsafe fn load16_words<T>(p: *const T, i: u64) -> [u32; 4] {
     [a, b, c, d]
 }
 
+/// The 16 bytes at `p + 16 × i` as `L` elements of `T`, through the
+/// read-only path (`ld.global.nc.v4.b32`): how an element type of your own
+/// implements [`Vector::load16`] (a complex `f32` pair: `L = 2`).
+///
+/// # Safety
+/// As for [`Vector::load16`]; `L` elements of `T` must be exactly 16 bytes
+/// (checked when it is compiled), and every bit pattern a valid `T`.
+#[inline(always)]
+pub unsafe fn load16_as<T: Copy, const L: usize>(p: *const T, i: u64) -> [T; L] {
+    const { assert!(size_of::<T>() * L == 16) };
+    // SAFETY: 16 bytes of `[u32; 4]` are 16 bytes of `[T; L]`, every pattern valid
+    unsafe { core::mem::transmute_copy(&load16_words(p, i)) }
+}
+
 macro_rules! vector_16 {
     ($($t:ty)*) => {$(
         impl Vector for $t {

@@ -17,7 +17,9 @@ pub use atomic::{
     SharedAtomicAdd, atomic_add, atomic_cas_shared, atomic_inc, atomic_or_shared, threadfence, threadfence_system,
 };
 pub use clock::globaltimer;
-pub use memory::{Lanes, Vector, load, load_relaxed, load_u64, load_volatile, store, store_u64, store_volatile};
+pub use memory::{
+    Lanes, Vector, load, load_relaxed, load_u64, load_volatile, load16_as, store, store_u64, store_volatile,
+};
 pub use shared::{DynShared, dyn_shared, dynamic_smem_size};
 pub use thread::{WARP_SIZE, block_dim_x, block_idx_x, grid_dim_x, lane_id, sync_threads, thread_idx_x, warp_id};
 pub use warp::{FULL_MASK, Shuffle, ballot_sync, match_any_sync, shfl_down_sync, shfl_sync, shfl_xor_sync, sync_warp};

@@ -1,0 +1,188 @@
+//! What a kernel reduces: element types and operations, as open traits.
+//!
+//! An operation ([`Reduction`]) is CUB's `TransformReduce` and cubek's
+//! `ReduceInstruction` in one trait: each element (or pair of elements, for
+//! a dot product) is *mapped* to an accumulator, accumulators are *combined*
+//! starting from an `IDENTITY`, and the final accumulator is *finished* into
+//! the output:
+//!
+//! ```text
+//! out = finish(combine(… combine(IDENTITY, map(x₀, y₀, 0)), …, map(xₙ₋₁, yₙ₋₁, n-1)), n)
+//! ```
+//!
+//! All three traits are open: a crate of your own implements [`Element`]
+//! for its element type (a complex number), [`Bits`] for its accumulator (a
+//! `(min, max)` pair) and [`Reduction`] for its operation, and the warp,
+//! block and grid reductions of this crate take them as they take `f32`.
+//!
+//! # Laws
+//! Kernels regroup and reorder the fold freely, so every operation obeys:
+//! * identity: `combine(IDENTITY, a) == a` (lanes past `n` hold `IDENTITY`);
+//! * associativity: `combine(a, combine(b, c)) == combine(combine(a, b), c)`;
+//! * commutativity: `combine(a, b) == combine(b, a)`.
+//!
+//! Floating-point addition is not associative: a tree sum differs from the
+//! serial sum by rounding, which the caller bounds; an operation that must
+//! not depend on the order says how it orders its fold.
+
+use crate::half::{bf16, f16};
+
+/// An element type a kernel reads: any plain value with a name. The
+/// primitive numbers and the half types have it; a type of your own (a
+/// `#[repr(C)]` complex number) implements it with its name.
+///
+/// ```
+/// use reduction_device::op::Element;
+/// #[derive(Clone, Copy, Debug, PartialEq)]
+/// #[repr(C)]
+/// struct Complex { re: f32, im: f32 }
+/// impl Element for Complex {
+///     const NAME: &'static str = "c32";
+/// }
+/// assert_eq!((<f32 as Element>::NAME, Complex::NAME), ("f32", "c32"));
+/// ```
+pub trait Element: Copy + PartialEq + core::fmt::Debug + Send + Sync + 'static {
+    /// The type's name in PTX entry names (`single_pass_b256_sum_f32`).
+    const NAME: &'static str;
+}
+
+macro_rules! elements {
+    ($($t:ident)*) => {$(
+        impl Element for $t {
+            const NAME: &'static str = stringify!($t);
+        }
+    )*};
+}
+elements!(i32 u32 i64 u64 f32 f64 f16 bf16);
+
+/// Types whose every bit pattern is a valid value (integers, floats, and
+/// `#[repr(C)]` structs of them): what a kernel writes into an accumulator or
+/// output buffer can be read back as one, whatever the kernel did.
+///
+/// # Safety
+/// Every `size_of::<Self>()` bytes must be a valid `Self`, and
+/// `size_of::<Self>()` at most 16 (the host reads outputs through a 16-byte
+/// slot; the single-pass kernel keeps 32 accumulators in shared memory and
+/// also needs an accumulator's size to be a multiple of 4, which it checks
+/// when it is compiled).
+pub unsafe trait Bits: Copy + Send + Sync + 'static {}
+
+macro_rules! bits {
+    ($($t:ty)*) => {$(
+        // SAFETY: a number of 2 to 8 bytes: every bit pattern is a value.
+        unsafe impl Bits for $t {}
+    )*};
+}
+bits!(i32 u32 i64 u64 f32 f64 f16 bf16);
+
+/// An operation that reduces elements of `T`: map, combine, finish (see the
+/// module docs for the laws).
+///
+///
+/// ```
+/// use reduction_device::op::Reduction;
+/// /// The sum of squares of `f32`s, accumulated in `f64`.
+/// struct SquaresF64;
+/// impl Reduction<f32> for SquaresF64 {
+///     type Acc = f64;
+///     type Out = f64;
+///     const NAME: &'static str = "squares_f64";
+///     const IDENTITY: f64 = 0.0;
+///     fn map(x: f32, _: f32, _: u64) -> f64 { x as f64 * x as f64 }
+///     fn combine(a: f64, b: f64) -> f64 { a + b }
+///     fn finish(acc: f64, _: u64) -> f64 { acc }
+/// }
+/// // the serial definition of every operation, as the host's tests use it:
+/// fn serial<R: Reduction<T>, T: Copy>(x: &[T], y: &[T]) -> R::Out {
+///     let acc = (0..x.len()).fold(R::IDENTITY, |a, i| R::combine(a, R::map(x[i], y[i], i as u64)));
+///     R::finish(acc, x.len() as u64)
+/// }
+/// let x = [1.0f32, 3.0, 3.0, -2.0];
+/// assert_eq!(serial::<SquaresF64, f32>(&x, &x), 23.0);
+/// ```
+pub trait Reduction<T> {
+    /// What partial results are (≤ 16 bytes; see [`Bits`]).
+    type Acc: Bits;
+    /// What the reduction returns.
+    type Out: Bits;
+    /// The operation's name in PTX entry names: `single_pass_b256_{NAME}_f32`.
+    const NAME: &'static str;
+    /// How many input arrays it reads: 1, or 2 for a dot product.
+    const INPUTS: u32 = 1;
+    /// Whether no elements have no result (arg-min/max: there is no index
+    /// to return); the host refuses them. Otherwise the result of no
+    /// elements is `finish(IDENTITY, 0)`.
+    const NEEDS_AN_ELEMENT: bool = false;
+    /// The neutral accumulator: `combine(IDENTITY, a) == a` for every `a`.
+    const IDENTITY: Self::Acc;
+    /// Element `i`: `x[i]` (and `y[i]` when `INPUTS == 2`; else `y == x`).
+    fn map(x: T, y: T, i: u64) -> Self::Acc;
+    /// Combine two partial results.
+    fn combine(a: Self::Acc, b: Self::Acc) -> Self::Acc;
+    /// The accumulator of one 16-byte vector's lanes, as the kernels load
+    /// them: lane `k` is element `first + k` (`x[k]`, and `y[k]` when
+    /// `INPUTS == 2`). By default each lane is mapped and the results are
+    /// combined [`pairwise`]; an operation may give a cheaper way to the
+    /// same accumulator (the library's arg-min/max, `gpu::op::arg`).
+    #[inline(always)]
+    fn map_lanes<const L: usize>(x: [T; L], y: [T; L], first: u64) -> Self::Acc
+    where
+        T: Copy,
+    {
+        map_pairwise::<Self, T, L>(x, y, first)
+    }
+    /// The output from the accumulator of all `n` elements (`n` may be 0).
+    fn finish(acc: Self::Acc, n: u64) -> Self::Out;
+}
+
+/// `x[0]`, …, `x[L-1]` combined pairwise, the tree of a 16-byte vector's
+/// lanes (`L` a power of two): `f(f(x₀, x₁), f(x₂, x₃))` for four.
+///
+/// ```
+/// assert_eq!(reduction_device::op::pairwise([1, 2, 3, 4], |a, b| 2 * a + b), 2 * (2 * 1 + 2) + (2 * 3 + 4));
+/// ```
+#[inline(always)]
+pub fn pairwise<A: Copy, const L: usize>(mut x: [A; L], f: impl Fn(A, A) -> A) -> A {
+    const { assert!(L.is_power_of_two()) };
+    let mut width = L;
+    while width > 1 {
+        width /= 2;
+        for k in 0..width {
+            x[k] = f(x[2 * k], x[2 * k + 1]);
+        }
+    }
+    x[0]
+}
+
+/// The definition of [`Reduction::map_lanes`]: lane `k` mapped as element
+/// `first + k`, the results combined [`pairwise`].
+#[inline(always)]
+pub fn map_pairwise<R: Reduction<T> + ?Sized, T: Copy, const L: usize>(x: [T; L], y: [T; L], first: u64) -> R::Acc {
+    let lanes: [R::Acc; L] = core::array::from_fn(|k| R::map(x[k], y[k], first + k as u64));
+    pairwise(lanes, R::combine)
+}
+
+/// A plain operator (CUB's binary functor): a [`Reduction`] whose
+/// accumulator and output are the element itself. Not a trait of its own
+/// to implement: every such `Reduction` is one. The teaching kernels take
+/// these.
+///
+/// ```
+/// use reduction_device::op::{ReduceOp, Reduction};
+/// struct WrappingSum;
+/// impl Reduction<i32> for WrappingSum {
+///     type Acc = i32;
+///     type Out = i32;
+///     const NAME: &'static str = "wrapping_sum";
+///     const IDENTITY: i32 = 0;
+///     fn map(x: i32, _: i32, _: u64) -> i32 { x }
+///     fn combine(a: i32, b: i32) -> i32 { a.wrapping_add(b) }
+///     fn finish(acc: i32, _: u64) -> i32 { acc }
+/// }
+/// fn plain<O: ReduceOp<i32>>(a: i32, b: i32) -> i32 {
+///     O::combine(a, b)
+/// }
+/// assert_eq!(plain::<WrappingSum>(i32::MAX, 1), i32::MIN);
+/// ```
+pub trait ReduceOp<T>: Reduction<T, Acc = T, Out = T> {}
+impl<R: Reduction<T, Acc = T, Out = T> + ?Sized, T> ReduceOp<T> for R {}

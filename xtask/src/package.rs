@@ -1,0 +1,87 @@
+//! `package`: the crates a user needs, packaged as crates.io would take
+//! them, with the kernels' PTX shipped inside the library's crate (so a
+//! user's build needs stable Rust only), and proof that what ships is what
+//! the kernels compile to now.
+
+use std::path::PathBuf;
+use std::process::Command;
+
+use crate::common::{gpu_build, run, workspace};
+
+/// The crates a user needs, in the order they depend on each other.
+pub(crate) const PUBLISHED: [&str; 4] = ["reduction-device", "reduction-kernels", "reduction-ptx-builder", "host"];
+
+/// Where the library's crate ships its PTX, relative to `host/` (the path
+/// `host/build.rs` reads outside the workspace; git-ignored here).
+const SHIPPED: &str = "kernels/gpu.ptx.deflate";
+
+/// Copy the deflated PTX of the library's build into `host/kernels/`, run
+/// `cargo package` and `cargo publish --dry-run` for the published crates
+/// (each packaged into `target/package/` and built from its `.crate`, the
+/// library's from the PTX it ships; nothing is uploaded), then check the PTX in the library's
+/// `.crate` against a fresh build of the kernels.
+pub(crate) fn package(args: &[String]) -> Result<(), String> {
+    if let Some(arg) = args.first() {
+        return Err(format!("package takes no arguments (got {arg})"));
+    }
+    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+    let json = run(Command::new(&cargo).current_dir(workspace()).args([
+        "build",
+        "--release",
+        "--package",
+        "host",
+        "--message-format=json",
+    ]))?;
+    let out_dir = json
+        .lines()
+        .filter(|l| l.contains("\"reason\":\"build-script-executed\"") && l.contains("/host#"))
+        .find_map(|l| l.split("\"out_dir\":\"").nth(1).and_then(|r| r.split('"').next()))
+        .ok_or("cargo reported no build script run for the host crate")?;
+    let shipped = workspace().join("host").join(SHIPPED);
+    let built = PathBuf::from(out_dir).join("gpu.ptx.deflate");
+    if let Some(dir) = shipped.parent() {
+        std::fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+    }
+    std::fs::copy(&built, &shipped).map_err(|e| format!("cannot copy {}: {e}", built.display()))?;
+
+    // the `.crate` files, then the checks of a publication (nothing uploaded)
+    for step in [&["package"][..], &["publish", "--dry-run"]] {
+        let mut cmd = Command::new(&cargo);
+        cmd.current_dir(workspace()).args(step).arg("--allow-dirty");
+        for krate in PUBLISHED {
+            cmd.args(["--package", krate]);
+        }
+        run(&mut cmd)?;
+    }
+
+    let version = env!("CARGO_PKG_VERSION");
+    let krate = workspace().join(format!("target/package/host-{version}.crate"));
+    let member = format!("host-{version}/{SHIPPED}");
+    let tar = Command::new("tar").arg("-xzOf").arg(&krate).arg(&member).output();
+    let packed = match tar {
+        Ok(o) if o.status.success() => o.stdout,
+        Ok(o) => return Err(format!("{member} is not in {}: {}", krate.display(), String::from_utf8_lossy(&o.stderr))),
+        Err(e) => return Err(format!("cannot run tar: {e}")),
+    };
+    let text = miniz_oxide::inflate::decompress_to_vec(&packed)
+        .map_err(|e| format!("{member} in {} does not inflate: {e:?}", krate.display()))?;
+    let fresh = workspace().join("target/ptx/gpu.ptx");
+    gpu_build().build(&fresh)?;
+    let want = std::fs::read(&fresh).map_err(|e| format!("cannot read {}: {e}", fresh.display()))?;
+    if text != want {
+        return Err(format!(
+            "the PTX in {} ({} bytes) is not the kernels' fresh build {} ({} bytes)",
+            krate.display(),
+            text.len(),
+            fresh.display(),
+            want.len()
+        ));
+    }
+    println!(
+        "{}: ships the kernels' PTX, {} bytes deflated, {} bytes of text, the same as a fresh build",
+        krate.display(),
+        packed.len(),
+        text.len()
+    );
+    Ok(())
+}
