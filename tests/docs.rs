@@ -329,7 +329,19 @@ fn links() -> Result<(), Failed> {
 /// The repository files a page names in code spans (`host/src/x.rs`,
 /// `gpu/src/kernels/`) that do not exist: a page that fell behind a move.
 fn missing_paths(root: &Path, file: &Path, text: &str) -> Vec<String> {
-    const TOP: [&str; 9] = ["host/", "gpu/", "cli/", "tests/", "testkit/", "xtask/", "cuda/", "ptx-builder/", "docs/"];
+    const TOP: [&str; 11] = [
+        "host/",
+        "gpu/",
+        "device/",
+        "cli/",
+        "tests/",
+        "testkit/",
+        "xtask/",
+        "cuda/",
+        "ptx-builder/",
+        "docs/",
+        "examples/",
+    ];
     text.split('`')
         .skip(1)
         .step_by(2)
