@@ -120,7 +120,7 @@ fn main() {
             fails_in_one_line(&["latency", "--timing", "queued,x"], USAGE, "unknown timing \"x\"")
         }),
         cpu_trial("cli::bad_type", || fails_in_one_line(&["run", "--type", "f8"], USAGE, "unknown type")),
-        cpu_trial("cli::bad_op", || fails_in_one_line(&["run", "--op", "prod"], USAGE, "unknown operation")),
+        cpu_trial("cli::bad_op", || fails_in_one_line(&["run", "--op", "median"], USAGE, "unknown operation")),
         cpu_trial("cli::op_the_type_lacks", || {
             fails_in_one_line(&["run", "--op", "dot", "--type", "i32"], USAGE, "not an operation of that type")
         }),

@@ -14,7 +14,7 @@ use reduction::cudarc::driver::CudaView;
 use reduction::half::{bf16, f16};
 use reduction::{
     ArgMax, DType, Element, Error, Op, Options, Sum,
-    op::{Arg, Dot, Reduction},
+    op::{AMinMax, All, Arg, CountNonzero, Dot, MinMax, NanMean, Prod, Reduction},
     registry::Kernel,
 };
 use testkit::data::{Pattern, Sample, generate};
@@ -38,6 +38,28 @@ fn main() {
             }));
         }
     }
+    // torch's other reductions on the values that decide them
+    let decided_by_special_values = [
+        Op::Prod,
+        Op::All,
+        Op::Any,
+        Op::CountNonzero,
+        Op::AMinMax,
+        Op::NanSum,
+        Op::NanMean,
+        Op::Norm1,
+        Op::NormInf,
+        Op::Min,
+        Op::Max,
+    ];
+    for op in decided_by_special_values {
+        for &t in op.types() {
+            trials.push(gpu_trial(
+                format!("special::{}_{}", op.name(), t.name()),
+                move || with_operation!(op, t, |R, T| special_values::<R, T>(op), else Err("unsupported".into())),
+            ));
+        }
+    }
     for t in [DType::I32, DType::U64, DType::F32, DType::F64, DType::F16, DType::BF16] {
         for op in [Op::ArgMin, Op::ArgMax] {
             trials.push(gpu_trial(
@@ -53,6 +75,7 @@ fn main() {
         gpu_trial("errors::typed_before_any_launch", typed_errors),
         gpu_trial("planted::dropped_element_fails_the_dot_check", planted_dot),
         gpu_trial("planted::wrong_index_fails_the_arg_check", planted_arg),
+        gpu_trial("planted::wrong_results_fail_the_new_checks", planted_new),
     ]);
     common::run(trials)
 }
@@ -156,6 +179,87 @@ where
     Ok(())
 }
 
+/// Inputs built to decide each operation: zeros (`±0`) and, for floats,
+/// NaN and `±inf` at the first, a middle and the last element; all of
+/// them zero, all NaN; at 1, 2, 1000 and 2^20+3 elements, from the host
+/// and from a device view at an offset of one element. The sums see no
+/// infinities (their bound would be infinite).
+fn special_values<R: Reduction<T>, T: TestElement>(op: Op) -> Result<(), Failed>
+where
+    R::Out: Outcome,
+{
+    let float = testkit::dtype::<T>().is_float();
+    let sums = matches!(op, Op::Prod | Op::NanSum | Op::NanMean | Op::Norm1);
+    let mut specials = vec![0.0, -0.0];
+    if float {
+        specials.push(f64::NAN);
+        if !sums {
+            specials.extend([f64::INFINITY, f64::NEG_INFINITY]);
+        }
+    }
+    for (k, n) in [1usize, 2, 1000, (1 << 20) + 3].into_iter().enumerate() {
+        let base: Vec<T> = generate(Pattern::Random, n, 40 + k as u64)?;
+        let mut inputs: Vec<Vec<T>> = Vec::new();
+        for &v in &specials {
+            let mut a = base.clone();
+            for at in [0, n / 2, n - 1] {
+                a[at] = from_f64::<T>(v);
+            }
+            inputs.push(a);
+            if v.is_nan() || v == 0.0 {
+                inputs.push(vec![from_f64::<T>(v); n]); // all of them
+            }
+        }
+        for a in &inputs {
+            match run::<R, T>(a, a) {
+                Ok(got) => verify::<R, T>(op, a, a, got)?,
+                Err(e) => return Err(format!("{} {} n={n}: {e}", op.name(), T::NAME).into()),
+            }
+            if n > 1 {
+                let d = reducer().gpu().stream().clone_htod(a)?;
+                let view = d.slice(1..);
+                let got = reducer().reduce::<R, T, _>(&[&view], &Options::default())?;
+                verify::<R, T>(op, &a[1..], &a[1..], got)?;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Results that are wrong in the way a kernel would be wrong must fail the
+/// checks: a count off by one, an `all` that missed the zero, a NaN that
+/// was not skipped, a min-and-max whose max is another element's, a
+/// product with an element dropped.
+fn planted_new() -> Result<(), Failed> {
+    let mut a: Vec<f32> = generate(Pattern::Random, 100_003, 6)?;
+    a[500] = 0.0;
+    a[70_000] = f32::NAN;
+    let r = reducer();
+    let opts = Options::default();
+    let count = r.reduce::<CountNonzero, f32, _>(&[&a], &opts)?;
+    verify::<CountNonzero, f32>(Op::CountNonzero, &a, &a, count)?;
+    ensure(verify::<CountNonzero, f32>(Op::CountNonzero, &a, &a, count - 1).is_err(), || {
+        "a count off by one passed".into()
+    })?;
+    let all = r.reduce::<All, f32, _>(&[&a], &opts)?;
+    verify::<All, f32>(Op::All, &a, &a, all)?;
+    ensure(verify::<All, f32>(Op::All, &a, &a, 1).is_err(), || "an all that missed the zero passed".into())?;
+    let mean = r.reduce::<NanMean, f32, _>(&[&a], &opts)?;
+    verify::<NanMean, f32>(Op::NanMean, &a, &a, mean)?;
+    ensure(verify::<NanMean, f32>(Op::NanMean, &a, &a, f32::NAN).is_err(), || "an unskipped NaN passed".into())?;
+    let range = r.reduce::<AMinMax, f32, _>(&[&a[..60_000]], &opts)?;
+    verify::<AMinMax, f32>(Op::AMinMax, &a[..60_000], &a[..60_000], range)?;
+    let wrong = MinMax { max: a[1], ..range };
+    ensure(verify::<AMinMax, f32>(Op::AMinMax, &a[..60_000], &a[..60_000], wrong).is_err(), || {
+        "a wrong max passed".into()
+    })?;
+    let near_one: Vec<f32> = (0..31).map(|i| 1.0 + (i as f32 - 15.0) / 64.0).collect();
+    let prod = r.reduce::<Prod, f32, _>(&[&near_one], &opts)?;
+    verify::<Prod, f32>(Op::Prod, &near_one, &near_one, prod)?;
+    let dropped = r.reduce::<Prod, f32, _>(&[&near_one[..30]], &opts)?;
+    ensure(verify::<Prod, f32>(Op::Prod, &near_one, &near_one, dropped).is_err(), || "a dropped factor passed".into())
+}
+
 fn from_f64<T: TestElement>(x: f64) -> T {
     // through the f32 sample path's types: every float type has from_f64 via half/f32/f64
     let f = x as f32;
@@ -163,7 +267,11 @@ fn from_f64<T: TestElement>(x: f64) -> T {
         DType::F16 => cast(f16::from_f32(f)),
         DType::BF16 => cast(bf16::from_f32(f)),
         DType::F32 => cast(f),
-        _ => cast(x),
+        DType::F64 => cast(x),
+        DType::I32 => cast(x as i32),
+        DType::U32 => cast(x as u32),
+        DType::I64 => cast(x as i64),
+        DType::U64 => cast(x as u64),
     }
 }
 

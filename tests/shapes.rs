@@ -17,7 +17,7 @@ use reduction::{
     shape::{MAX_TILE_BYTES, Matrix, Shape, Strategy, offsets_of},
 };
 use testkit::data::{Pattern, Sample, generate};
-use testkit::ops::{Number, Outcome, arg_reference, epsilon, finish_reference, sum_reference};
+use testkit::ops::{Number, Outcome, judge};
 use testkit::with_operation;
 
 trait TestElement: Element + Sample + Number + Outcome + Default {}
@@ -101,11 +101,11 @@ fn run_case<R: Reduction<T>, T: TestElement>(
 }
 
 /// `Err` unless `got[i]` is operation `op`'s result on group `i` of
-/// `case`: indices, picked values and integer sums exactly; float sums of
-/// the `Large` pattern exactly (they are exact in any order); other float
-/// results within `(chain + 2)·ε·Σ|term|`, where `chain` bounds the
-/// additions on one path of the kernels (a lane's share of one tile, the
-/// team and piece trees, the pieces a lane combines).
+/// `case` (`testkit::ops::judge`): float sums of the `Large` pattern
+/// exactly (they are exact in any order); other float results within
+/// `(chain + 2)·ε·Σ|term|`, where `chain` bounds the additions on one path
+/// of the kernels (a lane's share of one tile, the team and piece trees,
+/// the pieces a lane combines).
 fn check<R: Reduction<T>, T: TestElement>(op: Op, case: &Case, a: &[T], b: &[T], got: &[R::Out]) -> Result<(), Failed>
 where
     R::Out: Outcome,
@@ -115,35 +115,11 @@ where
     for (i, (&(begin, step, len), &g)) in groups.iter().zip(got).enumerate() {
         let x: Vec<T> = (0..len).map(|k| a[begin + k * step]).collect();
         let y: Vec<T> = (0..len).map(|k| b[begin + k * step]).collect();
-        let what = || format!("{} {} {case:?} group {i} (len {len}): GPU {g:?}", op.name(), T::NAME);
-        match op {
-            Op::ArgMin | Op::ArgMax => match arg_reference(op, &x) {
-                Some(k) => {
-                    let nan = g.num().is_nan() && x[k].num().is_nan();
-                    ensure(g.index() == Some(k as u64) && (g.bits() == x[k].bits() || nan), || {
-                        format!("{}, CPU {:?} at {k}", what(), x[k])
-                    })?
-                }
-                None => ensure(g.index() == Some(u64::MAX), || format!("{}, CPU: the empty marker", what()))?,
-            },
-            Op::Min | Op::Max => {
-                let pick = if op == Op::Min { Op::ArgMin } else { Op::ArgMax };
-                let want = arg_reference(pick, &x).map_or(R::finish(R::IDENTITY, 0).num(), |k| x[k].num());
-                let same = g.num() == want && g.num().is_sign_negative() == want.is_sign_negative();
-                ensure(same || (g.num().is_nan() && want.is_nan()), || format!("{}, CPU {want}", what()))?
-            }
-            Op::Sum if T::exact_sum(&x).is_some() => {
-                ensure(T::exact_sum(&x) == Some(g.bits()), || format!("{}, CPU {:?}", what(), T::exact_sum(&x)))?
-            }
-            _ => {
-                let (s, abs) = sum_reference(op, &x, &y);
-                let chain = len.min(MAX_TILE_BYTES as usize / size_of::<T>()) + len / 1024 + 300;
-                let tol = if op == Op::Sum { 0.0 } else { (chain + 2) as f64 * epsilon::<T>() * abs };
-                let (want, tol) = finish_reference(op, s, tol, len, epsilon::<T>());
-                let ok = (g.num() - want).abs() <= tol || (g.num().is_nan() && want.is_nan());
-                ensure(ok, || format!("{}, CPU {want} ± {tol:.3e}", what()))?
-            }
-        }
+        // the float sums of the `Large` pattern are exact in any order
+        let chain = len.min(MAX_TILE_BYTES as usize / size_of::<T>()) + len / 1024 + 300;
+        let depth = if op == Op::Sum { None } else { Some(chain) };
+        let (ok, want) = judge::<R, T>(op, &x, &y, g, depth);
+        ensure(ok, || format!("{} {} {case:?} group {i} (len {len}): GPU {g:?}, CPU {want}", op.name(), T::NAME))?;
     }
     Ok(())
 }

@@ -161,6 +161,17 @@ def torch_cases(n):
     yield "dot", "f32", 2, lambda: (f32(), f32()), torch.dot
     yield "norm", "f32", 1, lambda: (f32(),), torch.linalg.vector_norm
     yield "norm", "bf16", 1, lambda: (f32().to(torch.bfloat16),), lambda x: torch.linalg.vector_norm(x, dtype=torch.float32)
+    bf16 = lambda: (f32().to(torch.bfloat16),)  # noqa: E731
+    for ty, make in (("f32", lambda: (f32(),)), ("bf16", bf16)):
+        yield "prod", ty, 1, make, torch.prod
+        yield "all", ty, 1, make, torch.all
+        yield "any", ty, 1, make, torch.any
+        yield "count_nonzero", ty, 1, make, torch.count_nonzero
+        yield "aminmax", ty, 1, make, torch.aminmax
+        yield "nansum", ty, 1, make, torch.nansum
+        yield "nanmean", ty, 1, make, torch.nanmean
+        yield "norm1", ty, 1, make, lambda x: torch.linalg.vector_norm(x, ord=1)
+        yield "norm_inf", ty, 1, make, lambda x: torch.linalg.vector_norm(x, ord=float("inf"))
 
 
 def cupy_cases(n):
@@ -171,6 +182,12 @@ def cupy_cases(n):
     yield "argmax", "f32", 1, lambda: (f32(),), cupy.argmax
     yield "dot", "f32", 2, lambda: (f32(), f32()), cupy.dot
     yield "norm", "f32", 1, lambda: (f32(),), cupy.linalg.norm
+    yield "prod", "f32", 1, lambda: (f32(),), cupy.prod
+    yield "all", "f32", 1, lambda: (f32(),), cupy.all
+    yield "any", "f32", 1, lambda: (f32(),), cupy.any
+    yield "count_nonzero", "f32", 1, lambda: (f32(),), cupy.count_nonzero
+    yield "nansum", "f32", 1, lambda: (f32(),), cupy.nansum
+    yield "nanmean", "f32", 1, lambda: (f32(),), cupy.nanmean
 
 
 def arguments(argv):

@@ -56,6 +56,12 @@ mod device {
         pub const fn from_bits(bits: u16) -> f16 {
             f16(bits)
         }
+
+        /// The 16 bits.
+        #[inline(always)]
+        pub const fn to_bits(self) -> u16 {
+            self.0
+        }
     }
 
     impl bf16 {
@@ -80,6 +86,12 @@ mod device {
         #[inline(always)]
         pub const fn from_bits(bits: u16) -> bf16 {
             bf16(bits)
+        }
+
+        /// The 16 bits.
+        #[inline(always)]
+        pub const fn to_bits(self) -> u16 {
+            self.0
         }
     }
 }

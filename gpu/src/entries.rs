@@ -85,6 +85,10 @@ macro_rules! single_pass_for_operations {
 }
 with_operations!(single_pass_for_operations!());
 
+// What each GPU computes of an operation that spans several (the host's
+// `multi::Sharded`) where its result alone would not do: the default kernel only.
+with_shard_parts!(single_pass_for_operations!());
+
 // ---- Rows, columns and segments (`kernels/segments.rs`, `kernels/columns.rs`) ----
 //
 // `segments_{op}_{type}` `(a, b, n: u64, offsets: *const u64, count: u64,

@@ -43,8 +43,11 @@ macro_rules! with_ops {
 
 /// Calls `$m!(args; Sum sum [i32 ...], ...)`: every operation of the default
 /// kernel (`kernels/single_pass.rs`), with the element types it is compiled
-/// for. Sum, min, max and arg-min/max take every type; the float transforms
-/// take the float types.
+/// for. Sum, min, max, arg-min/max, the product, the tests against zero and
+/// min-and-max take every type; the float transforms and the NaN-skipping
+/// operations take the float types. Each pair costs about 170 KB of PTX
+/// text (six block sizes of the default kernel, the shaped kernels): the
+/// deflated PTX a user's binary carries stays under 5 MB.
 macro_rules! with_operations {
     ($m:ident ! ( $($args:tt)* )) => {
         $m! { $($args)* ;
@@ -56,8 +59,28 @@ macro_rules! with_operations {
             Dot dot [F32 f32, F64 f64, F16 f16, BF16 bf16],
             SumSquares sum_squares [F32 f32, F64 f64, F16 f16, BF16 bf16],
             Norm norm [F32 f32, F64 f64, F16 f16, BF16 bf16],
-            Mean mean [F32 f32, F64 f64, F16 f16, BF16 bf16]
+            Mean mean [F32 f32, F64 f64, F16 f16, BF16 bf16],
+            Prod prod [I32 i32, U32 u32, I64 i64, U64 u64, F32 f32, F64 f64, F16 f16, BF16 bf16],
+            All all [I32 i32, U32 u32, I64 i64, U64 u64, F32 f32, F64 f64, F16 f16, BF16 bf16],
+            Any any [I32 i32, U32 u32, I64 i64, U64 u64, F32 f32, F64 f64, F16 f16, BF16 bf16],
+            CountNonzero count_nonzero [I32 i32, U32 u32, I64 i64, U64 u64, F32 f32, F64 f64, F16 f16, BF16 bf16],
+            AMinMax aminmax [I32 i32, U32 u32, I64 i64, U64 u64, F32 f32, F64 f64, F16 f16, BF16 bf16],
+            NanSum nansum [F32 f32, F64 f64, F16 f16, BF16 bf16],
+            NanMean nanmean [F32 f32, F64 f64, F16 f16, BF16 bf16],
+            Norm1 norm1 [F32 f32, F64 f64, F16 f16, BF16 bf16],
+            NormInf norm_inf [F32 f32, F64 f64, F16 f16, BF16 bf16]
         }
+    };
+}
+
+/// Calls `$m!(args; NanMeanParts nanmean_parts [F32 f32, ...])`: what each
+/// GPU computes of an operation whose result alone cannot be combined
+/// across GPUs (a NaN-skipping mean: its sum and count), for the host's
+/// multi-GPU path. The default kernel's entries only; not operations of
+/// their own.
+macro_rules! with_shard_parts {
+    ($m:ident ! ( $($args:tt)* )) => {
+        $m! { $($args)* ; NanMeanParts nanmean_parts [F32 f32, F64 f64, F16 f16, BF16 bf16] }
     };
 }
 
@@ -190,8 +213,10 @@ macro_rules! op_enum {
         ///
         /// ```
         /// use gpu::names::{DType, Op};
-        /// assert_eq!(Op::ALL.iter().map(|o| o.name()).collect::<Vec<_>>(),
-        ///     ["sum", "min", "max", "argmin", "argmax", "dot", "sum_squares", "norm", "mean"]);
+        /// assert_eq!(Op::ALL.iter().map(|o| o.name()).collect::<Vec<_>>(), [
+        ///     "sum", "min", "max", "argmin", "argmax", "dot", "sum_squares", "norm", "mean", "prod", "all", "any",
+        ///     "count_nonzero", "aminmax", "nansum", "nanmean", "norm1", "norm_inf",
+        /// ]);
         /// assert_eq!(Op::from_name("max"), Some(Op::Max));
         /// assert!(Op::Max.is_plain() && !Op::ArgMax.is_plain());
         /// assert!(Op::ArgMax.types().contains(&DType::BF16) && !Op::Dot.types().contains(&DType::I32));
@@ -282,6 +307,19 @@ macro_rules! reproducible_lists {
     };
 }
 with_reproducible!(reproducible_lists!());
+
+macro_rules! shard_parts_list {
+    (; $($Op:ident $name:ident [$($T:ident $t:ident),*]),*) => {
+        /// The default kernel's entries for the multi-GPU path's parts
+        /// (`with_shard_parts!`): each name with its element types.
+        ///
+        /// ```
+        /// assert_eq!(gpu::names::SHARD_PARTS[0].0, "nanmean_parts");
+        /// ```
+        pub const SHARD_PARTS: &[(&str, &[DType])] = &[$((stringify!($name), &[$(DType::$T),*])),*];
+    };
+}
+with_shard_parts!(shard_parts_list!());
 
 /// The entry of the hold kernel (`kernels/hold.rs`): `hold(flag: *const
 /// u32, outcome: *mut u32, timeout_ns: u64)`, which spins until the host

@@ -130,6 +130,17 @@ macro_rules! with_operation {
             }
             $crate::reduction::Op::Norm => $crate::with_operation!(@float $crate::reduction::op::Norm, $dtype, |$R, $T| $body, $unsupported),
             $crate::reduction::Op::Mean => $crate::with_operation!(@float $crate::reduction::op::Mean, $dtype, |$R, $T| $body, $unsupported),
+            $crate::reduction::Op::Prod => $crate::with_operation!(@any $crate::reduction::op::Prod, $dtype, |$R, $T| $body),
+            $crate::reduction::Op::All => $crate::with_operation!(@any $crate::reduction::op::All, $dtype, |$R, $T| $body),
+            $crate::reduction::Op::Any => $crate::with_operation!(@any $crate::reduction::op::Any, $dtype, |$R, $T| $body),
+            $crate::reduction::Op::CountNonzero => {
+                $crate::with_operation!(@any $crate::reduction::op::CountNonzero, $dtype, |$R, $T| $body)
+            }
+            $crate::reduction::Op::AMinMax => $crate::with_operation!(@any $crate::reduction::op::AMinMax, $dtype, |$R, $T| $body),
+            $crate::reduction::Op::NanSum => $crate::with_operation!(@float $crate::reduction::op::NanSum, $dtype, |$R, $T| $body, $unsupported),
+            $crate::reduction::Op::NanMean => $crate::with_operation!(@float $crate::reduction::op::NanMean, $dtype, |$R, $T| $body, $unsupported),
+            $crate::reduction::Op::Norm1 => $crate::with_operation!(@float $crate::reduction::op::Norm1, $dtype, |$R, $T| $body, $unsupported),
+            $crate::reduction::Op::NormInf => $crate::with_operation!(@float $crate::reduction::op::NormInf, $dtype, |$R, $T| $body, $unsupported),
         }
     };
     (@any $op:ty, $dtype:expr, |$R:ident, $T:ident| $body:expr) => {{

@@ -16,7 +16,7 @@
 //! ```
 
 use reduction::half::{bf16, f16};
-use reduction::op::{Arg, Reduction};
+use reduction::op::{Arg, MinMax, Reduction};
 use reduction::{DType, Element, Op, Options, Reducer, Result};
 
 use super::Checked;
@@ -32,6 +32,10 @@ pub trait Number: Copy + PartialOrd {
     fn exact_sum(_: &[Self]) -> Option<u64> {
         None
     }
+    /// The bits of the wrapping product, for integers; `None` for floats.
+    fn exact_prod(_: &[Self]) -> Option<u64> {
+        None
+    }
 }
 
 macro_rules! number_int {
@@ -42,6 +46,9 @@ macro_rules! number_int {
             }
             fn exact_sum(xs: &[Self]) -> Option<u64> {
                 Some(xs.iter().fold(0 as $t, |a, &x| a.wrapping_add(x)) as u64)
+            }
+            fn exact_prod(xs: &[Self]) -> Option<u64> {
+                Some(xs.iter().fold(1 as $t, |a, &x| a.wrapping_mul(x)) as u64)
             }
         }
     )*};
@@ -93,14 +100,56 @@ pub fn arg_reference<T: Number>(op: Op, xs: &[T]) -> Option<usize> {
 }
 
 /// The exact terms an operation sums: `a·b` (`Dot`), `a²` (`SumSquares`,
-/// `Norm`) or `a` (the others), each widened to `f64` first (a product of
-/// two `f32` values is exact in `f64`).
+/// `Norm`), `|a|` (`Norm1`), the elements that are not NaN (`NanSum`,
+/// `NanMean`) or `a` (the others), each widened to `f64` first (a product
+/// of two `f32` values is exact in `f64`).
 fn terms<T: Number>(op: Op, a: &[T], b: &[T]) -> Vec<f64> {
+    let wide = a.iter().map(|&x| x.to_f64());
     match op {
         Op::Dot => a.iter().zip(b).map(|(&x, &y)| x.to_f64() * y.to_f64()).collect(),
-        Op::SumSquares | Op::Norm => a.iter().map(|&x| x.to_f64() * x.to_f64()).collect(),
-        _ => a.iter().map(|&x| x.to_f64()).collect(),
+        Op::SumSquares | Op::Norm => wide.map(|x| x * x).collect(),
+        Op::Norm1 => wide.map(f64::abs).collect(),
+        Op::NanSum | Op::NanMean => wide.filter(|x| !x.is_nan()).collect(),
+        _ => wide.collect(),
     }
+}
+
+/// The value `op` picks, exactly: the smallest element (`Min`), the
+/// largest magnitude (`NormInf`) or the largest element (the others);
+/// `None` for no elements. NaN propagates; ties of `-0.0` and `+0.0` pick
+/// by sign.
+pub fn pick_reference<T: Number>(op: Op, xs: &[T]) -> Option<f64> {
+    let smaller = op == Op::Min;
+    let abs = op == Op::NormInf;
+    let mut best: Option<f64> = None;
+    for x in xs.iter().map(|&x| if abs { x.to_f64().abs() } else { x.to_f64() }) {
+        best = Some(match best {
+            None => x,
+            Some(b) if b.is_nan() || x.is_nan() => f64::NAN,
+            Some(b) if x == b => {
+                let negative = if smaller {
+                    x.is_sign_negative() || b.is_sign_negative()
+                } else {
+                    x.is_sign_negative() && b.is_sign_negative()
+                };
+                if negative { -x.abs() } else { x.abs() }
+            }
+            Some(b) => {
+                if (x < b) == smaller {
+                    x
+                } else {
+                    b
+                }
+            }
+        });
+    }
+    best
+}
+
+/// Whether an element is nonzero, as `All`, `Any` and `CountNonzero` test
+/// it: not `±0` (NaN is nonzero).
+pub fn nonzero<T: Number>(x: T) -> bool {
+    x.to_f64() != 0.0
 }
 
 /// The correctly rounded sum of an operation's terms (see `terms`; `b`
@@ -122,7 +171,7 @@ pub fn finish_reference(op: Op, s: f64, tol: f64, n: usize, epsilon: f64) -> (f6
             let r = s.sqrt();
             (r, if r > 0.0 { tol / r } else { tol.sqrt() } + epsilon * r)
         }
-        Op::Mean => (s / n as f64, tol / n as f64 + epsilon * (s / n as f64).abs()),
+        Op::Mean | Op::NanMean => (s / n as f64, tol / n as f64 + epsilon * (s / n as f64).abs()),
         _ => (s, tol),
     }
 }
@@ -136,6 +185,10 @@ pub trait Outcome: Copy + std::fmt::Debug {
     fn bits(self) -> u64;
     /// The index, for arg-min/max.
     fn index(self) -> Option<u64> {
+        None
+    }
+    /// The second value of a pair (min-and-max: the largest), as the first.
+    fn second(self) -> Option<(f64, u64)> {
         None
     }
 }
@@ -177,9 +230,111 @@ impl<V: Outcome> Outcome for Arg<V> {
     }
 }
 
+impl<V: Outcome> Outcome for MinMax<V> {
+    fn num(self) -> f64 {
+        self.min.num()
+    }
+    fn bits(self) -> u64 {
+        self.min.bits()
+    }
+    fn second(self) -> Option<(f64, u64)> {
+        Some((self.max.num(), self.max.bits()))
+    }
+}
+
+/// The same value and sign of zero, or both NaN.
+fn same_value(got: f64, expected: f64) -> bool {
+    (got == expected && got.is_sign_negative() == expected.is_sign_negative()) || (got.is_nan() && expected.is_nan())
+}
+
 /// Unit roundoff of the float accumulator of an operation on `T`.
 pub fn epsilon<T: Element>() -> f64 {
     if crate::dtype::<T>() == DType::F64 { f64::EPSILON } else { f32::EPSILON as f64 }
+}
+
+/// Whether `got` is operation `R`'s (named `op`) result on `a` (and `b`,
+/// for `Dot`), and what was expected, as text: indices, picked values,
+/// counts and integer sums and products exactly; float sums within
+/// `(depth + 2)·ε·Σ|term|` for a kernel whose longest chain of additions is
+/// `depth` (exactly, for `None`: inputs whose sums are exact in any order),
+/// then the norm's square root or the mean's division; float products
+/// within `(n + 1)·ε` relatively (each product rounds once, in any order).
+/// An empty row or segment has the identity's result.
+pub fn judge<R: Reduction<T>, T: Element + Number + Outcome>(
+    op: Op,
+    a: &[T],
+    b: &[T],
+    got: R::Out,
+    depth: Option<usize>,
+) -> (bool, String)
+where
+    R::Out: Outcome,
+{
+    let n = a.len();
+    match op {
+        Op::ArgMin | Op::ArgMax => match arg_reference(op, a) {
+            // the element's bits (a half's NaN comes back as a NaN, not its payload)
+            Some(i) => {
+                let nan = got.num().is_nan() && a[i].num().is_nan();
+                (got.index() == Some(i as u64) && (got.bits() == a[i].bits() || nan), format!("{:?} at {i}", a[i]))
+            }
+            // an empty row or segment's marker (a flat input has no empty result)
+            None => (got.index() == Some(u64::MAX), "the empty marker".to_string()),
+        },
+        Op::Min | Op::Max | Op::NormInf => {
+            // the identity's result for none (an empty row or segment)
+            let expected = pick_reference(op, a).unwrap_or(R::finish(R::IDENTITY, 0).num());
+            (same_value(got.num(), expected), expected.to_string())
+        }
+        Op::AMinMax => {
+            // none (an empty row or segment): the identity's result
+            let none = R::finish(R::IDENTITY, 0);
+            let min = pick_reference(Op::Min, a).unwrap_or(none.num());
+            let max = pick_reference(Op::Max, a).or(none.second().map(|(v, _)| v)).unwrap_or(f64::NAN);
+            let ok = same_value(got.num(), min) && got.second().is_some_and(|(g, _)| same_value(g, max));
+            (ok, format!("{min}, {max}"))
+        }
+        Op::All | Op::Any | Op::CountNonzero => {
+            let count = a.iter().filter(|&&x| nonzero(x)).count();
+            let expected = match op {
+                Op::All => (count == n) as u64,
+                Op::Any => (count > 0) as u64,
+                _ => count as u64,
+            };
+            (got.bits() == expected, expected.to_string())
+        }
+        Op::Prod if T::exact_prod(a).is_some() => {
+            (T::exact_prod(a) == Some(got.bits()), format!("{:?}", T::exact_prod(a)))
+        }
+        Op::Prod => {
+            // each product rounds once, relatively, in any order; past the
+            // accumulator's smallest normal value it may underflow; and
+            // where a partial product of some order could overflow, the
+            // order decides (`inf` or not): not checked
+            let exact: f64 = a.iter().map(|&x| x.to_f64()).product();
+            let f64_acc = epsilon::<T>() == f64::EPSILON;
+            let (tiny, huge) =
+                if f64_acc { (f64::MIN_POSITIVE, f64::MAX) } else { (f32::MIN_POSITIVE as f64, f32::MAX as f64) };
+            let largest_partial: f64 = a.iter().map(|&x| x.to_f64().abs().max(1.0)).product();
+            if largest_partial >= huge {
+                return (true, format!("{exact} (not checked: a partial product may overflow)"));
+            }
+            let tol = (n + 1) as f64 * epsilon::<T>() * exact.abs() + tiny;
+            let ok = approx::abs_diff_eq!(got.num(), exact, epsilon = tol) || (got.num().is_nan() && exact.is_nan());
+            (ok, format!("{exact} ± {tol:.3e}"))
+        }
+        Op::Sum if T::exact_sum(a).is_some() => (T::exact_sum(a) == Some(got.bits()), format!("{:?}", T::exact_sum(a))),
+        _ => {
+            let (s, abs) = sum_reference(op, a, b);
+            let tol = depth.map_or(0.0, |depth| (depth + 2) as f64 * epsilon::<T>() * abs);
+            // a NaN-skipping mean divides by the elements that are not NaN
+            let count = if op == Op::NanMean { a.iter().filter(|x| !x.to_f64().is_nan()).count() } else { n };
+            let (expected, tol) = finish_reference(op, s, tol, count, epsilon::<T>());
+            let ok =
+                approx::abs_diff_eq!(got.num(), expected, epsilon = tol) || (got.num().is_nan() && expected.is_nan());
+            (ok, format!("{expected} ± {tol:.3e}"))
+        }
+    }
 }
 
 /// Check `got`, the default kernel's result of operation `R` (named `op`)
@@ -209,33 +364,8 @@ where
     R::Out: Outcome,
 {
     let n = a.len();
-    let (ok, expected) = match op {
-        Op::ArgMin | Op::ArgMax => match arg_reference(op, a) {
-            // the element's bits (a half's NaN comes back as a NaN, not its payload)
-            Some(i) => {
-                let nan = got.num().is_nan() && a[i].num().is_nan();
-                (got.index() == Some(i as u64) && (got.bits() == a[i].bits() || nan), format!("{:?} at {i}", a[i]))
-            }
-            None => (false, "no index".to_string()),
-        },
-        Op::Min | Op::Max => {
-            let pick = if op == Op::Min { Op::ArgMin } else { Op::ArgMax };
-            let expected = arg_reference(pick, a).map_or(R::finish(R::IDENTITY, 0).num(), |i| a[i].num());
-            // the same value (and sign of zero), or NaN for NaN
-            let same = got.num() == expected && got.num().is_sign_negative() == expected.is_sign_negative();
-            (same || (got.num().is_nan() && expected.is_nan()), expected.to_string())
-        }
-        Op::Sum if T::exact_sum(a).is_some() => (T::exact_sum(a) == Some(got.bits()), format!("{:?}", T::exact_sum(a))),
-        _ => {
-            let (s, abs) = sum_reference(op, a, b);
-            let depth = super::op_depth::<R, T>(reducer, n, opts)?;
-            let tol = (depth + 2) as f64 * epsilon::<T>() * abs;
-            let (expected, tol) = finish_reference(op, s, tol, n, epsilon::<T>());
-            let ok =
-                approx::abs_diff_eq!(got.num(), expected, epsilon = tol) || (got.num().is_nan() && expected.is_nan());
-            (ok, format!("{expected} ± {tol:.3e}"))
-        }
-    };
+    let depth = super::op_depth::<R, T>(reducer, n, opts)?;
+    let (ok, expected) = judge::<R, T>(op, a, b, got, Some(depth));
     let block = match opts.block {
         Some(block) => block,
         None => reducer.plan::<R, T>(n.max(1), opts)?.block, // the library's choice

@@ -91,6 +91,9 @@ macro_rules! reference_int {
                     Op::Dot | Op::SumSquares => squares() as $t,
                     Op::Norm => (squares() as f64).sqrt() as $t,
                     Op::Mean => (xs.iter().map(|&x| x as i128).sum::<i128>() / (xs.len().max(1) as i128)) as $t,
+                    Op::Prod => xs.iter().fold(1 as $t, |a, &x| a.wrapping_mul(x)),
+                    // not plain operators: `ops::judge` checks them
+                    other => unreachable!("{other:?} has no plain reference (testkit::ops::judge checks it)"),
                 }
             }
             fn abs_sum(_: &[Self]) -> f64 {
@@ -159,6 +162,9 @@ macro_rules! reference_float {
                     Op::Dot | Op::SumSquares => float_sum(&squares()) as $t,
                     Op::Norm => float_sum(&squares()).sqrt() as $t,
                     Op::Mean => (float_sum(xs) / xs.len() as f64) as $t,
+                    Op::Prod => xs.iter().map(|&x| x as f64).product::<f64>() as $t,
+                    // not plain operators: `ops::judge` checks them
+                    other => unreachable!("{other:?} has no plain reference (testkit::ops::judge checks it)"),
                 }
             }
             fn abs_sum(xs: &[Self]) -> f64 {

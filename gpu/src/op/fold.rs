@@ -1,5 +1,5 @@
-//! Sum, min and max: the operators of Harris's kernels, for every element
-//! type. For the primitive types they are [`ReduceOp`](super::ReduceOp)s (accumulator and
+//! Sum, min and max: the operators of Harris's kernels, and the product,
+//! for every element type. For the primitive types they are [`ReduceOp`](super::ReduceOp)s (accumulator and
 //! output are the element). The half types are widened to `f32`: their sums
 //! accumulate and return `f32`, their min and max return the element, which
 //! narrowing gives back exactly.
@@ -43,6 +43,19 @@ pub struct Min;
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Max;
 
+/// `a · b` (wrapping for integers, like `torch.prod` on CUDA). Identity `1`.
+/// The half types multiply in `f32` and return `f32`, as their sums do.
+/// Each product rounds once, whatever the order: the result is within
+/// `(n-1)·ε` of the exact product, relatively, until it underflows.
+///
+/// ```
+/// use gpu::op::{Prod, Reduction};
+/// assert_eq!(<Prod as Reduction<u32>>::combine(1 << 31, 2), 0); // wraps
+/// assert_eq!(<Prod as Reduction<f64>>::combine(1.5, -2.0), -3.0);
+/// ```
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Prod;
+
 /// `impl Reduction<$t>` for `$Op` with `IDENTITY` and `combine` (a plain
 /// operator: [`ReduceOp`](super::ReduceOp)).
 macro_rules! plain {
@@ -73,6 +86,7 @@ macro_rules! int_ops {
         plain!(Sum "sum", $t, 0, |a, b| a.wrapping_add(b));
         plain!(Min "min", $t, $t::MAX, |a, b| if b < a { b } else { a });
         plain!(Max "max", $t, $t::MIN, |a, b| if b > a { b } else { a });
+        plain!(Prod "prod", $t, 1, |a, b| a.wrapping_mul(b));
     )*};
 }
 int_ops!(i32 u32 i64 u64);
@@ -80,6 +94,7 @@ int_ops!(i32 u32 i64 u64);
 macro_rules! float_ops {
     ($($t:ident)*) => {$(
         plain!(Sum "sum", $t, 0.0, |a, b| a + b);
+        plain!(Prod "prod", $t, 1.0, |a, b| a * b);
         plain!(Min "min", $t, $t::INFINITY, |a, b| {
             if a < b {
                 a
@@ -114,6 +129,7 @@ float_ops!(f32 f64);
 macro_rules! half_ops {
     ($($h:ident)*) => {$(
         half_ops!(@one Sum, $h, f32, |acc| acc);
+        half_ops!(@one Prod, $h, f32, |acc| acc);
         half_ops!(@one Min, $h, $h, |acc| $h::from_f32(acc));
         half_ops!(@one Max, $h, $h, |acc| $h::from_f32(acc));
     )*};

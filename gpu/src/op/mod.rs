@@ -7,9 +7,12 @@
 //!
 //! | operation | accumulator | output | module |
 //! |---|---|---|---|
-//! | [`Sum`], [`Min`], [`Max`] | the element (`f32` for the half types) | the element (`f32` for half sums) | [`fold`] |
+//! | [`Sum`], [`Min`], [`Max`], [`Prod`] | the element (`f32` for the half types) | the element (`f32` for half sums and products) | [`fold`] |
+//! | [`All`], [`Any`], [`CountNonzero`] | `u32`, `u32`, `u64` | the same: `1` or `0`, a count | [`logical`] |
+//! | [`AMinMax`] | [`MinMax`] of the element (`f32` for the half types) | [`MinMax`] of the element | [`range`] |
+//! | [`NanSum`], [`NanMean`] | as `Sum`, a [`SumCount`] | as `Sum`, `Mean` | [`nan`] |
 //! | [`ArgMin`], [`ArgMax`] | value and index | [`Arg`]: value and `u64` index | [`arg`] |
-//! | [`Dot`], [`SumSquares`], [`Norm`], [`Mean`] | `f32` (`f64` for `f64`) | the same | [`transform`] |
+//! | [`Dot`], [`SumSquares`], [`Norm`], [`Mean`], [`Norm1`], [`NormInf`] | `f32` (`f64` for `f64`) | the same | [`transform`] |
 //! | [`exact::DdSum`] (the accurate `f64` sum) | [`exact::DoubleDouble`] | `f64` | [`exact`] |
 //!
 //! The reproducible (`gpu_to_gpu`) kernel runs the float sums in the order
@@ -46,11 +49,17 @@ pub mod arg;
 pub mod exact;
 pub mod fixed_order;
 pub mod fold;
+pub mod logical;
+pub mod nan;
+pub mod range;
 pub mod transform;
 
 pub use arg::{Arg, ArgMax, ArgMin};
-pub use fold::{Max, Min, Sum};
-pub use transform::{Dot, Mean, Norm, SumSquares};
+pub use fold::{Max, Min, Prod, Sum};
+pub use logical::{All, Any, CountNonzero};
+pub use nan::{NanMean, NanMeanParts, NanSum, SumCount};
+pub use range::{AMinMax, MinMax};
+pub use transform::{Dot, Mean, Norm, Norm1, NormInf, SumSquares};
 
 /// The traits every operation implements, from the device library: a
 /// user's own operation implements the same ones in its own crate.

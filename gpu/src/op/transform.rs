@@ -51,6 +51,26 @@ pub struct Norm;
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Mean;
 
+/// The L1 norm `Σ |x[i]|` (`torch.linalg.vector_norm(x, ord=1)`).
+///
+/// ```
+/// use gpu::op::{Norm1, Reduction};
+/// assert_eq!(<Norm1 as Reduction<f32>>::map(-3.0, -3.0, 0), 3.0);
+/// ```
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Norm1;
+
+/// The L∞ norm `max |x[i]|` (`ord=inf`; NaN propagates). No elements have
+/// none, as in torch: the host refuses them (`Error::Empty`).
+///
+/// ```
+/// use gpu::op::{NormInf, Reduction};
+/// assert_eq!(<NormInf as Reduction<f64>>::combine(2.0, 3.0), 3.0);
+/// assert!(<NormInf as Reduction<f32>>::NEEDS_AN_ELEMENT);
+/// ```
+#[derive(Clone, Copy, Debug, Default)]
+pub struct NormInf;
+
 /// `√x`, correctly rounded: PTX `sqrt.rn` on the GPU, `sqrt` on the host.
 pub trait Sqrt {
     /// The square root.
@@ -81,7 +101,31 @@ macro_rules! transform_ops {
         transform_ops!(@one SumSquares "sum_squares", 1, $t, $acc, |$x| $to, |x, _y| x * x, |s, _n| s);
         transform_ops!(@one Norm "norm", 1, $t, $acc, |$x| $to, |x, _y| x * x, |s, _n| s.sqrt_rn());
         transform_ops!(@one Mean "mean", 1, $t, $acc, |$x| $to, |x, _y| x, |s, n| s / n as $acc);
+        transform_ops!(@one Norm1 "norm1", 1, $t, $acc, |$x| $to, |x, _y| x.abs(), |s, _n| s);
+        transform_ops!(@extreme NormInf "norm_inf", Max, 0.0, $t, $acc, |$x| $to);
     )*};
+    (@extreme $Op:ident $name:literal, $Pick:ident, $identity:expr, $t:ident, $acc:ident, |$x:ident| $to:expr) => {
+        impl Reduction<$t> for $Op {
+            type Acc = $acc;
+            type Out = $acc;
+            const NAME: &'static str = $name;
+            const NEEDS_AN_ELEMENT: bool = true;
+            const IDENTITY: $acc = $identity;
+            #[inline(always)]
+            fn map($x: $t, _: $t, _: u64) -> $acc {
+                let w: $acc = $to;
+                w.abs()
+            }
+            #[inline(always)]
+            fn combine(a: $acc, b: $acc) -> $acc {
+                <super::$Pick as Reduction<$acc>>::combine(a, b)
+            }
+            #[inline(always)]
+            fn finish(acc: $acc, _: u64) -> $acc {
+                acc
+            }
+        }
+    };
     (@one $Op:ident $name:literal, $inputs:literal, $t:ident, $acc:ident, |$x:ident| $to:expr,
         |$mx:ident, $my:ident| $map:expr, |$s:ident, $n:ident| $finish:expr) => {
         impl Reduction<$t> for $Op {

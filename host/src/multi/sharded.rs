@@ -4,7 +4,10 @@
 use std::ops::Range;
 
 use gpu::half::{bf16, f16};
-use gpu::op::{Arg, ArgMax, ArgMin, Dot, Max, Mean, Min, Norm, Reduction, Sum, SumSquares};
+use gpu::op::{
+    AMinMax, All, Any, Arg, ArgMax, ArgMin, CountNonzero, Dot, Max, Mean, Min, MinMax, NanMean, NanMeanParts, NanSum,
+    Norm, Norm1, NormInf, Prod, Reduction, Sum, SumSquares,
+};
 
 /// An operation the [`MultiReducer`](super::MultiReducer) runs over shards:
 /// each GPU reduces its shard with [`Sharded::Shard`] (the library's kernel,
@@ -54,6 +57,14 @@ as_is!(Min: i32, u32, i64, u64, f32, f64);
 as_is!(Max: i32, u32, i64, u64, f32, f64);
 as_is!(Dot: f32, f64, f16, bf16);
 as_is!(SumSquares: f32, f64, f16, bf16);
+as_is!(Prod: i32, u32, i64, u64, f32, f64, f16, bf16);
+as_is!(All: i32, u32, i64, u64, f32, f64, f16, bf16);
+as_is!(Any: i32, u32, i64, u64, f32, f64, f16, bf16);
+as_is!(CountNonzero: i32, u32, i64, u64, f32, f64, f16, bf16);
+as_is!(AMinMax: i32, u32, i64, u64, f32, f64);
+as_is!(NanSum: f32, f64, f16, bf16);
+as_is!(Norm1: f32, f64, f16, bf16);
+as_is!(NormInf: f32, f64, f16, bf16);
 
 /// Half min/max return the element; they accumulate in `f32` (exact).
 macro_rules! half_extremes {
@@ -67,6 +78,19 @@ macro_rules! half_extremes {
     )*)*};
 }
 half_extremes! { Min: f16, bf16; Max: f16, bf16; }
+
+/// Half min-and-max: both ends widen to `f32` exactly.
+macro_rules! half_ranges {
+    ($($t:ty),*) => {$(
+        impl Sharded<$t> for AMinMax {
+            type Shard = AMinMax;
+            fn accumulate(shard: MinMax<$t>, _: u64) -> MinMax<f32> {
+                MinMax { min: shard.min.to_f32(), max: shard.max.to_f32() }
+            }
+        }
+    )*};
+}
+half_ranges!(f16, bf16);
 
 /// Arg-min/max: the index moves by the shard's offset (an empty shard's
 /// identity, index `u64::MAX`, stays past every input); half values widen
@@ -90,7 +114,8 @@ macro_rules! args {
 args!(i32 => |v| v, u32 => |v| v, i64 => |v| v, u64 => |v| v, f32 => |v| v, f64 => |v| v, f16 => |v| v.to_f32(), bf16 => |v| v.to_f32());
 
 /// Operations whose `finish` is not the identity span GPUs through the sum
-/// they finish: the norm through the sum of squares, the mean through the sum.
+/// they finish: the norm through the sum of squares, the mean through the
+/// sum, the NaN-skipping mean through its sum and count.
 macro_rules! through {
     ($Op:ident via $Shard:ident: $($t:ty),*) => {$(
         impl Sharded<$t> for $Op {
@@ -103,6 +128,7 @@ macro_rules! through {
 }
 through!(Norm via SumSquares: f32, f64, f16, bf16);
 through!(Mean via Sum: f32, f64, f16, bf16);
+through!(NanMean via NanMeanParts: f32, f64, f16, bf16);
 
 /// `n` elements cut into `parts` ranges in order, lengths differing by at
 /// most one (the longer first).

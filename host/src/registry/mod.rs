@@ -250,7 +250,16 @@ impl Kernel {
     /// assert_eq!(Kernel::find("accurate").unwrap().entries(), ["accurate_sum_f32", "accurate_sum_f64"]);
     /// ```
     pub fn entries(&self) -> Vec<String> {
-        self.all_entries(Op::ALL, DType::ALL).collect()
+        let mut entries: Vec<String> = self.all_entries(Op::ALL, DType::ALL).collect();
+        if self.family == Family::Default {
+            // the multi-GPU path's parts (`names::SHARD_PARTS`)
+            for b in self.block_sizes() {
+                for (name, types) in gpu::names::SHARD_PARTS {
+                    entries.extend(types.iter().map(|ty| self.entry_named(b, name, ty.name())));
+                }
+            }
+        }
+        entries
     }
 }
 

@@ -1,0 +1,141 @@
+//! The NaN-skipping reductions of the float types, torch's `nansum` and
+//! `nanmean`. A NaN element is left out as if it were not there:
+//!
+//! * `nansum`: the sum of the other elements (`0` when all are NaN or there
+//!   are none); `inf + -inf` is still NaN, as in torch;
+//! * `nanmean`: their sum over their count (NaN when all are NaN or there
+//!   are none, as `torch.nanmean`).
+//!
+//! They accumulate as the plain ones do: in `f32` for `f32` and the half
+//! types (whose results are `f32`), in `f64` for `f64`.
+
+use super::{Bits, Reduction};
+use crate::half::{bf16, f16};
+
+/// The sum of the elements that are not NaN.
+///
+/// ```
+/// use gpu::op::{NanSum, Reduction};
+/// assert_eq!(<NanSum as Reduction<f32>>::map(f32::NAN, 0.0, 0), 0.0);
+/// ```
+#[derive(Clone, Copy, Debug, Default)]
+pub struct NanSum;
+
+/// The mean of the elements that are not NaN.
+///
+/// ```
+/// use gpu::op::{NanMean, Reduction};
+/// let acc = [1.0f64, f64::NAN, 2.0].iter().fold(<NanMean as Reduction<f64>>::IDENTITY, |a, &x| {
+///     <NanMean as Reduction<f64>>::combine(a, <NanMean as Reduction<f64>>::map(x, x, 0))
+/// });
+/// assert_eq!(<NanMean as Reduction<f64>>::finish(acc, 3), 1.5);
+/// assert!(<NanMean as Reduction<f64>>::finish(<NanMean as Reduction<f64>>::IDENTITY, 0).is_nan());
+/// ```
+#[derive(Clone, Copy, Debug, Default)]
+pub struct NanMean;
+
+/// [`NanMean`]'s accumulator as the result (the sum and the count of the
+/// elements that are not NaN): what each GPU computes when a NaN-skipping
+/// mean spans several, so that the count survives to the one division.
+///
+/// ```
+/// use gpu::op::{NanMeanParts, Reduction, SumCount};
+/// let acc = <NanMeanParts as Reduction<f32>>::map(f32::NAN, 0.0, 0);
+/// assert_eq!(<NanMeanParts as Reduction<f32>>::finish(acc, 1), SumCount { sum: 0.0, count: 0 });
+/// ```
+#[derive(Clone, Copy, Debug, Default)]
+pub struct NanMeanParts;
+
+/// A sum and how many elements it holds: the accumulator of [`NanMean`].
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+#[repr(C)]
+pub struct SumCount<A> {
+    /// The sum.
+    pub sum: A,
+    /// The elements in it.
+    pub count: u64,
+}
+
+// SAFETY: `#[repr(C)]` of a float of 4 or 8 bytes and a `u64`: 16 bytes,
+// every bit pattern is a value (the padding after an `f32` holds no value).
+unsafe impl<A: Bits> Bits for SumCount<A> {}
+
+/// Shuffled as the sum's words, then the count's.
+#[cfg(target_arch = "nvptx64")]
+impl<A: crate::prim::Shuffle> crate::prim::Shuffle for SumCount<A> {
+    #[inline(always)]
+    fn shuffle_words(self, f: impl Fn(i32) -> i32) -> Self {
+        SumCount { sum: self.sum.shuffle_words(&f), count: self.count.shuffle_words(&f) }
+    }
+}
+
+/// `impl Reduction<$t>` for the three, accumulating in `$a` (`$t` widened
+/// by `$widen`).
+macro_rules! nan_ops {
+    ($($t:ident in $a:ident: |$x:ident| $widen:expr;)*) => {$(
+        impl Reduction<$t> for NanSum {
+            type Acc = $a;
+            type Out = $a;
+            const NAME: &'static str = "nansum";
+            const IDENTITY: $a = 0.0;
+            #[inline(always)]
+            fn map($x: $t, _: $t, _: u64) -> $a {
+                let w: $a = $widen;
+                if w != w { 0.0 } else { w }
+            }
+            #[inline(always)]
+            fn combine(a: $a, b: $a) -> $a {
+                a + b
+            }
+            #[inline(always)]
+            fn finish(acc: $a, _: u64) -> $a {
+                acc
+            }
+        }
+
+        impl Reduction<$t> for NanMean {
+            type Acc = SumCount<$a>;
+            type Out = $a;
+            const NAME: &'static str = "nanmean";
+            const IDENTITY: SumCount<$a> = SumCount { sum: 0.0, count: 0 };
+            #[inline(always)]
+            fn map($x: $t, _: $t, _: u64) -> SumCount<$a> {
+                let w: $a = $widen;
+                if w != w { SumCount { sum: 0.0, count: 0 } } else { SumCount { sum: w, count: 1 } }
+            }
+            #[inline(always)]
+            fn combine(a: SumCount<$a>, b: SumCount<$a>) -> SumCount<$a> {
+                SumCount { sum: a.sum + b.sum, count: a.count + b.count }
+            }
+            #[inline(always)]
+            fn finish(acc: SumCount<$a>, _: u64) -> $a {
+                acc.sum / acc.count as $a // 0 / 0: NaN
+            }
+        }
+
+        impl Reduction<$t> for NanMeanParts {
+            type Acc = SumCount<$a>;
+            type Out = SumCount<$a>;
+            const NAME: &'static str = "nanmean_parts";
+            const IDENTITY: SumCount<$a> = <NanMean as Reduction<$t>>::IDENTITY;
+            #[inline(always)]
+            fn map(x: $t, y: $t, i: u64) -> SumCount<$a> {
+                <NanMean as Reduction<$t>>::map(x, y, i)
+            }
+            #[inline(always)]
+            fn combine(a: SumCount<$a>, b: SumCount<$a>) -> SumCount<$a> {
+                <NanMean as Reduction<$t>>::combine(a, b)
+            }
+            #[inline(always)]
+            fn finish(acc: SumCount<$a>, _: u64) -> SumCount<$a> {
+                acc
+            }
+        }
+    )*};
+}
+nan_ops! {
+    f32 in f32: |x| x;
+    f64 in f64: |x| x;
+    f16 in f32: |x| x.to_f32();
+    bf16 in f32: |x| x.to_f32();
+}
