@@ -146,7 +146,7 @@ fn main() {
         gpu_trial("segments::lengths_over_six_orders_of_magnitude", six_orders),
         gpu_trial("run_to_run::same_bits_20_runs", run_to_run),
         gpu_trial("device::results_into_a_device_buffer", into_device),
-        gpu_trial("errors::typed_before_any_launch", typed_errors),
+        gpu_trial_alone("errors::typed_before_any_launch", typed_errors), // counts the allocations: alone
         gpu_trial("planted::a_dropped_element_fails_the_check", planted),
         gpu_trial_alone("big::rows_of_2^20", rows_of_2_20),
         gpu_trial_alone("big::2^24_rows_of_16", rows_of_16),
