@@ -63,45 +63,35 @@ nonzero!(
     f16 => |x| x.to_bits() << 1 != 0, bf16 => |x| x.to_bits() << 1 != 0
 );
 
+/// `impl Reduction<$t>` for a flag: `1` or `0` per element, combined with
+/// `$combine` from `$identity`.
+macro_rules! flag {
+    ($Op:ident $name:literal, $identity:literal, |$a:ident, $b:ident| $combine:expr, $t:ty) => {
+        impl Reduction<$t> for $Op {
+            type Acc = u32;
+            type Out = u32;
+            const NAME: &'static str = $name;
+            const IDENTITY: u32 = $identity;
+            #[inline(always)]
+            fn map(x: $t, _: $t, _: u64) -> u32 {
+                x.nonzero() as u32
+            }
+            #[inline(always)]
+            fn combine($a: u32, $b: u32) -> u32 {
+                $combine
+            }
+            #[inline(always)]
+            fn finish(acc: u32, _: u64) -> u32 {
+                acc
+            }
+        }
+    };
+}
+
 macro_rules! logical {
     ($($t:ty)*) => {$(
-        impl Reduction<$t> for All {
-            type Acc = u32;
-            type Out = u32;
-            const NAME: &'static str = "all";
-            const IDENTITY: u32 = 1;
-            #[inline(always)]
-            fn map(x: $t, _: $t, _: u64) -> u32 {
-                x.nonzero() as u32
-            }
-            #[inline(always)]
-            fn combine(a: u32, b: u32) -> u32 {
-                a & b
-            }
-            #[inline(always)]
-            fn finish(acc: u32, _: u64) -> u32 {
-                acc
-            }
-        }
-
-        impl Reduction<$t> for Any {
-            type Acc = u32;
-            type Out = u32;
-            const NAME: &'static str = "any";
-            const IDENTITY: u32 = 0;
-            #[inline(always)]
-            fn map(x: $t, _: $t, _: u64) -> u32 {
-                x.nonzero() as u32
-            }
-            #[inline(always)]
-            fn combine(a: u32, b: u32) -> u32 {
-                a | b
-            }
-            #[inline(always)]
-            fn finish(acc: u32, _: u64) -> u32 {
-                acc
-            }
-        }
+        flag!(All "all", 1, |a, b| a & b, $t);
+        flag!(Any "any", 0, |a, b| a | b, $t);
 
         impl Reduction<$t> for CountNonzero {
             type Acc = u64;
