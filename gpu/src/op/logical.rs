@@ -106,12 +106,13 @@ macro_rules! logical {
             fn combine(a: u64, b: u64) -> u64 {
                 a + b
             }
-            /// A vector's lanes counted in 32 bits, widened once.
+            /// A vector's lanes counted in 32 bits, widened once (indexed:
+            /// an array's by-value iterator lands in local memory).
             #[inline(always)]
             fn map_lanes<const L: usize>(x: [$t; L], _: [$t; L], _: u64) -> u64 {
                 let mut count = 0u32;
-                for v in x {
-                    count += v.nonzero() as u32;
+                for k in 0..L {
+                    count += x[k].nonzero() as u32;
                 }
                 count as u64
             }
