@@ -43,7 +43,7 @@ pub(super) fn combine<R: Sharded<T>, T: Element>(gathered: &[u8]) -> Result<R::O
 mod tests {
     use super::*;
     use gpu::half::f16;
-    use gpu::op::{ArgMax, ArgMin, Mean, Min, Norm, Sum};
+    use gpu::op::{AMinMax, All, Any, ArgMax, ArgMin, CountNonzero, Mean, Min, NanMean, Norm, Prod, Sum};
 
     /// A rank's slot: the result's bytes at 0, the count at `COUNT_AT`.
     fn slot(result: &[u8], n: u64) -> Vec<u8> {
@@ -88,6 +88,33 @@ mod tests {
         let halves =
             [slot(&f16::from_f32(-2.0).to_le_bytes(), 5), slot(&f16::from_f32(-3.0).to_le_bytes(), 5)].concat();
         assert_eq!(combine::<Min, f16>(&halves).unwrap(), f16::from_f32(-3.0));
+    }
+
+    /// torch's other reductions across ranks: a NaN-skipping mean divides
+    /// the ranks' sum by their count of elements that are not NaN, not by
+    /// `n`; min-and-max of halves widens both ends; counts and flags add
+    /// and combine; an empty rank is skipped.
+    #[test]
+    fn the_other_reductions_across_ranks() {
+        let parts = |sum: f32, count: u64| [&sum.to_le_bytes()[..], &[0; 4], &count.to_le_bytes()].concat();
+        // rank 0: 10 elements, 4 of them NaN, summing to 6; rank 1: 5, none NaN, summing to 3
+        let means = [slot(&parts(6.0, 6), 10), slot(&parts(3.0, 5), 5)].concat();
+        assert_eq!(combine::<NanMean, f32>(&means).unwrap(), 9.0 / 11.0);
+        let all_nan = [slot(&parts(0.0, 0), 4), slot(&[], 0)].concat();
+        assert!(combine::<NanMean, f32>(&all_nan).unwrap().is_nan());
+        let h = |x: f32| f16::from_f32(x).to_le_bytes();
+        let ranges =
+            [slot(&[h(-1.0), h(2.0)].concat(), 3), slot(&[], 0), slot(&[h(-4.0), h(1.0)].concat(), 3)].concat();
+        let r = combine::<AMinMax, f16>(&ranges).unwrap();
+        assert_eq!((r.min, r.max), (f16::from_f32(-4.0), f16::from_f32(2.0)));
+        let counts = [slot(&7u64.to_le_bytes(), 9), slot(&5u64.to_le_bytes(), 5)].concat();
+        assert_eq!(combine::<CountNonzero, f32>(&counts).unwrap(), 12);
+        let flags = [slot(&1u32.to_le_bytes(), 9), slot(&0u32.to_le_bytes(), 5)].concat();
+        assert_eq!((combine::<All, f32>(&flags).unwrap(), combine::<Any, f32>(&flags).unwrap()), (0, 1));
+        let products = [slot(&3i32.to_le_bytes(), 2), slot(&(-2i32).to_le_bytes(), 2)].concat();
+        assert_eq!(combine::<Prod, i32>(&products).unwrap(), -6);
+        let none = [slot(&[], 0), slot(&[], 0)].concat();
+        assert!(matches!(combine::<AMinMax, f32>(&none), Err(Error::Empty { op: "aminmax" })));
     }
 
     #[test]
