@@ -11,13 +11,19 @@ use crate::common::{gpu_build, run, workspace};
 /// The crates a user needs, in the order they depend on each other.
 pub(crate) const PUBLISHED: [&str; 4] = ["reduction-device", "reduction-kernels", "reduction-ptx-builder", "host"];
 
+/// The target folder of the packaging, emptied first: cargo takes a
+/// registry crate of a name and version for unchanging and would reuse what
+/// it compiled of an earlier package. The `.crate` files land in its
+/// `package/`.
+pub(crate) const PACKAGED: &str = "target/packaged";
+
 /// Where the library's crate ships its PTX, relative to `host/` (the path
 /// `host/build.rs` reads outside the workspace; git-ignored here).
 const SHIPPED: &str = "kernels/gpu.ptx.deflate";
 
 /// Copy the deflated PTX of the library's build into `host/kernels/`, run
 /// `cargo package` and `cargo publish --dry-run` for the published crates
-/// (each packaged into `target/package/` and built from its `.crate`, the
+/// (each packaged into `target/packaged/package/` and built from its `.crate`, the
 /// library's from the PTX it ships; nothing is uploaded), then check the PTX in the library's
 /// `.crate` against a fresh build of the kernels.
 pub(crate) fn package(args: &[String]) -> Result<(), String> {
@@ -44,10 +50,15 @@ pub(crate) fn package(args: &[String]) -> Result<(), String> {
     }
     std::fs::copy(&built, &shipped).map_err(|e| format!("cannot copy {}: {e}", built.display()))?;
 
+    forget_extracted()?;
+    let target = workspace().join(PACKAGED);
+    if target.exists() {
+        std::fs::remove_dir_all(&target).map_err(|e| format!("cannot empty {}: {e}", target.display()))?;
+    }
     // the `.crate` files, then the checks of a publication (nothing uploaded)
     for step in [&["package"][..], &["publish", "--dry-run"]] {
         let mut cmd = Command::new(&cargo);
-        cmd.current_dir(workspace()).args(step).arg("--allow-dirty");
+        cmd.current_dir(workspace()).args(step).arg("--allow-dirty").arg("--target-dir").arg(&target);
         for krate in PUBLISHED {
             cmd.args(["--package", krate]);
         }
@@ -55,7 +66,7 @@ pub(crate) fn package(args: &[String]) -> Result<(), String> {
     }
 
     let version = env!("CARGO_PKG_VERSION");
-    let krate = workspace().join(format!("target/package/host-{version}.crate"));
+    let krate = target.join(format!("package/host-{version}.crate"));
     let member = format!("host-{version}/{SHIPPED}");
     let tar = Command::new("tar").arg("-xzOf").arg(&krate).arg(&member).output();
     let packed = match tar {
@@ -83,5 +94,35 @@ pub(crate) fn package(args: &[String]) -> Result<(), String> {
         packed.len(),
         text.len()
     );
+    Ok(())
+}
+
+/// Cargo verifies each package against a local registry of the others, and
+/// extracts a registry's crate into `$CARGO_HOME/registry/src` once per name
+/// and version: the copy an earlier run extracted would be built again,
+/// stale. Remove the published crates' extracted copies (and cached
+/// `.crate` files) first.
+fn forget_extracted() -> Result<(), String> {
+    let home = std::env::var_os("CARGO_HOME")
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cargo")))
+        .ok_or("neither CARGO_HOME nor HOME is set")?;
+    let version = env!("CARGO_PKG_VERSION");
+    for (kind, suffix) in [("src", ""), ("cache", ".crate")] {
+        let Ok(registries) = std::fs::read_dir(home.join("registry").join(kind)) else { continue };
+        for registry in registries.flatten() {
+            for name in PUBLISHED {
+                let stale = registry.path().join(format!("{name}-{version}{suffix}"));
+                let removed = if stale.is_dir() {
+                    std::fs::remove_dir_all(&stale)
+                } else if stale.is_file() {
+                    std::fs::remove_file(&stale)
+                } else {
+                    continue;
+                };
+                removed.map_err(|e| format!("cannot remove {}: {e}", stale.display()))?;
+            }
+        }
+    }
     Ok(())
 }
