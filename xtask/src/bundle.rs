@@ -4,7 +4,7 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use crate::common::{broken_ptx, build_reduce, options, run, workspace};
+use crate::common::{broken_ptx, build_reduce, cargo, options, run, workspace};
 
 /// Copy an executable without its debug info (the bundle travels to the GPU
 /// machine, whose uploads are size-limited).
@@ -25,8 +25,7 @@ pub(crate) fn bundle(args: &[String]) -> Result<(), String> {
         std::fs::remove_dir_all(&bin).map_err(|e| format!("cannot empty {}: {e}", bin.display()))?;
     }
     std::fs::create_dir_all(&bin).map_err(|e| format!("cannot create {}: {e}", bin.display()))?;
-    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
-    let json = run(Command::new(&cargo).current_dir(workspace()).args([
+    let json = run(cargo().args([
         "test",
         "--package",
         "host",
@@ -51,11 +50,11 @@ pub(crate) fn bundle(args: &[String]) -> Result<(), String> {
         tests.push(name);
     }
     copy_stripped(&reduce, &bin.join("reduce"))?;
-    run(Command::new(&cargo).current_dir(workspace()).args(["build", "--release", "--package", "xtask"]))?;
+    run(cargo().args(["build", "--release", "--package", "xtask"]))?;
     copy_stripped(&workspace().join("target/release/xtask"), &bin.join("xtask"))?;
     // one process per GPU, bootstrapped through NCCL (host/examples)
     let example = ["build", "--release", "--package", "host", "--example", "one_process_per_gpu"];
-    run(Command::new(&cargo).current_dir(workspace()).args(example))?;
+    run(cargo().args(example))?;
     let built = workspace().join("target/release/examples/one_process_per_gpu");
     copy_stripped(&built, &bin.join("one_process_per_gpu"))?;
     // the stable downstream project, as a user builds it

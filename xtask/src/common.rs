@@ -10,6 +10,13 @@ pub(crate) fn workspace() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).parent().map(Path::to_path_buf).unwrap_or_default()
 }
 
+/// The cargo that runs this xtask (`$CARGO`), in the workspace.
+pub(crate) fn cargo() -> Command {
+    let mut cmd = Command::new(std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into()));
+    cmd.current_dir(workspace());
+    cmd
+}
+
 /// The build of the workspace's kernels (`gpu/`), kept in `target/ptx`.
 pub(crate) fn gpu_build() -> PtxBuild {
     PtxBuild::new(workspace().join("gpu"), "reduction-kernels", workspace().join("target").join("ptx"))
@@ -39,9 +46,8 @@ pub(crate) fn run(cmd: &mut Command) -> Result<String, String> {
 
 /// Build the release `reduce` CLI and return its path.
 pub(crate) fn build_reduce() -> Result<PathBuf, String> {
-    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
     let args = ["build", "--release", "--package", "reduce", "--bin", "reduce"];
-    run(Command::new(cargo).current_dir(workspace()).args(args))?;
+    run(cargo().args(args))?;
     Ok(workspace().join("target/release/reduce"))
 }
 

@@ -6,7 +6,7 @@
 use std::path::PathBuf;
 use std::process::Command;
 
-use crate::common::{gpu_build, run, workspace};
+use crate::common::{cargo, gpu_build, run, workspace};
 
 /// The crates a user needs, in the order they depend on each other.
 pub(crate) const PUBLISHED: [&str; 4] = ["reduction-device", "reduction-kernels", "reduction-ptx-builder", "host"];
@@ -30,14 +30,7 @@ pub(crate) fn package(args: &[String]) -> Result<(), String> {
     if let Some(arg) = args.first() {
         return Err(format!("package takes no arguments (got {arg})"));
     }
-    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
-    let json = run(Command::new(&cargo).current_dir(workspace()).args([
-        "build",
-        "--release",
-        "--package",
-        "host",
-        "--message-format=json",
-    ]))?;
+    let json = run(cargo().args(["build", "--release", "--package", "host", "--message-format=json"]))?;
     let out_dir = json
         .lines()
         .filter(|l| l.contains("\"reason\":\"build-script-executed\"") && l.contains("/host#"))
@@ -57,8 +50,8 @@ pub(crate) fn package(args: &[String]) -> Result<(), String> {
     }
     // the `.crate` files, then the checks of a publication (nothing uploaded)
     for step in [&["package"][..], &["publish", "--dry-run"]] {
-        let mut cmd = Command::new(&cargo);
-        cmd.current_dir(workspace()).args(step).arg("--allow-dirty").arg("--target-dir").arg(&target);
+        let mut cmd = cargo();
+        cmd.args(step).arg("--allow-dirty").arg("--target-dir").arg(&target);
         for krate in PUBLISHED {
             cmd.args(["--package", krate]);
         }
