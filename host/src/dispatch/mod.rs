@@ -133,9 +133,7 @@ impl Request {
             options: *options,
         }
     }
-}
 
-impl Request {
     /// The element type, if it is one of the library's.
     ///
     /// ```
@@ -201,7 +199,7 @@ pub struct Plan {
 /// # Ok::<(), reduction::Error>(())
 /// ```
 pub fn plan(request: &Request, card: &impl Limits) -> Result<Plan> {
-    if let Some(mode) = mode_kernel(request.op, request.dtype(), request.ty, &request.options)? {
+    if let Some(mode) = mode_kernel(request.op, request.ty, &request.options)? {
         return mode_plan(request, mode, card);
     }
     let opts = &request.options;

@@ -53,12 +53,12 @@ pub(crate) struct ModeJob {
 /// assert_eq!(mode_entry("min", DType::I32, &Options::default()).unwrap(), None);
 /// ```
 pub fn mode_entry(op: &str, ty: DType, opts: &Options) -> Result<Option<String>> {
-    Ok(mode_kernel(op, Some(ty), ty.name(), opts)?.map(|k| entry(k, op, ty)))
+    Ok(mode_kernel(op, ty.name(), opts)?.map(|k| entry(k, op, ty)))
 }
 
 /// The mode kernel `opts` ask for, for `op` on the element type named
-/// `name` (`ty` when it is one of the library's), or why there is none.
-pub(crate) fn mode_kernel(op: &str, ty: Option<DType>, name: &str, opts: &Options) -> Result<Option<ModeKernel>> {
+/// `name`, or why there is none.
+pub(crate) fn mode_kernel(op: &str, name: &str, opts: &Options) -> Result<Option<ModeKernel>> {
     if opts.determinism == Determinism::RunToRun && !opts.accurate {
         return Ok(None);
     }
@@ -72,7 +72,7 @@ pub(crate) fn mode_kernel(op: &str, ty: Option<DType>, name: &str, opts: &Option
         return refuse("finishing on the CPU".into(), "finish on the GPU");
     }
     let types = "f32, f64";
-    let Some(ty) = ty.filter(|t| MODE_TYPES.contains(t)) else {
+    let Some(ty) = DType::from_name(name).filter(|t| MODE_TYPES.contains(t)) else {
         return refuse(format!("{op} of {name}"), types);
     };
     if opts.accurate {
@@ -181,11 +181,11 @@ mod tests {
             ("sum", DType::F32, &teaching),
             ("sum", DType::F32, &cpu),
         ] {
-            let e = mode_kernel(op, Some(ty), ty.name(), opts).unwrap_err();
+            let e = mode_kernel(op, ty.name(), opts).unwrap_err();
             assert!(matches!(e, Error::Unsupported { .. }) && !e.to_string().contains('\n'), "{op} {ty:?}: {e}");
         }
         let both = Options { accurate: true, determinism: Determinism::GpuToGpu, ..Options::default() };
-        assert_eq!(mode_kernel("sum", Some(DType::F64), "f64", &both).unwrap(), Some(ModeKernel::AccurateF64));
+        assert_eq!(mode_kernel("sum", "f64", &both).unwrap(), Some(ModeKernel::AccurateF64));
     }
 
     #[test]

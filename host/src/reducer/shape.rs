@@ -14,7 +14,6 @@ use crate::options::{Determinism, Finish, Options};
 use crate::reducer::Reducer;
 use crate::scratch::{ShapeScratch, values_of};
 use crate::shape::{Fit, Offsets, Shape, check_offsets};
-use gpu::names::DType;
 use gpu::names::Op;
 use gpu::op::Reduction;
 use gpu::shape::vector_columns;
@@ -240,7 +239,7 @@ fn check_shaped<R: Reduction<T>, T: Element>(n: usize, shape: Shape<'_>, opts: &
         return refuse("a block size or grid cap (the shaped kernels run blocks of 256, grids from the shape)", "none");
     }
     if opts.determinism == Determinism::GpuToGpu {
-        mode_kernel(R::NAME, DType::of::<T>(), T::NAME, opts)?;
+        mode_kernel(R::NAME, T::NAME, opts)?;
     }
     let op = Op::from_name(R::NAME).ok_or_else(|| Error::Unsupported {
         kernel: "reduce_shaped".into(),
