@@ -1,12 +1,13 @@
 //! Builds the kernels' PTX with the workspace's one recipe (`ptx_builder`,
 //! the same as `cargo xtask build-ptx`) and leaves it in `OUT_DIR/gpu.ptx`,
-//! and deflated in `OUT_DIR/gpu.ptx.deflate`, which `src/ptx.rs` embeds
-//! (about 2.6 MB in every binary instead of 16.8 MB of text). Editing `gpu/src` rebuilds it on the next
+//! and compressed (LZMA, a window holding the whole text: the entries
+//! repeat each other) in `OUT_DIR/gpu.ptx.lzma`, which `src/ptx.rs` embeds
+//! (about 1.3 MB in every binary instead of 32 MB of text). Editing `gpu/src` rebuilds it on the next
 //! `cargo build`/`test`/`run`; the nested build keeps its files in
 //! `<target>/ptx`, never in the source tree.
 //!
 //! Outside the workspace (the crate as published) there are no kernel
-//! sources beside it: it embeds the PTX it ships, `kernels/gpu.ptx.deflate`,
+//! sources beside it: it embeds the PTX it ships, `kernels/gpu.ptx.lzma`,
 //! which `cargo xtask package` compiled from them, so a user's build needs
 //! stable Rust only. `REDUCTION_PTX=<file>` embeds that PTX instead (made
 //! with `cargo xtask build-ptx`). It must hold every entry the registry
@@ -23,7 +24,7 @@ fn main() {
         if let Err(e) = std::fs::copy(&file, &out) {
             panic!("REDUCTION_PTX={}: {e}", PathBuf::from(&file).display());
         }
-        deflate(&out);
+        compress(&out);
         return;
     }
     let manifest = PathBuf::from(std::env::var_os("CARGO_MANIFEST_DIR").expect("cargo sets CARGO_MANIFEST_DIR"));
@@ -33,9 +34,9 @@ fn main() {
     let in_workspace = gpu.join("src").is_dir() && manifest.join("..").join("Cargo.toml").is_file();
     if !in_workspace {
         // the published crate: the PTX it ships
-        let shipped = manifest.join("kernels").join("gpu.ptx.deflate");
+        let shipped = manifest.join("kernels").join("gpu.ptx.lzma");
         println!("cargo:rerun-if-changed={}", shipped.display());
-        if let Err(e) = std::fs::copy(&shipped, out.with_extension("ptx.deflate")) {
+        if let Err(e) = std::fs::copy(&shipped, out.with_extension("ptx.lzma")) {
             panic!("{}: {e} (no kernel sources beside the crate and no PTX shipped with it)", shipped.display());
         }
         return;
@@ -48,13 +49,13 @@ fn main() {
         // A build script reports failure by panicking; the message is the compiler's output.
         panic!("{e}");
     }
-    deflate(&out);
+    compress(&out);
 }
 
-/// `ptx` deflated beside it (`.deflate`), at miniz's best level.
-fn deflate(ptx: &std::path::Path) {
+/// `ptx` compressed beside it (`.lzma`, `ptx_builder::compress`).
+fn compress(ptx: &std::path::Path) {
     let text = std::fs::read(ptx).unwrap_or_else(|e| panic!("{}: {e}", ptx.display()));
-    let packed = miniz_oxide::deflate::compress_to_vec(&text, 10);
-    let out = ptx.with_extension("ptx.deflate");
+    let packed = ptx_builder::compress(&text).unwrap_or_else(|e| panic!("{}: {e}", ptx.display()));
+    let out = ptx.with_extension("ptx.lzma");
     std::fs::write(&out, packed).unwrap_or_else(|e| panic!("{}: {e}", out.display()));
 }

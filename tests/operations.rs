@@ -49,6 +49,10 @@ fn main() {
         Op::NanMean,
         Op::Norm1,
         Op::NormInf,
+        Op::Moments,
+        Op::LogSumExp,
+        Op::NanMin,
+        Op::NanMax,
         Op::Min,
         Op::Max,
     ];

@@ -172,6 +172,9 @@ def torch_cases(n):
         yield "nanmean", ty, 1, make, torch.nanmean
         yield "norm1", ty, 1, make, lambda x: torch.linalg.vector_norm(x, ord=1)
         yield "norm_inf", ty, 1, make, lambda x: torch.linalg.vector_norm(x, ord=float("inf"))
+        # the library's `moments` is var, std, var_mean and std_mean in one pass
+        yield "moments", ty, 1, make, torch.var_mean
+        yield "logsumexp", ty, 1, make, lambda x: torch.logsumexp(x, 0)
 
 
 def cupy_cases(n):
@@ -188,6 +191,9 @@ def cupy_cases(n):
     yield "count_nonzero", "f32", 1, lambda: (f32(),), cupy.count_nonzero
     yield "nansum", "f32", 1, lambda: (f32(),), cupy.nansum
     yield "nanmean", "f32", 1, lambda: (f32(),), cupy.nanmean
+    yield "moments", "f32", 1, lambda: (f32(),), cupy.var
+    yield "nanmin", "f32", 1, lambda: (f32(),), cupy.nanmin
+    yield "nanmax", "f32", 1, lambda: (f32(),), cupy.nanmax
 
 
 def arguments(argv):

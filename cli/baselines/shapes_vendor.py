@@ -5,10 +5,13 @@ Rust side is: CUDA events around the call only, 5 warm-up calls, the median
 of RUNS calls, random data. GB/s count the input bytes read. Run on the GPU
 machine in the same command as `reduce shapes`:
 
-    python3 cli/baselines/shapes_vendor.py [RUNS] [SHAPES]
+    python3 cli/baselines/shapes_vendor.py [RUNS] [SHAPES] [OP]
 
 SHAPES (for example 16777216x16,4096x65536) keeps those matrices and
-leaves out the segments.
+leaves out the segments; `all` keeps everything. OP `moments` times
+torch.var_mean(dim=...) and CuPy's var(axis=...) instead of the sums (what
+`reduce shapes --op moments` computes), `logsumexp` torch.logsumexp(dim=...),
+on the matrices only.
 
 Prints one JSON object per line: library, case, median_us, gbps.
 The segment lengths follow the same laws as `reduce shapes` (log-uniform
@@ -33,7 +36,8 @@ except Exception as e:  # CuPy missing: torch alone
 N = 1 << 28
 RUNS = int(sys.argv[1]) if len(sys.argv) > 1 else 50
 SHAPES = [(16384, 16384), (1 << 20, 256), (256, 1 << 20), (1 << 24, 16), (4096, 65536)]
-ONLY = sys.argv[2].split(",") if len(sys.argv) > 2 else None
+ONLY = sys.argv[2].split(",") if len(sys.argv) > 2 and sys.argv[2] != "all" else None
+OP = sys.argv[3] if len(sys.argv) > 3 else "sum"
 if ONLY is not None:
     SHAPES = [s for s in SHAPES if f"{s[0]}x{s[1]}" in ONLY]
 
@@ -61,10 +65,18 @@ for rows, cols in SHAPES:
     m = x.view(rows, cols)
     for axis in (1, 0):
         case = f"{rows}x{cols} axis {axis}"
-        report("torch", case, timed(lambda: torch.sum(m, dim=axis)), N)
+        if OP == "moments":
+            report("torch", case, timed(lambda: torch.var_mean(m, dim=axis)), N)
+        elif OP == "logsumexp":
+            report("torch", case, timed(lambda: torch.logsumexp(m, dim=axis)), N)
+        else:
+            report("torch", case, timed(lambda: torch.sum(m, dim=axis)), N)
         if cupy is not None:
             c = cupy.asarray(m)
-            report("cupy", case, timed(lambda: c.sum(axis=axis)), N)
+            if OP == "moments":
+                report("cupy", case, timed(lambda: c.var(axis=axis)), N)
+            elif OP == "sum":
+                report("cupy", case, timed(lambda: c.sum(axis=axis)), N)
 
 
 def lengths(pareto, seed):
@@ -75,7 +87,7 @@ def lengths(pareto, seed):
     return ls[keep]
 
 
-for name, pareto in (("loguniform", False), ("pareto1.5", True)) if ONLY is None else ():
+for name, pareto in (("loguniform", False), ("pareto1.5", True)) if ONLY is None and OP == "sum" else ():
     ls = lengths(pareto, 5)
     total = int(ls.sum())
     data = x[:total]

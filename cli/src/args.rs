@@ -132,6 +132,11 @@ pub(crate) enum Command {
         /// and column chunks on the matrices.
         #[arg(long)]
         sweep: bool,
+        /// What each row, column or segment is reduced to: `sum`,
+        /// `moments` (its mean and `M2`: `var`, `std`, `var_mean` and
+        /// `std_mean` name the same pass) or `logsumexp`.
+        #[arg(long, default_value = "sum")]
+        op: String,
         /// Also write the rows as JSON.
         #[arg(long, value_name = "FILE")]
         json: Option<PathBuf>,

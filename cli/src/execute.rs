@@ -188,11 +188,16 @@ pub(crate) fn execute(job: Job) -> Result<bool> {
             }
             Ok(rows.iter().all(|(row, _)| row.ok))
         }
-        Job::Shapes(gpu, cases, determinism, runs, json) => {
+        Job::Shapes(gpu, op, cases, determinism, runs, json) => {
             let r = gpu.open()?;
             println!(
-                "{}, f32 sums ({}), medians of {runs} event-timed launches, checked against the CPU",
+                "{}, f32 {} ({}), medians of {runs} event-timed launches, checked against the CPU",
                 r.gpu().info().name,
+                match op {
+                    Op::Moments => "means and M2 (moments)",
+                    Op::LogSumExp => "logsumexp",
+                    _ => "sums",
+                },
                 determinism.name()
             );
             let opts = Options { determinism, ..Options::default() };
@@ -200,7 +205,7 @@ pub(crate) fn execute(job: Job) -> Result<bool> {
             println!("{}", reduce::shapes_bench::header());
             let mut rows = Vec::new();
             for (case, strategy) in &cases {
-                let row = reduce::shapes_bench::measure(&r, case, *strategy, &opts, &host, &device, runs)?;
+                let row = reduce::shapes_bench::measure(&r, op, case, *strategy, &opts, &host, &device, runs)?;
                 println!("{}", reduce::shapes_bench::line(&row));
                 rows.push(row);
             }

@@ -9,12 +9,14 @@
 //! `cli/baselines/shapes_vendor.py`, run in the same sitting.
 
 use reduction::cudarc::driver::CudaSlice;
+use reduction::op::{LogSumExp, MeanM2, Moments};
 use reduction::{
-    Error, Options, Reducer, Result, Sum,
+    Error, Op, Options, Reducer, Result, Sum,
     shape::{Matrix, Shape, Strategy},
 };
 use serde::{Deserialize, Serialize};
 use testkit::data::{Pattern, generate};
+use testkit::ops::{logsumexp_reference, moments_reference, moments_within};
 
 use crate::bench::WARMUP;
 use crate::timing::time_runs;
@@ -141,9 +143,50 @@ fn reference(case: &Case, host: &[f32]) -> Vec<f32> {
     }
 }
 
-/// Check `case` with `strategy` against the CPU, then time `runs` launches.
+/// Each of `case`'s results' elements in `host`, in order (a row, a
+/// column, a segment).
+fn parts<'a>(case: &'a Case, host: &'a [f32]) -> Box<dyn Iterator<Item = Vec<f64>> + 'a> {
+    let wide = |xs: &[f32]| xs.iter().map(|&x| x as f64).collect::<Vec<f64>>();
+    match case {
+        Case::Axis(m, 1) => Box::new((0..m.rows).map(move |r| wide(&host[r * m.pitch..][..m.cols]))),
+        Case::Axis(m, _) => {
+            Box::new((0..m.cols).map(move |c| (0..m.rows).map(|r| host[r * m.pitch + c] as f64).collect()))
+        }
+        Case::Segments(_, lengths) => Box::new(lengths.iter().scan(0usize, move |at, &l| {
+            *at += l as usize;
+            Some(wide(&host[*at - l as usize..*at]))
+        })),
+    }
+}
+
+/// Whether `got` (the results' bytes as 64-bit words) holds `case`'s
+/// results of `op` over `host`: sums bit for bit (exact, the data being odd
+/// multiples of 1/8), the mean and `M2` and `log Σ exp` within the test
+/// kit's bounds (`testkit::ops`).
+fn check(op: Op, case: &Case, host: &[f32], got: &[u64]) -> bool {
+    let f32s: Vec<f32> =
+        got.iter().flat_map(|&w| [f32::from_bits(w as u32), f32::from_bits((w >> 32) as u32)]).collect();
+    match op {
+        Op::Moments => parts(case, host).zip(got.chunks_exact(2)).all(|(x, g)| {
+            let (mean, m2) = moments_reference(&x);
+            let deviation = x.iter().map(|v| (v - mean).abs()).fold(0.0, f64::max);
+            let got = MeanM2 { mean: f64::from_bits(g[0]), m2: f64::from_bits(g[1]) };
+            moments_within(got, MeanM2 { mean, m2 }, x.len(), deviation, f32::EPSILON as f64).0
+        }),
+        Op::LogSumExp => parts(case, host).zip(&f32s).all(|(x, &g)| {
+            let (want, tol) = logsumexp_reference(&x, 64, f32::EPSILON as f64);
+            g as f64 == want || (g as f64 - want).abs() <= tol
+        }),
+        _ => reference(case, host).iter().zip(&f32s).all(|(w, g)| w.to_bits() == g.to_bits()),
+    }
+}
+
+/// Check `case` reduced by `op` (`Sum`, `Moments` or `LogSumExp`, of
+/// `f32`) with `strategy` against the CPU, then time `runs` launches.
+#[allow(clippy::too_many_arguments)]
 pub fn measure(
     r: &Reducer,
+    op: Op,
     case: &Case,
     strategy: Strategy,
     opts: &Options,
@@ -161,26 +204,44 @@ pub fn measure(
     };
     let stream = r.gpu().stream();
     let results = shape.results();
-    let mut out = stream.alloc_zeros::<f32>(results.max(1)).map_err(Error::from_driver("cuMemAlloc"))?;
-    // poison: NaN in every slot, so a result never written cannot pass
-    let poison = vec![f32::NAN; results.max(1)];
-    stream.memcpy_htod(&poison, &mut out).map_err(Error::from_driver("cuMemcpyHtoD"))?;
-    let view = device.as_view();
     let opts = Options { strategy, ..*opts };
-    r.reduce_shaped_into::<Sum, f32, _>(&[&view], shape, &mut out.as_view_mut(), &opts)?;
+    let view = device.as_view();
+    // 64-bit words a result: two for a mean and M2 (f64s), one for an f32 (half used)
+    let words = if op == Op::Moments { 2 } else { 1 };
+    // poison: all ones, a NaN in every slot, so a result never written cannot pass
+    let mut out =
+        stream.clone_htod(&vec![u64::MAX; words * results.max(1)]).map_err(Error::from_driver("cuMemcpyHtoD"))?;
+    let launch = |out: &mut CudaSlice<u64>| -> Result<()> {
+        let too_small = || Error::Invalid("the results' buffer is too small".into());
+        // SAFETY: `out` holds `words` 64-bit words a result, room for the
+        // results (f32s back to back, or pairs of f64s); every bit pattern is one.
+        unsafe {
+            match op {
+                Op::Moments => {
+                    let mut v = out.transmute_mut::<MeanM2>(results).ok_or_else(too_small)?;
+                    r.reduce_shaped_into::<Moments, f32, _>(&[&view], shape, &mut v, &opts)
+                }
+                Op::LogSumExp => {
+                    let mut v = out.transmute_mut::<f32>(results).ok_or_else(too_small)?;
+                    r.reduce_shaped_into::<LogSumExp, f32, _>(&[&view], shape, &mut v, &opts)
+                }
+                _ => {
+                    let mut v = out.transmute_mut::<f32>(results).ok_or_else(too_small)?;
+                    r.reduce_shaped_into::<Sum, f32, _>(&[&view], shape, &mut v, &opts)
+                }
+            }
+        }
+    };
+    launch(&mut out)?;
     let got = stream.clone_dtoh(&out).map_err(Error::from_driver("cuMemcpyDtoH"))?;
-    let want = reference(case, host);
-    let ok = want.iter().zip(&got).all(|(w, g)| w.to_bits() == g.to_bits());
-    let stats = time_runs(r.gpu(), WARMUP, runs, |_| {
-        r.reduce_shaped_into::<Sum, f32, _>(&[&view], shape, &mut out.as_view_mut(), &opts)
-    })?;
-    let bytes = case.elements() * 4;
+    let ok = check(op, case, host, &got);
+    let stats = time_runs(r.gpu(), WARMUP, runs, |_| launch(&mut out))?;
     Ok(ShapeRow {
         case: case.name(),
         strategy: label(strategy),
         results,
         median_us: stats.median_ms * 1e3,
-        gbps: stats.bandwidth(bytes) / 1e9,
+        gbps: stats.bandwidth(case.elements() * 4) / 1e9,
         ok,
     })
 }

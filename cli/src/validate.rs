@@ -53,6 +53,7 @@ pub(crate) enum Job {
     Modes(Gpu, usize, Vec<DType>, usize, u64, Option<(PathBuf, File)>),
     Shapes(
         Gpu,
+        Op,
         Vec<(reduce::shapes_bench::Case, reduction::shape::Strategy)>,
         Determinism,
         usize,
@@ -137,9 +138,17 @@ pub(crate) fn dtype(name: &str) -> std::result::Result<DType, String> {
     DType::from_name(name).ok_or_else(|| format!("unknown type {name:?} (valid: {})", valid.join(", ")))
 }
 
+/// torch's names for what one operation computes: its variance, standard
+/// deviation and their pairs with the mean are the one pass `moments`
+/// (the mean and `M2`), finished on the host.
+const SAME_PASS: [(&str, Op); 4] =
+    [("var", Op::Moments), ("std", Op::Moments), ("var_mean", Op::Moments), ("std_mean", Op::Moments)];
+
 pub(crate) fn op(name: &str) -> std::result::Result<Op, String> {
-    let valid: Vec<&str> = Op::ALL.iter().map(|o| o.name()).collect();
-    Op::from_name(name).ok_or_else(|| format!("unknown operation {name:?} (valid: {})", valid.join(", ")))
+    let valid: Vec<&str> = Op::ALL.iter().map(|o| o.name()).chain(SAME_PASS.iter().map(|(n, _)| *n)).collect();
+    Op::from_name(name)
+        .or_else(|| SAME_PASS.iter().find(|(n, _)| *n == name).map(|&(_, op)| op))
+        .ok_or_else(|| format!("unknown operation {name:?} (valid: {})", valid.join(", ")))
 }
 
 /// Whether every kernel takes `op` on `t` (a plain operator on a primitive
@@ -263,10 +272,14 @@ pub(crate) fn validate(cli: Cli) -> std::result::Result<Job, String> {
                 }
                 _ => return Err("--shape and --segments: one or the other".into()),
             };
-            Job::Shapes(gpu, vec![(case, strategy)], determinism, runs, None)
+            Job::Shapes(gpu, Op::Sum, vec![(case, strategy)], determinism, runs, None)
         }
-        Command::Shapes { runs, sweep, json } => {
+        Command::Shapes { runs, sweep, op: name, json } => {
             at_least_one("--runs", runs)?;
+            let op = op(&name)?;
+            if !matches!(op, Op::Sum | Op::Moments | Op::LogSumExp) {
+                return Err(format!("--op {name}: sum, moments (var, std, var_mean, std_mean) or logsumexp"));
+            }
             use reduce::shapes_bench::{Case, matrices, segment_cases, sweep_cases};
             use reduction::shape::Strategy;
             let mut cases: Vec<_> = matrices().into_iter().map(|c| (c, Strategy::Auto)).collect();
@@ -289,7 +302,7 @@ pub(crate) fn validate(cli: Cli) -> std::result::Result<Job, String> {
                     }
                 }
             }
-            Job::Shapes(gpu, cases, Determinism::RunToRun, runs, output(json, "--json")?)
+            Job::Shapes(gpu, op, cases, Determinism::RunToRun, runs, output(json, "--json")?)
         }
         Command::Run { tile: Some(k), .. } => return Err(format!("--tile {k}: for --shape and --segments")),
         Command::Run {

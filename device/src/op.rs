@@ -60,11 +60,11 @@ elements!(i32 u32 i64 u64 f32 f64 f16 bf16);
 /// output buffer can be read back as one, whatever the kernel did.
 ///
 /// # Safety
-/// Every `size_of::<Self>()` bytes must be a valid `Self`, and
-/// `size_of::<Self>()` at most 16 (the host reads outputs through a 16-byte
-/// slot; the single-pass kernel keeps 32 accumulators in shared memory and
-/// also needs an accumulator's size to be a multiple of 4, which it checks
-/// when it is compiled).
+/// Every `size_of::<Self>()` bytes must be a valid `Self`. The library's
+/// kernels also need an output of at most 16 bytes (the host reads it
+/// through a 16-byte slot) and an accumulator of at most 32 bytes, a
+/// multiple of 4 (the single-pass kernel keeps 32 of them in shared
+/// memory; it checks both when it is compiled).
 pub unsafe trait Bits: Copy + Send + Sync + 'static {}
 
 macro_rules! bits {
@@ -101,9 +101,9 @@ bits!(i32 u32 i64 u64 f32 f64 f16 bf16);
 /// assert_eq!(serial::<SquaresF64, f32>(&x, &x), 23.0);
 /// ```
 pub trait Reduction<T> {
-    /// What partial results are (≤ 16 bytes; see [`Bits`]).
+    /// What partial results are (≤ 32 bytes; see [`Bits`]).
     type Acc: Bits;
-    /// What the reduction returns.
+    /// What the reduction returns (≤ 16 bytes; see [`Bits`]).
     type Out: Bits;
     /// The operation's name in PTX entry names: `single_pass_b256_{NAME}_f32`.
     const NAME: &'static str;
@@ -130,6 +130,24 @@ pub trait Reduction<T> {
         T: Copy,
     {
         map_pairwise::<Self, T, L>(x, y, first)
+    }
+    /// `acc` with `L` more elements folded in, in order: element `k` is
+    /// `x[k]` (and `y[k]`) at index `first + k·step` (a column's rows, as
+    /// the column kernel loads them). By default one `combine` each,
+    /// `combine(…combine(acc, map(x₀, y₀, first))…)`; an operation may merge
+    /// the `L` as one part first (the variance: one merge for all of them).
+    #[inline(always)]
+    fn fold_strided<const L: usize>(acc: Self::Acc, x: [T; L], y: [T; L], first: u64, step: u64) -> Self::Acc
+    where
+        T: Copy,
+    {
+        let mut acc = acc;
+        let mut k = 0;
+        while k < L {
+            acc = Self::combine(acc, Self::map(x[k], y[k], first + k as u64 * step));
+            k += 1;
+        }
+        acc
     }
     /// The output from the accumulator of all `n` elements (`n` may be 0).
     fn finish(acc: Self::Acc, n: u64) -> Self::Out;

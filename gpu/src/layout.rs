@@ -1,9 +1,10 @@
 //! Launch facts that the kernels and the host must agree on, compiled into
 //! both (this module, like `op`, also builds for the host).
 
-/// `single_pass`: shared memory holds 32 warp results of at most 16 bytes
-/// (an arg-max's value and index), then a `u32` flag ("this block is the last").
-pub const SINGLE_PASS_FLAG_OFFSET: usize = 32 * 16;
+/// `single_pass`: shared memory holds 32 warp results of at most 32 bytes
+/// (a variance's count, mean and `M2`), then a `u32` flag ("this block is
+/// the last").
+pub const SINGLE_PASS_FLAG_OFFSET: usize = 32 * 32;
 
 /// `single_pass` and `segments` (`strided_fold.rs`): 16-byte vectors a
 /// thread loads before it combines any of them, a *round*; the host sizes

@@ -11,20 +11,26 @@ use std::sync::{Arc, OnceLock};
 use crate::error::{Error, Result};
 
 /// The PTX that `build.rs` made with `ptx_builder` (the default arch,
-/// sm_75), deflated: the kernels' share of a binary that links the library.
-const EMBEDDED_DEFLATED: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/gpu.ptx.deflate"));
+/// sm_75), compressed (LZMA): the kernels' share of a binary that links the library.
+const EMBEDDED_LZMA: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/gpu.ptx.lzma"));
 
-/// The embedded PTX, inflated once per process on first use (tens of
-/// milliseconds; `docs/src/guide/operations.md` has the first call's cost).
-/// A blob that does not inflate (it cannot: `build.rs` wrote it) gives no
-/// entries, and every launch a typed `MissingEntry`, not a panic.
+/// The embedded PTX, decompressed once per process on first use (about a
+/// tenth of a second; `docs/src/guide/operations.md` has the first call's
+/// cost). A blob that does not decompress (it cannot: `build.rs` wrote it)
+/// gives no entries, and every launch a typed `MissingEntry`, not a panic.
 fn embedded_text() -> Arc<str> {
     static TEXT: OnceLock<Arc<str>> = OnceLock::new();
-    TEXT.get_or_init(|| {
-        let bytes = miniz_oxide::inflate::decompress_to_vec(EMBEDDED_DEFLATED).unwrap_or_default();
-        String::from_utf8(bytes).unwrap_or_default().into()
-    })
-    .clone()
+    TEXT.get_or_init(|| String::from_utf8(decompress(EMBEDDED_LZMA).unwrap_or_default()).unwrap_or_default().into())
+        .clone()
+}
+
+/// The bytes an LZMA stream (with its `.lzma` header, as
+/// `ptx_builder::compress` writes it) holds.
+fn decompress(packed: &[u8]) -> std::io::Result<Vec<u8>> {
+    use std::io::Read;
+    let mut text = Vec::new();
+    lzma_rust2::LzmaReader::new_mem_limit(packed, u32::MAX, None)?.read_to_end(&mut text)?;
+    Ok(text)
 }
 
 /// PTX text and where it came from.

@@ -139,6 +139,10 @@ macro_rules! with_operation {
             $crate::reduction::Op::AMinMax => $crate::with_operation!(@any $crate::reduction::op::AMinMax, $dtype, |$R, $T| $body),
             $crate::reduction::Op::NanSum => $crate::with_operation!(@float $crate::reduction::op::NanSum, $dtype, |$R, $T| $body, $unsupported),
             $crate::reduction::Op::NanMean => $crate::with_operation!(@float $crate::reduction::op::NanMean, $dtype, |$R, $T| $body, $unsupported),
+            $crate::reduction::Op::Moments => $crate::with_operation!(@float $crate::reduction::op::Moments, $dtype, |$R, $T| $body, $unsupported),
+            $crate::reduction::Op::LogSumExp => $crate::with_operation!(@float $crate::reduction::op::LogSumExp, $dtype, |$R, $T| $body, $unsupported),
+            $crate::reduction::Op::NanMin => $crate::with_operation!(@float $crate::reduction::op::NanMin, $dtype, |$R, $T| $body, $unsupported),
+            $crate::reduction::Op::NanMax => $crate::with_operation!(@float $crate::reduction::op::NanMax, $dtype, |$R, $T| $body, $unsupported),
             $crate::reduction::Op::Norm1 => $crate::with_operation!(@float $crate::reduction::op::Norm1, $dtype, |$R, $T| $body, $unsupported),
             $crate::reduction::Op::NormInf => $crate::with_operation!(@float $crate::reduction::op::NormInf, $dtype, |$R, $T| $body, $unsupported),
         }

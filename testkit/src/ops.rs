@@ -16,7 +16,7 @@
 //! ```
 
 use reduction::half::{bf16, f16};
-use reduction::op::{Arg, MinMax, Reduction};
+use reduction::op::{Arg, MeanM2, MinMax, Reduction};
 use reduction::{DType, Element, Op, Options, Reducer, Result};
 
 use super::Checked;
@@ -230,6 +230,84 @@ impl<V: Outcome> Outcome for Arg<V> {
     }
 }
 
+impl Outcome for MeanM2 {
+    fn num(self) -> f64 {
+        self.mean
+    }
+    fn bits(self) -> u64 {
+        self.mean.to_bits()
+    }
+    fn second(self) -> Option<(f64, u64)> {
+        Some((self.m2, self.m2.to_bits()))
+    }
+}
+
+/// The mean and `Σ (x − mean)²` of `x`, independently of the kernels: the
+/// exact sum rounded once over `n`, then the squared deviations from that
+/// mean summed exactly (a deviation of values near the mean is exact in
+/// `f64`). None: `(NaN, 0)`; a NaN or an infinity: the plain mean and NaN.
+pub fn moments_reference(x: &[f64]) -> (f64, f64) {
+    if x.is_empty() {
+        return (f64::NAN, 0.0);
+    }
+    let mean = float_sum(x) / x.len() as f64;
+    if !mean.is_finite() || x.iter().any(|v| !v.is_finite()) {
+        return (mean, f64::NAN);
+    }
+    let squares: Vec<f64> = x.iter().map(|v| (v - mean) * (v - mean)).collect();
+    (mean, float_sum(&squares))
+}
+
+/// Whether `got` is the mean and `M2` of `a` ([`moments_reference`]): the
+/// mean within `8·ε₆₄·|mean| + 8·ε·max|x − mean|` (a vector's lanes are
+/// measured from its first in the accumulator `ε` of the type: `f32` for
+/// `f32` and the half types), `M2` within `(24·ε + 128·ε₆₄)·M2 + n·tol²` of
+/// the mean. With an infinity, `M2` is NaN and the mean that infinity or
+/// NaN (where two parts' infinities meet, Chan's merge gives NaN, as
+/// torch's does).
+fn judge_moments<T: Number>(a: &[T], got: MeanM2, epsilon: f64) -> (bool, String) {
+    let x: Vec<f64> = a.iter().map(|v| v.to_f64()).collect();
+    let (mean, m2) = moments_reference(&x);
+    if x.iter().any(|v| v.is_infinite()) && !x.iter().any(|v| v.is_nan()) {
+        let ok = got.m2.is_nan() && (got.mean.is_nan() || (mean.is_infinite() && got.mean == mean));
+        return (ok, format!("mean {mean} or NaN, M2 NaN"));
+    }
+    let deviation = x.iter().map(|v| (v - mean).abs()).fold(0.0, f64::max);
+    moments_within(got, MeanM2 { mean, m2 }, x.len(), deviation, epsilon)
+}
+
+/// `log Σ exp(x)` of `a` in `f64` (the largest element taken out first, the
+/// exponentials summed exactly) and the bound on a GPU result: `(depth +
+/// 16)·ε·(|result| + |max| + 1)` for a kernel whose longest chain of
+/// merges is `depth` and whose accumulator has unit roundoff `ε` (each
+/// exponential's argument and value round, each merge rescales once).
+/// torch's results: none or `-inf` only give `-inf`, a `+inf` gives `+inf`,
+/// a NaN NaN.
+pub fn logsumexp_reference<T: Number>(a: &[T], depth: usize, epsilon: f64) -> (f64, f64) {
+    let x: Vec<f64> = a.iter().map(|v| v.to_f64()).collect();
+    if x.iter().any(|v| v.is_nan()) {
+        return (f64::NAN, 0.0);
+    }
+    let max = x.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    if max.is_infinite() {
+        return (max, 0.0);
+    }
+    let terms: Vec<f64> = x.iter().map(|v| (v - max).exp()).collect();
+    let result = max + float_sum(&terms).ln();
+    (result, (depth + 16) as f64 * epsilon * (result.abs() + max.abs() + 1.0))
+}
+
+/// Whether `got` is within [`judge_moments`]'s bounds of `want`, the mean
+/// and `M2` of `n` finite elements at most `deviation` from their mean, and
+/// the bounds as text.
+pub fn moments_within(got: MeanM2, want: MeanM2, n: usize, deviation: f64, epsilon: f64) -> (bool, String) {
+    let tol_mean = 8.0 * f64::EPSILON * want.mean.abs() + 8.0 * epsilon * deviation;
+    let tol_m2 = (24.0 * epsilon + 128.0 * f64::EPSILON) * want.m2 + n as f64 * tol_mean * tol_mean;
+    let close = |g: f64, e: f64, t: f64| g == e || (g - e).abs() <= t || (g.is_nan() && e.is_nan());
+    let ok = close(got.mean, want.mean, tol_mean) && close(got.m2, want.m2, tol_m2);
+    (ok, format!("mean {} ± {tol_mean:.3e}, M2 {} ± {tol_m2:.3e}", want.mean, want.m2))
+}
+
 impl<V: Outcome> Outcome for MinMax<V> {
     fn num(self) -> f64 {
         self.min.num()
@@ -322,6 +400,23 @@ where
             let tol = (n + 1) as f64 * epsilon::<T>() * exact.abs() + tiny;
             let ok = approx::abs_diff_eq!(got.num(), exact, epsilon = tol) || (got.num().is_nan() && exact.is_nan());
             (ok, format!("{exact} ± {tol:.3e}"))
+        }
+        Op::NanMin | Op::NanMax => {
+            let kept: Vec<T> = a.iter().copied().filter(|x| !x.to_f64().is_nan()).collect();
+            let plain = if op == Op::NanMin { Op::Min } else { Op::Max };
+            let expected = pick_reference(plain, &kept).unwrap_or(f64::NAN);
+            (same_value(got.num(), expected), expected.to_string())
+        }
+        Op::LogSumExp => {
+            let (expected, tol) = logsumexp_reference(a, depth.unwrap_or(64), epsilon::<T>());
+            let g = got.num();
+            let ok = (g - expected).abs() <= tol || g == expected || (g.is_nan() && expected.is_nan());
+            (ok, format!("{expected} ± {tol:.3e}"))
+        }
+        Op::Moments => {
+            // the result's bits as a `MeanM2` (the operation's output)
+            let (mean, m2) = (got.num(), got.second().map_or(f64::NAN, |(v, _)| v));
+            judge_moments(a, MeanM2 { mean, m2 }, epsilon::<T>())
         }
         Op::Sum if T::exact_sum(a).is_some() => (T::exact_sum(a) == Some(got.bits()), format!("{:?}", T::exact_sum(a))),
         _ => {

@@ -11,7 +11,7 @@
 //!   xtask, the downstream example and the PTX of the planted bugs, and copy
 //!   them into `DIR` (default `.gpu/`), with `run-tests.sh`, to be carried to
 //!   a GPU machine that has no Rust toolchain.
-//! * `package`: copy the deflated PTX of the library's build into
+//! * `package`: copy the compressed PTX of the library's build into
 //!   `host/kernels/`, `cargo publish --dry-run` the crates a user needs
 //!   (reduction-device, reduction-kernels, reduction-ptx-builder, host), and check that the PTX in
 //!   the library's `.crate` is a fresh build of the kernels.

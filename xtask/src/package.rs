@@ -19,9 +19,9 @@ pub(crate) const PACKAGED: &str = "target/packaged";
 
 /// Where the library's crate ships its PTX, relative to `host/` (the path
 /// `host/build.rs` reads outside the workspace; git-ignored here).
-const SHIPPED: &str = "kernels/gpu.ptx.deflate";
+const SHIPPED: &str = "kernels/gpu.ptx.lzma";
 
-/// Copy the deflated PTX of the library's build into `host/kernels/`, run
+/// Copy the compressed PTX of the library's build into `host/kernels/`, run
 /// `cargo package` and `cargo publish --dry-run` for the published crates
 /// (each packaged into `target/packaged/package/` and built from its `.crate`, the
 /// library's from the PTX it ships; nothing is uploaded), then check the PTX in the library's
@@ -37,7 +37,7 @@ pub(crate) fn package(args: &[String]) -> Result<(), String> {
         .find_map(|l| l.split("\"out_dir\":\"").nth(1).and_then(|r| r.split('"').next()))
         .ok_or("cargo reported no build script run for the host crate")?;
     let shipped = workspace().join("host").join(SHIPPED);
-    let built = PathBuf::from(out_dir).join("gpu.ptx.deflate");
+    let built = PathBuf::from(out_dir).join("gpu.ptx.lzma");
     if let Some(dir) = shipped.parent() {
         std::fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
     }
@@ -67,22 +67,21 @@ pub(crate) fn package(args: &[String]) -> Result<(), String> {
         Ok(o) => return Err(format!("{member} is not in {}: {}", krate.display(), String::from_utf8_lossy(&o.stderr))),
         Err(e) => return Err(format!("cannot run tar: {e}")),
     };
-    let text = miniz_oxide::inflate::decompress_to_vec(&packed)
-        .map_err(|e| format!("{member} in {} does not inflate: {e:?}", krate.display()))?;
     let fresh = workspace().join("target/ptx/gpu.ptx");
     gpu_build().build(&fresh)?;
-    let want = std::fs::read(&fresh).map_err(|e| format!("cannot read {}: {e}", fresh.display()))?;
-    if text != want {
+    let text = std::fs::read(&fresh).map_err(|e| format!("cannot read {}: {e}", fresh.display()))?;
+    // the same text compresses to the same bytes (`ptx_builder::compress`)
+    if packed != ptx_builder::compress(&text)? {
         return Err(format!(
-            "the PTX in {} ({} bytes) is not the kernels' fresh build {} ({} bytes)",
+            "the PTX in {} ({} bytes compressed) is not the kernels' fresh build {} ({} bytes of text)",
             krate.display(),
-            text.len(),
+            packed.len(),
             fresh.display(),
-            want.len()
+            text.len()
         ));
     }
     println!(
-        "{}: ships the kernels' PTX, {} bytes deflated, {} bytes of text, the same as a fresh build",
+        "{}: ships the kernels' PTX, {} bytes compressed, {} bytes of text, the same as a fresh build",
         krate.display(),
         packed.len(),
         text.len()

@@ -120,10 +120,12 @@ unsafe fn columns_with<T: Element + Vector, R: Reduction<T>, const VECTOR: bool>
         let mut r = r0 + row_lane as u64;
         while r + (UNROLL - 1) * step < r1 {
             let (w, x, y, z) = (load(r), load(r + step), load(r + 2 * step), load(r + 3 * step));
-            fold(&mut acc, w, r);
-            fold(&mut acc, x, r + step);
-            fold(&mut acc, y, r + 2 * step);
-            fold(&mut acc, z, r + 3 * step);
+            // each column's four rows in order (`Reduction::fold_strided`)
+            for k in 0..width {
+                let (a4, b4) =
+                    ([w.0.at(k), x.0.at(k), y.0.at(k), z.0.at(k)], [w.1.at(k), x.1.at(k), y.1.at(k), z.1.at(k)]);
+                acc[k] = R::fold_strided(acc[k], a4, b4, r, step);
+            }
             r += UNROLL * step;
         }
         while r < r1 {

@@ -79,7 +79,13 @@ pub unsafe fn single_pass<T: Element + Vector, R: Reduction<T>, const BLOCK: u32
 ) where
     R::Acc: Shuffle,
 {
-    const { assert!(size_of::<R::Acc>() % 4 == 0 && size_of::<R::Acc>() * 32 <= SINGLE_PASS_FLAG_OFFSET) };
+    const {
+        assert!(
+            size_of::<R::Acc>() % 4 == 0
+                && size_of::<R::Acc>() * 32 <= SINGLE_PASS_FLAG_OFFSET
+                && size_of::<R::Out>() <= 16
+        )
+    };
     let mut warp_sums = dyn_shared::<R::Acc>();
     let mut is_last = warp_sums.at_byte::<u32>(SINGLE_PASS_FLAG_OFFSET);
     let tid = thread_idx_x();

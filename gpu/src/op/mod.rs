@@ -10,7 +10,9 @@
 //! | [`Sum`], [`Min`], [`Max`], [`Prod`] | the element (`f32` for the half types) | the element (`f32` for half sums and products) | [`fold`] |
 //! | [`All`], [`Any`], [`CountNonzero`] | `u32`, `u32`, `u64` | the same: `1` or `0`, a count | [`logical`] |
 //! | [`AMinMax`] | [`MinMax`] of the element (`f32` for the half types) | [`MinMax`] of the element | [`range`] |
-//! | [`NanSum`], [`NanMean`] | as `Sum`, a [`SumCount`] | as `Sum`, `Mean` | [`nan`] |
+//! | [`NanSum`], [`NanMean`], [`NanMin`], [`NanMax`] | as `Sum`, a [`SumCount`], as `Min`, `Max` | as `Sum`, `Mean`, the element | [`nan`] |
+//! | [`LogSumExp`] | [`MaxSum`]: running maximum and rescaled sum, `f32` (`f64` for `f64`) | the accumulator's float | [`logsumexp`] |
+//! | [`Moments`] (`var`, `std`, `var_mean`, `std_mean`) | [`Welford`]: count, mean, `M2` in `f64` | [`MeanM2`]: mean and `M2` in `f64` | [`moments`] |
 //! | [`ArgMin`], [`ArgMax`] | value and index | [`Arg`]: value and `u64` index | [`arg`] |
 //! | [`Dot`], [`SumSquares`], [`Norm`], [`Mean`], [`Norm1`], [`NormInf`] | `f32` (`f64` for `f64`) | the same | [`transform`] |
 //! | [`exact::DdSum`] (the accurate `f64` sum) | [`exact::DoubleDouble`] | `f64` | [`exact`] |
@@ -50,6 +52,8 @@ pub mod exact;
 pub mod fixed_order;
 pub mod fold;
 pub mod logical;
+pub mod logsumexp;
+pub mod moments;
 pub mod nan;
 pub mod range;
 pub mod transform;
@@ -57,7 +61,9 @@ pub mod transform;
 pub use arg::{Arg, ArgMax, ArgMin};
 pub use fold::{Max, Min, Prod, Sum};
 pub use logical::{All, Any, CountNonzero};
-pub use nan::{NanMean, NanMeanParts, NanSum, SumCount};
+pub use logsumexp::{ExpLn, LogSumExp, MaxSum};
+pub use moments::{MeanM2, Moments, Welford};
+pub use nan::{NanMax, NanMean, NanMeanParts, NanMin, NanSum, SumCount};
 pub use range::{AMinMax, MinMax};
 pub use transform::{Dot, Mean, Norm, Norm1, NormInf, SumSquares};
 

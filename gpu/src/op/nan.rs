@@ -4,7 +4,13 @@
 //! * `nansum`: the sum of the other elements (`0` when all are NaN or there
 //!   are none); `inf + -inf` is still NaN, as in torch;
 //! * `nanmean`: their sum over their count (NaN when all are NaN or there
-//!   are none, as `torch.nanmean`).
+//!   are none, as `torch.nanmean`);
+//! * `nanmin`, `nanmax`: the smallest and largest of them by the rules of
+//!   [`Min`](super::Min) and [`Max`](super::Max) (`-0.0 < +0.0`); NaN when
+//!   all are NaN, and no elements have none (`Error::Empty`), as NumPy's
+//!   `nanmin`/`nanmax` (torch has no such reduction; its `fmin`/`fmax`
+//!   are their element-wise form). The half types compare in `f32` and
+//!   return the element.
 //!
 //! They accumulate as the plain ones do: in `f32` for `f32` and the half
 //! types (whose results are `f32`), in `f64` for `f64`.
@@ -33,6 +39,25 @@ pub struct NanSum;
 /// ```
 #[derive(Clone, Copy, Debug, Default)]
 pub struct NanMean;
+
+/// The smallest element that is not NaN.
+///
+/// ```
+/// use gpu::op::{NanMin, Reduction};
+/// assert_eq!(<NanMin as Reduction<f32>>::combine(f32::NAN, 2.0), 2.0);
+/// assert!(<NanMin as Reduction<f64>>::IDENTITY.is_nan() && <NanMin as Reduction<f64>>::NEEDS_AN_ELEMENT);
+/// ```
+#[derive(Clone, Copy, Debug, Default)]
+pub struct NanMin;
+
+/// The largest element that is not NaN.
+///
+/// ```
+/// use gpu::op::{NanMax, Reduction};
+/// assert_eq!(<NanMax as Reduction<f64>>::combine(-0.0, 0.0).to_bits(), 0.0f64.to_bits());
+/// ```
+#[derive(Clone, Copy, Debug, Default)]
+pub struct NanMax;
 
 /// [`NanMean`]'s accumulator as the result (the sum and the count of the
 /// elements that are not NaN): what each GPU computes when a NaN-skipping
@@ -113,6 +138,9 @@ macro_rules! nan_ops {
             }
         }
 
+        nan_ops!(@extreme NanMin "nanmin" Min, $t in $a: |$x| $widen);
+        nan_ops!(@extreme NanMax "nanmax" Max, $t in $a: |$x| $widen);
+
         impl Reduction<$t> for NanMeanParts {
             type Acc = SumCount<$a>;
             type Out = SumCount<$a>;
@@ -132,6 +160,39 @@ macro_rules! nan_ops {
             }
         }
     )*};
+    (@extreme $Op:ident $name:literal $Plain:ident, $t:ident in $a:ident: |$x:ident| $widen:expr) => {
+        // NaN is the identity: a NaN is skipped, so none (or NaN only) stays NaN
+        impl Reduction<$t> for $Op {
+            type Acc = $a;
+            type Out = $t;
+            const NAME: &'static str = $name;
+            const NEEDS_AN_ELEMENT: bool = true;
+            const IDENTITY: $a = <$a>::NAN;
+            #[inline(always)]
+            fn map($x: $t, _: $t, _: u64) -> $a {
+                $widen
+            }
+            #[inline(always)]
+            fn combine(a: $a, b: $a) -> $a {
+                if a != a {
+                    b
+                } else if b != b {
+                    a
+                } else {
+                    <super::$Plain as Reduction<$a>>::combine(a, b)
+                }
+            }
+            #[inline(always)]
+            fn finish(acc: $a, _: u64) -> $t {
+                let narrow = |v: $a| -> $t { nan_ops!(@narrow $t, v) };
+                narrow(acc)
+            }
+        }
+    };
+    (@narrow f32, $v:ident) => { $v };
+    (@narrow f64, $v:ident) => { $v };
+    (@narrow f16, $v:ident) => { f16::from_f32($v) };
+    (@narrow bf16, $v:ident) => { bf16::from_f32($v) };
 }
 nan_ops! {
     f32 in f32: |x| x;

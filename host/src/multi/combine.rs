@@ -29,7 +29,7 @@ pub(super) fn combine<R: Sharded<T>, T: Element>(gathered: &[u8]) -> Result<R::O
             // bit pattern is a value of it (`Bits`); unaligned read of
             // initialized bytes.
             let out = unsafe { slot.as_ptr().cast::<<R::Shard as Reduction<T>>::Out>().read_unaligned() };
-            acc = R::combine(acc, R::accumulate(out, offset));
+            acc = R::combine(acc, R::accumulate(out, offset, n));
         }
         offset += n;
     }
@@ -43,7 +43,7 @@ pub(super) fn combine<R: Sharded<T>, T: Element>(gathered: &[u8]) -> Result<R::O
 mod tests {
     use super::*;
     use gpu::half::f16;
-    use gpu::op::{AMinMax, All, Any, ArgMax, ArgMin, CountNonzero, Mean, Min, NanMean, Norm, Prod, Sum};
+    use gpu::op::{AMinMax, All, Any, ArgMax, ArgMin, CountNonzero, Mean, Min, Moments, NanMean, Norm, Prod, Sum};
 
     /// A rank's slot: the result's bytes at 0, the count at `COUNT_AT`.
     fn slot(result: &[u8], n: u64) -> Vec<u8> {
@@ -115,6 +115,24 @@ mod tests {
         assert_eq!(combine::<Prod, i32>(&products).unwrap(), -6);
         let none = [slot(&[], 0), slot(&[], 0)].concat();
         assert!(matches!(combine::<AMinMax, f32>(&none), Err(Error::Empty { op: "aminmax" })));
+    }
+
+    /// A variance across ranks: each rank's mean and `M2` (`f64`) with its
+    /// length, merged by Chan's formula, an empty rank skipped; a large mean
+    /// costs nothing (the parts' means are not rounded to `f32`).
+    #[test]
+    fn moments_merge_across_ranks() {
+        let part = |mean: f64, m2: f64| [mean.to_le_bytes(), m2.to_le_bytes()].concat();
+        // [1, 2, 3] and [10, 14]: mean 6, M2 2 + 8 + 3·2·(12 − 2)²/5 = 130
+        let ranks = [slot(&part(2.0, 2.0), 3), slot(&[], 0), slot(&part(12.0, 8.0), 2)].concat();
+        let m = combine::<Moments, f32>(&ranks).unwrap();
+        assert_eq!((m.mean, m.m2, m.var(5, 1.0)), (6.0, 130.0, 32.5));
+        // 1e6 + 0.0625·[0, 1] and 1e6 + 0.0625·[2, 3]: M2 = 0.0625² · 5
+        let big = [slot(&part(1e6 + 0.03125, 0.001953125), 2), slot(&part(1e6 + 0.15625, 0.001953125), 2)].concat();
+        assert_eq!(combine::<Moments, f32>(&big).unwrap().m2, 0.0625 * 0.0625 * 5.0);
+        let none = [slot(&[], 0), slot(&[], 0)].concat();
+        let m = combine::<Moments, f64>(&none).unwrap();
+        assert!(m.mean.is_nan() && m.var(0, 1.0).is_nan());
     }
 
     #[test]

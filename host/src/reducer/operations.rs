@@ -1,5 +1,5 @@
 //! The operations people reduce, on [`Reducer`]: sum, min, max, arg-min/max,
-//! dot product, sum of squares, L2 norm and mean, for every type the
+//! dot product, sum of squares, L2 norm, mean, variance and standard deviation, for every type the
 //! operation has (`Op::types`): [`Reducer::reduce`] with the default
 //! options, the result on the host.
 
@@ -7,7 +7,7 @@ use crate::error::Result;
 use crate::input::{Element, Input};
 use crate::options::Options;
 use crate::reducer::Reducer;
-use gpu::op::{Arg, ArgMax, ArgMin, Dot, Max, Mean, Min, Norm, Reduction, Sum, SumSquares};
+use gpu::op::{Arg, ArgMax, ArgMin, Dot, Max, Mean, MeanM2, Min, Moments, Norm, Reduction, Sum, SumSquares};
 
 /// What operation `R` returns for elements of `T`.
 pub type Output<R, T> = <R as Reduction<T>>::Out;
@@ -148,5 +148,51 @@ impl Reducer {
         Mean: Reduction<T>,
     {
         self.reduce::<Mean, T, D>(&[data], &Options::default())
+    }
+
+    /// The variance with torch's `correction` (1 for the sample variance,
+    /// `torch.var`'s default; 0 for the population's), in one pass
+    /// ([`Moments`]: Welford within a vector, Chan's merge between them):
+    /// `M2 / max(0, n − correction)`, NaN for no elements or a NaN or an
+    /// infinity among them; in `f64` for every element type.
+    ///
+    /// ```no_run
+    /// let r = reduction::Reducer::new()?;
+    /// let x = vec![2.0f32, 4.0, 4.0, 4.0, 5.0, 5.0, 7.0, 9.0];
+    /// assert_eq!((r.var(&x, 0.0)?, r.std(&x, 0.0)?), (4.0, 2.0));
+    /// assert_eq!(r.var_mean(&x, 1.0)?, (32.0 / 7.0, 5.0));
+    /// # Ok::<(), reduction::Error>(())
+    /// ```
+    pub fn var<T: Element, D: Input<T> + ?Sized>(&self, data: &D, correction: f64) -> Result<f64>
+    where
+        Moments: Reduction<T, Out = MeanM2>,
+    {
+        Ok(self.var_mean(data, correction)?.0)
+    }
+
+    /// The standard deviation: the square root of [`Reducer::var`].
+    pub fn std<T: Element, D: Input<T> + ?Sized>(&self, data: &D, correction: f64) -> Result<f64>
+    where
+        Moments: Reduction<T, Out = MeanM2>,
+    {
+        Ok(self.std_mean(data, correction)?.0)
+    }
+
+    /// The variance and the mean from the one pass, `torch.var_mean`.
+    pub fn var_mean<T: Element, D: Input<T> + ?Sized>(&self, data: &D, correction: f64) -> Result<(f64, f64)>
+    where
+        Moments: Reduction<T, Out = MeanM2>,
+    {
+        let m = self.reduce::<Moments, T, D>(&[data], &Options::default())?;
+        Ok((m.var(crate::input::len(&data.source()) as u64, correction), m.mean))
+    }
+
+    /// The standard deviation and the mean from the one pass, `torch.std_mean`.
+    pub fn std_mean<T: Element, D: Input<T> + ?Sized>(&self, data: &D, correction: f64) -> Result<(f64, f64)>
+    where
+        Moments: Reduction<T, Out = MeanM2>,
+    {
+        let m = self.reduce::<Moments, T, D>(&[data], &Options::default())?;
+        Ok((m.std(crate::input::len(&data.source()) as u64, correction), m.mean))
     }
 }

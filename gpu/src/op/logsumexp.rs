@@ -1,0 +1,329 @@
+//! `log Σ exp(x)` in one pass, torch's `logsumexp`, without overflow: a
+//! running maximum `m` and the sum `s` of `exp(x − m)`, rescaled when the
+//! maximum grows (the online-softmax recurrence). Two parts merge as
+//!
+//! ```text
+//! m = max(m_a, m_b),   s = s_a·exp(m_a − m) + s_b·exp(m_b − m)
+//! ```
+//!
+//! and the result is `m + ln s`. As torch: no elements, or `-inf` only,
+//! give `-inf`; a `+inf` gives `+inf`; a NaN gives NaN.
+//!
+//! `f32` and the half types accumulate in `f32` (the GPU's `ex2.approx` and
+//! `lg2.approx`, within 2 units in the last place), `f64` in `f64` (an
+//! exponential and a logarithm of this module's own, within 1 unit in the
+//! last place; the GPU has none in hardware).
+
+use super::{Bits, Reduction};
+use crate::half::{bf16, f16};
+
+/// A running maximum and the sum of `exp(x − max)` over the elements so far.
+#[derive(Clone, Copy, Debug, PartialEq)]
+#[repr(C)]
+pub struct MaxSum<A> {
+    /// The largest element (`-inf` for none).
+    pub max: A,
+    /// `Σ exp(x − max)`.
+    pub sum: A,
+}
+
+// SAFETY: `#[repr(C)]` of two equal floats: no padding, every bit pattern
+// is a value.
+unsafe impl<A: Bits> Bits for MaxSum<A> {}
+
+/// Shuffled as `max`'s words, then `sum`'s.
+#[cfg(target_arch = "nvptx64")]
+impl<A: crate::prim::Shuffle> crate::prim::Shuffle for MaxSum<A> {
+    #[inline(always)]
+    fn shuffle_words(self, f: impl Fn(i32) -> i32) -> Self {
+        MaxSum { max: self.max.shuffle_words(&f), sum: self.sum.shuffle_words(&f) }
+    }
+}
+
+/// `log Σ exp(x)`.
+///
+/// ```
+/// use gpu::op::{LogSumExp, Reduction};
+/// let fold = |x: &[f64]| {
+///     let acc = x.iter().fold(<LogSumExp as Reduction<f64>>::IDENTITY, |a, &v| {
+///         <LogSumExp as Reduction<f64>>::combine(a, <LogSumExp as Reduction<f64>>::map(v, v, 0))
+///     });
+///     <LogSumExp as Reduction<f64>>::finish(acc, x.len() as u64)
+/// };
+/// assert!((fold(&[1000.0, 1000.0]) - (1000.0 + 2f64.ln())).abs() < 1e-12); // no overflow
+/// assert_eq!(fold(&[]), f64::NEG_INFINITY);
+/// assert_eq!(fold(&[f64::NEG_INFINITY, 3.0]), 3.0);
+/// assert_eq!(fold(&[f64::INFINITY, 3.0]), f64::INFINITY);
+/// assert!(fold(&[f64::NAN, f64::INFINITY]).is_nan());
+/// ```
+#[derive(Clone, Copy, Debug, Default)]
+pub struct LogSumExp;
+
+/// The float arithmetic the recurrence needs: `exp` of a difference that
+/// is at most 0 and `ln` of a sum that is at least 1 (or 0 for none).
+pub trait ExpLn: Copy + PartialOrd {
+    /// `-inf`, `+inf`, NaN, 0 and 1.
+    const NEG_INF: Self;
+    /// `+inf`.
+    const INF: Self;
+    /// NaN.
+    const NAN: Self;
+    /// 0.
+    const ZERO: Self;
+    /// 1.
+    const ONE: Self;
+    /// `eˣ` for `x ≤ 0` (0 below the smallest value).
+    fn exp_neg(self) -> Self;
+    /// `ln x` for `x ≥ 0`.
+    fn ln(self) -> Self;
+    /// Whether NaN.
+    fn nan(self) -> bool;
+    /// `self + b`.
+    fn add(self, b: Self) -> Self;
+    /// `self − b`.
+    fn sub(self, b: Self) -> Self;
+    /// `self · b`.
+    fn mul(self, b: Self) -> Self;
+}
+
+impl ExpLn for f32 {
+    const NEG_INF: f32 = f32::NEG_INFINITY;
+    const INF: f32 = f32::INFINITY;
+    const NAN: f32 = f32::NAN;
+    const ZERO: f32 = 0.0;
+    const ONE: f32 = 1.0;
+    #[inline(always)]
+    fn exp_neg(self) -> f32 {
+        let x = self * core::f32::consts::LOG2_E;
+        #[cfg(target_arch = "nvptx64")]
+        {
+            let r: f32;
+            // SAFETY: pure arithmetic on registers.
+            unsafe {
+                core::arch::asm!("ex2.approx.ftz.f32 {r}, {x};", r = out(reg32) r, x = in(reg32) x, options(pure, nomem, nostack))
+            };
+            r
+        }
+        #[cfg(not(target_arch = "nvptx64"))]
+        x.exp2()
+    }
+    #[inline(always)]
+    fn ln(self) -> f32 {
+        #[cfg(target_arch = "nvptx64")]
+        {
+            let r: f32;
+            // SAFETY: pure arithmetic on registers.
+            unsafe {
+                core::arch::asm!("lg2.approx.ftz.f32 {r}, {x};", r = out(reg32) r, x = in(reg32) self, options(pure, nomem, nostack))
+            };
+            r * core::f32::consts::LN_2
+        }
+        #[cfg(not(target_arch = "nvptx64"))]
+        self.ln()
+    }
+    #[inline(always)]
+    fn nan(self) -> bool {
+        self.is_nan()
+    }
+    #[inline(always)]
+    fn add(self, b: f32) -> f32 {
+        self + b
+    }
+    #[inline(always)]
+    fn sub(self, b: f32) -> f32 {
+        self - b
+    }
+    #[inline(always)]
+    fn mul(self, b: f32) -> f32 {
+        self * b
+    }
+}
+
+/// 1.5 · 2⁵²: adding and subtracting it rounds an `f64` below 2⁵¹ to an
+/// integer (ties to even).
+const ROUND: f64 = 6755399441055744.0;
+
+impl ExpLn for f64 {
+    const NEG_INF: f64 = f64::NEG_INFINITY;
+    const INF: f64 = f64::INFINITY;
+    const NAN: f64 = f64::NAN;
+    const ZERO: f64 = 0.0;
+    const ONE: f64 = 1.0;
+    /// `x = k·ln 2 + r` with `|r| ≤ ln 2 / 2` (ln 2 in two parts, so
+    /// `k·ln2_hi` is exact), `eʳ` by its Taylor polynomial to `r¹³` (the
+    /// rest below 2·10⁻¹⁷), scaled by `2ᵏ` in two steps below the normal range.
+    #[inline(always)]
+    fn exp_neg(self) -> f64 {
+        const LN2_HI: f64 = f64::from_bits(0x3fe6_2e42_fee0_0000);
+        const LN2_LO: f64 = f64::from_bits(0x3dea_39ef_3579_3c76);
+        if self.is_nan() {
+            return self;
+        }
+        if self < -745.2 {
+            return 0.0;
+        }
+        let k = (self * core::f64::consts::LOG2_E + ROUND) - ROUND;
+        let r = (self - k * LN2_HI) - k * LN2_LO;
+        // 1/13!, then 1/12! ... 1/0! in Horner's order
+        const INVERSE_FACTORIALS: [f64; 14] = [
+            1.0 / 6227020800.0,
+            1.0 / 479001600.0,
+            1.0 / 39916800.0,
+            1.0 / 3628800.0,
+            1.0 / 362880.0,
+            1.0 / 40320.0,
+            1.0 / 5040.0,
+            1.0 / 720.0,
+            1.0 / 120.0,
+            1.0 / 24.0,
+            1.0 / 6.0,
+            1.0 / 2.0,
+            1.0,
+            1.0,
+        ];
+        let mut p = INVERSE_FACTORIALS[0];
+        let mut i = 1;
+        while i < INVERSE_FACTORIALS.len() {
+            p = p * r + INVERSE_FACTORIALS[i];
+            i += 1;
+        }
+        // 2^k for k in -1075..=0, as two powers within the normal range
+        let k = k as i64;
+        let (k1, k2) = (k / 2, k - k / 2);
+        let two = |e: i64| f64::from_bits(((e + 1023) as u64) << 52);
+        p * two(k1) * two(k2)
+    }
+    /// `x = 2ᵉ·f` with `f` in `[√½, √2)`, `ln f = 2·atanh t` for
+    /// `t = (f − 1)/(f + 1)` (`|t| ≤ 0.172`) by its series to `t²¹`.
+    #[inline(always)]
+    fn ln(self) -> f64 {
+        if self.is_nan() || self == f64::INFINITY {
+            return self;
+        }
+        if self <= 0.0 {
+            return if self == 0.0 { f64::NEG_INFINITY } else { f64::NAN };
+        }
+        // subnormal: scale into the normal range first
+        let (x, shift) = if self < f64::MIN_POSITIVE { (self * 18014398509481984.0, -54) } else { (self, 0) };
+        let bits = x.to_bits();
+        let mut e = ((bits >> 52) & 0x7ff) as i64 - 1023 + shift;
+        let mut f = f64::from_bits((bits & 0x000f_ffff_ffff_ffff) | 0x3ff0_0000_0000_0000);
+        if f > core::f64::consts::SQRT_2 {
+            f *= 0.5;
+            e += 1;
+        }
+        let t = (f - 1.0) / (f + 1.0);
+        let t2 = t * t;
+        const INVERSE_ODDS: [f64; 11] = [
+            1.0 / 21.0,
+            1.0 / 19.0,
+            1.0 / 17.0,
+            1.0 / 15.0,
+            1.0 / 13.0,
+            1.0 / 11.0,
+            1.0 / 9.0,
+            1.0 / 7.0,
+            1.0 / 5.0,
+            1.0 / 3.0,
+            1.0,
+        ];
+        let mut p = INVERSE_ODDS[0];
+        let mut i = 1;
+        while i < INVERSE_ODDS.len() {
+            p = p * t2 + INVERSE_ODDS[i];
+            i += 1;
+        }
+        e as f64 * core::f64::consts::LN_2 + 2.0 * t * p
+    }
+    #[inline(always)]
+    fn nan(self) -> bool {
+        self.is_nan()
+    }
+    #[inline(always)]
+    fn add(self, b: f64) -> f64 {
+        self + b
+    }
+    #[inline(always)]
+    fn sub(self, b: f64) -> f64 {
+        self - b
+    }
+    #[inline(always)]
+    fn mul(self, b: f64) -> f64 {
+        self * b
+    }
+}
+
+/// Merge two parts (see the module docs): a NaN in either is NaN; a part
+/// whose maximum is `-inf` adds nothing; equal maxima (two `+inf`) add
+/// their sums.
+#[inline(always)]
+fn merge<A: ExpLn>(a: MaxSum<A>, b: MaxSum<A>) -> MaxSum<A> {
+    if a.max.nan() || b.max.nan() {
+        return MaxSum { max: A::NAN, sum: A::NAN };
+    }
+    let (hi, lo) = if b.max > a.max { (b, a) } else { (a, b) };
+    if lo.max == A::NEG_INF {
+        return hi;
+    }
+    let scale = if lo.max == hi.max { A::ONE } else { lo.max.sub(hi.max).exp_neg() };
+    MaxSum { max: hi.max, sum: hi.sum.add(lo.sum.mul(scale)) }
+}
+
+/// A vector's lanes: their maximum and the sum of `exp(x − max)`, one
+/// exponential a lane; lanes with a NaN or an infinity merge one by one.
+#[inline(always)]
+fn lanes<A: ExpLn, const L: usize>(x: [A; L]) -> MaxSum<A> {
+    let max = super::pairwise(x, |a, b| if b > a { b } else { a });
+    let finite = max != A::INF && max != A::NEG_INF && !(0..L).any(|k| x[k].nan());
+    if finite {
+        let sum = super::pairwise(core::array::from_fn::<A, L, _>(|k| x[k].sub(max).exp_neg()), |a, b| a.add(b));
+        MaxSum { max, sum }
+    } else {
+        super::pairwise(core::array::from_fn::<MaxSum<A>, L, _>(|k| MaxSum { max: x[k], sum: A::ONE }), merge)
+    }
+}
+
+macro_rules! logsumexp {
+    ($($t:ident in $a:ident: |$x:ident| $widen:expr;)*) => {$(
+        impl Reduction<$t> for LogSumExp {
+            type Acc = MaxSum<$a>;
+            type Out = $a;
+            const NAME: &'static str = "logsumexp";
+            const IDENTITY: MaxSum<$a> = MaxSum { max: <$a>::NEG_INFINITY, sum: 0.0 };
+            #[inline(always)]
+            fn map($x: $t, _: $t, _: u64) -> MaxSum<$a> {
+                MaxSum { max: $widen, sum: 1.0 }
+            }
+            #[inline(always)]
+            fn combine(a: MaxSum<$a>, b: MaxSum<$a>) -> MaxSum<$a> {
+                merge(a, b)
+            }
+            #[inline(always)]
+            fn map_lanes<const L: usize>(x: [$t; L], _: [$t; L], _: u64) -> MaxSum<$a> {
+                lanes(core::array::from_fn::<$a, L, _>(|k| {
+                    let $x = x[k];
+                    $widen
+                }))
+            }
+            /// A column's rows merge as one part, as a vector's lanes do.
+            #[inline(always)]
+            fn fold_strided<const L: usize>(acc: MaxSum<$a>, x: [$t; L], y: [$t; L], first: u64, _: u64) -> MaxSum<$a> {
+                merge(acc, <Self as Reduction<$t>>::map_lanes(x, y, first))
+            }
+            #[inline(always)]
+            fn finish(acc: MaxSum<$a>, _: u64) -> $a {
+                // none, or -inf only: -inf; +inf: +inf (not inf + ln s)
+                if acc.max == <$a>::NEG_INFINITY || acc.max == <$a>::INFINITY {
+                    return acc.max;
+                }
+                acc.max + ExpLn::ln(acc.sum)
+            }
+        }
+    )*};
+}
+logsumexp! {
+    f32 in f32: |x| x;
+    f64 in f64: |x| x;
+    f16 in f32: |x| x.to_f32();
+    bf16 in f32: |x| x.to_f32();
+}

@@ -1,0 +1,236 @@
+//! The mean and the sum of squared deviations in one pass, what
+//! `torch.var`, `torch.std`, `torch.var_mean` and `torch.std_mean` are made
+//! of: [`Moments`] returns a [`MeanM2`], and [`MeanM2::var`] and
+//! [`MeanM2::std`] finish it with torch's `correction`.
+//!
+//! # How
+//! Welford's update within a 16-byte vector, Chan, Golub and LeVeque's
+//! pairwise merge everywhere else ([`Welford::merge`]): two parts of
+//! `n_a` and `n_b` elements with means `μ_a`, `μ_b` and sums of squared
+//! deviations `M2_a`, `M2_b` merge into
+//!
+//! ```text
+//! n = n_a + n_b,   δ = μ_b − μ_a,   μ = μ_a + δ·n_b/n,   M2 = M2_a + M2_b + δ²·n_a·n_b/n
+//! ```
+//!
+//! No sum of squares is ever subtracted from a squared sum, so a large mean
+//! costs nothing: `f32` data of mean 10⁶ and spread 10⁻² keeps its variance
+//! to a few units in the last place of `f32`. A vector's lanes are measured
+//! from its first lane in `f32` (`f64` for `f64`), where the differences
+//! are exact or nearly; everything after is in `f64`: the accumulator is a
+//! [`Welford`] of three `f64`s for every float type. `f32` values so large
+//! that their differences overflow (beyond half of `f32::MAX`) give an
+//! infinite or NaN variance.
+//!
+//! # Results, as torch gives them
+//! * the mean of no elements is NaN, and so is the variance;
+//! * a NaN or an infinity makes the variance NaN; the mean is then what
+//!   torch's `var_mean` gives (NaN with a NaN; `±inf` with infinities of
+//!   one sign, NaN with both);
+//! * `var = M2 / max(0, n − correction)`: with `n ≤ correction` that is a
+//!   division by zero (NaN, or `inf` for `M2 > 0`), as in torch.
+//!
+//! The results are `f64` for every element type (a mean rounded to `f32`
+//! would lose what merging the parts of several GPUs needs).
+
+use super::{Bits, Reduction};
+use crate::half::{bf16, f16};
+
+/// A part's element count, mean and sum of squared deviations from it, all
+/// `f64` (a count is exact to 2^53).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+#[repr(C)]
+pub struct Welford {
+    /// How many elements.
+    pub count: f64,
+    /// Their mean.
+    pub mean: f64,
+    /// `Σ (x − mean)²`.
+    pub m2: f64,
+}
+
+// SAFETY: `#[repr(C)]` of three `f64`s: 24 bytes, no padding, every bit
+// pattern is a value.
+unsafe impl Bits for Welford {}
+
+/// Shuffled as its three `f64`s.
+#[cfg(target_arch = "nvptx64")]
+impl crate::prim::Shuffle for Welford {
+    #[inline(always)]
+    fn shuffle_words(self, f: impl Fn(i32) -> i32) -> Self {
+        Welford {
+            count: self.count.shuffle_words(&f),
+            mean: self.mean.shuffle_words(&f),
+            m2: self.m2.shuffle_words(&f),
+        }
+    }
+}
+
+impl Welford {
+    /// No elements.
+    pub const EMPTY: Welford = Welford { count: 0.0, mean: 0.0, m2: 0.0 };
+
+    /// One element (`M2` is `x · 0`: 0, or NaN for a NaN or an infinity).
+    #[inline(always)]
+    pub fn of(x: f64) -> Welford {
+        Welford { count: 1.0, mean: x, m2: (x * 0.0).abs() }
+    }
+
+    /// Chan, Golub and LeVeque's merge of two parts (see the module docs);
+    /// an empty part leaves the other as it is.
+    ///
+    /// ```
+    /// use gpu::op::Welford;
+    /// let (a, b) = (Welford::of(1.0).merge(Welford::of(2.0)), Welford::of(3.0).merge(Welford::of(6.0)));
+    /// assert_eq!(a.merge(b), Welford { count: 4.0, mean: 3.0, m2: 14.0 });
+    /// assert_eq!(Welford::EMPTY.merge(a), a);
+    /// ```
+    #[inline(always)]
+    pub fn merge(self, b: Welford) -> Welford {
+        if b.count == 0.0 {
+            return self;
+        }
+        if self.count == 0.0 {
+            return b;
+        }
+        let count = self.count + b.count;
+        let w = b.count / count;
+        let d = b.mean - self.mean;
+        Welford { count, mean: self.mean + d * w, m2: self.m2 + b.m2 + d * d * self.count * w }
+    }
+}
+
+/// A mean and the sum of squared deviations from it: [`Moments`]'s result,
+/// in `f64` for every element type.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+#[repr(C)]
+pub struct MeanM2 {
+    /// The mean (NaN for no elements).
+    pub mean: f64,
+    /// `Σ (x − mean)²`.
+    pub m2: f64,
+}
+
+// SAFETY: `#[repr(C)]` of two `f64`s: no padding, every bit pattern is a
+// value.
+unsafe impl Bits for MeanM2 {}
+
+impl MeanM2 {
+    /// The variance of the `n` elements this came from with torch's
+    /// `correction` (1: the sample variance, torch's default; 0: the
+    /// population's): `M2 / max(0, n − correction)`.
+    ///
+    /// ```
+    /// use gpu::op::MeanM2;
+    /// let m = MeanM2 { mean: 2.0, m2: 8.0 };
+    /// assert_eq!((m.var(5, 1.0), m.var(5, 0.0)), (2.0, 1.6));
+    /// assert!(m.var(1, 1.0).is_infinite() && MeanM2 { mean: 1.0, m2: 0.0 }.var(1, 1.0).is_nan());
+    /// ```
+    pub fn var(self, n: u64, correction: f64) -> f64 {
+        self.m2 / (n as f64 - correction).max(0.0)
+    }
+
+    /// The standard deviation: the square root of [`Self::var`].
+    ///
+    /// ```
+    /// assert_eq!(gpu::op::MeanM2 { mean: 0.0, m2: 32.0 }.std(8, 0.0), 2.0);
+    /// ```
+    pub fn std(self, n: u64, correction: f64) -> f64 {
+        sqrt(self.var(n, correction))
+    }
+}
+
+/// `√x` in `f64`, correctly rounded (`sqrt.rn.f64` on the GPU).
+fn sqrt(x: f64) -> f64 {
+    super::transform::Sqrt::sqrt_rn(x)
+}
+
+/// The mean and the sum of squared deviations of the elements in one pass,
+/// for `var`, `std`, `var_mean` and `std_mean` (see the module docs).
+///
+/// ```
+/// use gpu::op::{MeanM2, Moments, Reduction};
+/// let x = [2.0f32, 4.0, 4.0, 4.0, 5.0, 5.0, 7.0, 9.0];
+/// let acc = <Moments as Reduction<f32>>::map_lanes([x[0], x[1], x[2], x[3]], [0.0; 4], 0);
+/// let acc = <Moments as Reduction<f32>>::combine(acc, <Moments as Reduction<f32>>::map_lanes([x[4], x[5], x[6], x[7]], [0.0; 4], 4));
+/// let out = <Moments as Reduction<f32>>::finish(acc, 8);
+/// assert_eq!(out, MeanM2 { mean: 5.0, m2: 32.0 });
+/// assert_eq!((out.var(8, 0.0), out.std(8, 0.0)), (4.0, 2.0));
+/// assert!(<Moments as Reduction<f64>>::finish(Welford::EMPTY, 0).mean.is_nan());
+/// # use gpu::op::Welford;
+/// ```
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Moments;
+
+/// The accumulator of a vector's `L` lanes, each widened to `f32` first:
+/// measured from lane 0 in `f32`, where the differences of nearby values
+/// are exact. With an infinity among them the mean is their plain mean
+/// (`±inf`, or NaN for both signs) and `M2` NaN.
+#[inline(always)]
+fn lanes_f32<const L: usize>(w: [f32; L]) -> Welford {
+    let x0 = w[0];
+    let d: [f32; L] = core::array::from_fn(|k| w[k] - x0);
+    let md = super::pairwise(d, |a, b| a + b) * (1.0 / L as f32);
+    let m2 = super::pairwise(core::array::from_fn::<f32, L, _>(|k| (d[k] - md) * (d[k] - md)), |a, b| a + b);
+    let mean = if md.is_finite() {
+        x0 as f64 + md as f64
+    } else {
+        (super::pairwise(w, |a, b| a + b) * (1.0 / L as f32)) as f64
+    };
+    Welford { count: L as f64, mean, m2: m2 as f64 }
+}
+
+/// The accumulator of `L` lanes in `f64`, measured from lane 0 as
+/// [`lanes_f32`] does (the deviations from the rounded mean would carry its
+/// rounding); with an infinity among them, their plain mean and NaN.
+#[inline(always)]
+fn lanes_f64<const L: usize>(x: [f64; L]) -> Welford {
+    let x0 = x[0];
+    let d: [f64; L] = core::array::from_fn(|k| x[k] - x0);
+    let md = super::pairwise(d, |a, b| a + b) * (1.0 / L as f64);
+    let m2 = super::pairwise(core::array::from_fn::<f64, L, _>(|k| (d[k] - md) * (d[k] - md)), |a, b| a + b);
+    let mean = if md.is_finite() { x0 + md } else { super::pairwise(x, |a, b| a + b) * (1.0 / L as f64) };
+    Welford { count: L as f64, mean, m2 }
+}
+
+macro_rules! moments {
+    ($($t:ident: |$x:ident| $widen:expr, |$w:ident| $lanes:expr;)*) => {$(
+        impl Reduction<$t> for Moments {
+            type Acc = Welford;
+            type Out = MeanM2;
+            const NAME: &'static str = "moments";
+            const IDENTITY: Welford = Welford::EMPTY;
+            #[inline(always)]
+            fn map($x: $t, _: $t, _: u64) -> Welford {
+                Welford::of($widen as f64)
+            }
+            #[inline(always)]
+            fn combine(a: Welford, b: Welford) -> Welford {
+                a.merge(b)
+            }
+            #[inline(always)]
+            fn map_lanes<const L: usize>(x: [$t; L], _: [$t; L], _: u64) -> Welford {
+                let $w: [_; L] = core::array::from_fn(|k| {
+                    let $x = x[k];
+                    $widen
+                });
+                $lanes
+            }
+            /// A column's rows merge as one part, as a vector's lanes do.
+            #[inline(always)]
+            fn fold_strided<const L: usize>(acc: Welford, x: [$t; L], y: [$t; L], first: u64, _: u64) -> Welford {
+                acc.merge(<Self as Reduction<$t>>::map_lanes(x, y, first))
+            }
+            #[inline(always)]
+            fn finish(acc: Welford, _: u64) -> MeanM2 {
+                MeanM2 { mean: if acc.count > 0.0 { acc.mean } else { f64::NAN }, m2: acc.m2 }
+            }
+        }
+    )*};
+}
+moments! {
+    f32: |x| x, |w| lanes_f32(w);
+    f64: |x| x, |w| lanes_f64(w);
+    f16: |x| x.to_f32(), |w| lanes_f32(w);
+    bf16: |x| x.to_f32(), |w| lanes_f32(w);
+}
