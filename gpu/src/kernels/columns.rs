@@ -66,10 +66,26 @@ pub unsafe fn columns<T: Element + Vector, R: Reduction<T>>(
     }
 }
 
+/// `body` for each column `k` below `width` (at most 8, a constant), written
+/// out: LLVM keeps the accumulators and the loaded lanes in registers only
+/// when every index is a constant, and it does not unroll a loop whose body
+/// is large (`logsumexp`'s), leaving them in local memory.
+macro_rules! each_column {
+    ($width:expr, |$k:ident| $body:expr) => {
+        each_column!(@ $width, $k, $body; 0 1 2 3 4 5 6 7)
+    };
+    (@ $width:expr, $k:ident, $body:expr; $($i:literal)*) => {$(
+        if $i < $width {
+            let $k: usize = $i;
+            $body;
+        }
+    )*};
+}
+
 /// [`columns`] with 16-byte column units (`VECTOR`) or single columns.
-/// (Index loops over the `width` accumulators: `width` is a constant here,
-/// and LLVM keeps them in registers only when it can unroll them; iterator
-/// chains left them in local memory.)
+/// (The `width` accumulators are indexed by constants only, through
+/// [`each_column!`]; iterator chains and loops LLVM did not unroll left them
+/// in local memory.)
 #[inline(always)]
 #[allow(clippy::too_many_arguments, clippy::needless_range_loop)]
 unsafe fn columns_with<T: Element + Vector, R: Reduction<T>, const VECTOR: bool>(
@@ -112,20 +128,18 @@ unsafe fn columns_with<T: Element + Vector, R: Reduction<T>, const VECTOR: bool>
         }
     };
     let fold = |acc: &mut [R::Acc; 8], (x, y): (T::Lanes, T::Lanes), r: u64| {
-        for k in 0..width {
-            acc[k] = R::combine(acc[k], R::map(x.at(k), y.at(k), r));
-        }
+        each_column!(width, |k| acc[k] = R::combine(acc[k], R::map(x.at(k), y.at(k), r)));
     };
     if live {
         let mut r = r0 + row_lane as u64;
         while r + (UNROLL - 1) * step < r1 {
             let (w, x, y, z) = (load(r), load(r + step), load(r + 2 * step), load(r + 3 * step));
             // each column's four rows in order (`Reduction::fold_strided`)
-            for k in 0..width {
+            each_column!(width, |k| {
                 let (a4, b4) =
                     ([w.0.at(k), x.0.at(k), y.0.at(k), z.0.at(k)], [w.1.at(k), x.1.at(k), y.1.at(k), z.1.at(k)]);
                 acc[k] = R::fold_strided(acc[k], a4, b4, r, step);
-            }
+            });
             r += UNROLL * step;
         }
         while r < r1 {
@@ -166,9 +180,9 @@ unsafe fn columns_with<T: Element + Vector, R: Reduction<T>, const VECTOR: bool>
     if live {
         let mut k = row_lane as u64;
         while k < chunks as u64 {
-            for j in 0..width {
-                acc[j] = R::combine(acc[j], load_relaxed(partials.add((k * cols + col0) as usize + j), 0));
-            }
+            each_column!(width, |j| {
+                acc[j] = R::combine(acc[j], load_relaxed(partials.add((k * cols + col0) as usize + j), 0))
+            });
             k += step;
         }
     }
@@ -197,9 +211,7 @@ unsafe fn across_rows<T, R: Reduction<T>>(
     let tile_cols = geo.tile_cols() as u32;
     let (unit_lane, row_lane) = (tid % geo.unit_lanes, tid / geo.unit_lanes);
     sync_threads(); // earlier readers of `shared` are done
-    for k in 0..width {
-        shared[row_lane * tile_cols + unit_lane * width as u32 + k as u32] = acc[k];
-    }
+    each_column!(width, |k| shared[row_lane * tile_cols + unit_lane * width as u32 + k as u32] = acc[k]);
     sync_threads();
     let mut v = R::IDENTITY;
     if tid < tile_cols {
