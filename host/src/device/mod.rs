@@ -289,7 +289,6 @@ impl Gpu {
             |source| Error::ModuleLoad { entry: entry.to_string(), ptx: self.ptx.origin().to_string(), source };
         let module = self.ctx.load_module(cudarc::nvrtc::Ptx::from_src(src)).map_err(load_err)?;
         let f = module.load_function(entry).map_err(load_err)?;
-        allow_all_shared_memory(&self.ctx, &f);
         cache.insert(entry.to_string(), (f.clone(), params.clone()));
         Ok((f, params))
     }
@@ -371,18 +370,5 @@ impl Gpu {
     /// ```
     pub fn synchronize(&self) -> Result<()> {
         self.stream.synchronize().map_err(driver("cuStreamSynchronize"))
-    }
-}
-
-/// Let `f` take as much dynamic shared memory as the card allows a block,
-/// past the 48 KiB a launch gets without asking (a column reduction of
-/// half-precision variance holds 48 KiB of accumulators). Where the driver
-/// refuses, launches beyond 48 KiB report its error themselves.
-fn allow_all_shared_memory(ctx: &CudaContext, f: &CudaFunction) {
-    use cudarc::driver::sys::{CUdevice_attribute, CUfunction_attribute};
-    let optin = ctx.attribute(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN);
-    let fixed = f.get_attribute(CUfunction_attribute::CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES);
-    if let (Ok(optin), Ok(fixed)) = (optin, fixed) {
-        let _ = f.set_attribute(CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, optin - fixed);
     }
 }
