@@ -297,7 +297,7 @@ pub fn logsumexp_reference<T: Number>(a: &[T], depth: usize, epsilon: f64) -> (f
     (result, (depth + 16) as f64 * epsilon * (result.abs() + max.abs() + 1.0))
 }
 
-/// Whether `got` is within [`judge_moments`]'s bounds of `want`, the mean
+/// Whether `got` is within `judge_moments`'s bounds of `want`, the mean
 /// and `M2` of `n` finite elements at most `deviation` from their mean, and
 /// the bounds as text.
 pub fn moments_within(got: MeanM2, want: MeanM2, n: usize, deviation: f64, epsilon: f64) -> (bool, String) {

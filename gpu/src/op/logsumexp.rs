@@ -61,36 +61,27 @@ pub struct LogSumExp;
 
 /// The float arithmetic the recurrence needs: `exp` of a difference that
 /// is at most 0 and `ln` of a sum that is at least 1 (or 0 for none).
-pub trait ExpLn: Copy + PartialOrd {
-    /// `-inf`, `+inf`, NaN, 0 and 1.
+pub trait ExpLn:
+    Copy + PartialOrd + core::ops::Add<Output = Self> + core::ops::Sub<Output = Self> + core::ops::Mul<Output = Self>
+{
+    /// `-inf`.
     const NEG_INF: Self;
     /// `+inf`.
     const INF: Self;
     /// NaN.
     const NAN: Self;
-    /// 0.
-    const ZERO: Self;
     /// 1.
     const ONE: Self;
     /// `eˣ` for `x ≤ 0` (0 below the smallest value).
     fn exp_neg(self) -> Self;
     /// `ln x` for `x ≥ 0`.
     fn ln(self) -> Self;
-    /// Whether NaN.
-    fn nan(self) -> bool;
-    /// `self + b`.
-    fn add(self, b: Self) -> Self;
-    /// `self − b`.
-    fn sub(self, b: Self) -> Self;
-    /// `self · b`.
-    fn mul(self, b: Self) -> Self;
 }
 
 impl ExpLn for f32 {
     const NEG_INF: f32 = f32::NEG_INFINITY;
     const INF: f32 = f32::INFINITY;
     const NAN: f32 = f32::NAN;
-    const ZERO: f32 = 0.0;
     const ONE: f32 = 1.0;
     #[inline(always)]
     fn exp_neg(self) -> f32 {
@@ -121,22 +112,6 @@ impl ExpLn for f32 {
         #[cfg(not(target_arch = "nvptx64"))]
         self.ln()
     }
-    #[inline(always)]
-    fn nan(self) -> bool {
-        self.is_nan()
-    }
-    #[inline(always)]
-    fn add(self, b: f32) -> f32 {
-        self + b
-    }
-    #[inline(always)]
-    fn sub(self, b: f32) -> f32 {
-        self - b
-    }
-    #[inline(always)]
-    fn mul(self, b: f32) -> f32 {
-        self * b
-    }
 }
 
 /// 1.5 · 2⁵²: adding and subtracting it rounds an `f64` below 2⁵¹ to an
@@ -147,7 +122,6 @@ impl ExpLn for f64 {
     const NEG_INF: f64 = f64::NEG_INFINITY;
     const INF: f64 = f64::INFINITY;
     const NAN: f64 = f64::NAN;
-    const ZERO: f64 = 0.0;
     const ONE: f64 = 1.0;
     /// `x = k·ln 2 + r` with `|r| ≤ ln 2 / 2` (ln 2 in two parts, so
     /// `k·ln2_hi` is exact), `eʳ` by its Taylor polynomial to `r¹³` (the
@@ -235,48 +209,34 @@ impl ExpLn for f64 {
         }
         e as f64 * core::f64::consts::LN_2 + 2.0 * t * p
     }
-    #[inline(always)]
-    fn nan(self) -> bool {
-        self.is_nan()
-    }
-    #[inline(always)]
-    fn add(self, b: f64) -> f64 {
-        self + b
-    }
-    #[inline(always)]
-    fn sub(self, b: f64) -> f64 {
-        self - b
-    }
-    #[inline(always)]
-    fn mul(self, b: f64) -> f64 {
-        self * b
-    }
 }
 
 /// Merge two parts (see the module docs): a NaN in either is NaN; a part
 /// whose maximum is `-inf` adds nothing; equal maxima (two `+inf`) add
 /// their sums.
 #[inline(always)]
+#[allow(clippy::eq_op)] // `x != x`: the NaN test, for either float type
 fn merge<A: ExpLn>(a: MaxSum<A>, b: MaxSum<A>) -> MaxSum<A> {
-    if a.max.nan() || b.max.nan() {
+    if a.max != a.max || b.max != b.max {
         return MaxSum { max: A::NAN, sum: A::NAN };
     }
     let (hi, lo) = if b.max > a.max { (b, a) } else { (a, b) };
     if lo.max == A::NEG_INF {
         return hi;
     }
-    let scale = if lo.max == hi.max { A::ONE } else { lo.max.sub(hi.max).exp_neg() };
-    MaxSum { max: hi.max, sum: hi.sum.add(lo.sum.mul(scale)) }
+    let scale = if lo.max == hi.max { A::ONE } else { (lo.max - hi.max).exp_neg() };
+    MaxSum { max: hi.max, sum: hi.sum + lo.sum * scale }
 }
 
 /// A vector's lanes: their maximum and the sum of `exp(x − max)`, one
 /// exponential a lane; lanes with a NaN or an infinity merge one by one.
 #[inline(always)]
+#[allow(clippy::eq_op)] // `x != x`: the NaN test, for either float type
 fn lanes<A: ExpLn, const L: usize>(x: [A; L]) -> MaxSum<A> {
     let max = super::pairwise(x, |a, b| if b > a { b } else { a });
-    let finite = max != A::INF && max != A::NEG_INF && !(0..L).any(|k| x[k].nan());
+    let finite = max != A::INF && max != A::NEG_INF && !(0..L).any(|k| x[k] != x[k]);
     if finite {
-        let sum = super::pairwise(core::array::from_fn::<A, L, _>(|k| x[k].sub(max).exp_neg()), |a, b| a.add(b));
+        let sum = super::pairwise(core::array::from_fn::<A, L, _>(|k| (x[k] - max).exp_neg()), |a, b| a + b);
         MaxSum { max, sum }
     } else {
         super::pairwise(core::array::from_fn::<MaxSum<A>, L, _>(|k| MaxSum { max: x[k], sum: A::ONE }), merge)

@@ -162,35 +162,62 @@ fn sqrt(x: f64) -> f64 {
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Moments;
 
-/// The accumulator of a vector's `L` lanes, each widened to `f32` first:
-/// measured from lane 0 in `f32`, where the differences of nearby values
-/// are exact. With an infinity among them the mean is their plain mean
-/// (`±inf`, or NaN for both signs) and `M2` NaN.
-#[inline(always)]
-fn lanes_f32<const L: usize>(w: [f32; L]) -> Welford {
-    let x0 = w[0];
-    let d: [f32; L] = core::array::from_fn(|k| w[k] - x0);
-    let md = super::pairwise(d, |a, b| a + b) * (1.0 / L as f32);
-    let m2 = super::pairwise(core::array::from_fn::<f32, L, _>(|k| (d[k] - md) * (d[k] - md)), |a, b| a + b);
-    let mean = if md.is_finite() {
-        x0 as f64 + md as f64
-    } else {
-        (super::pairwise(w, |a, b| a + b) * (1.0 / L as f32)) as f64
-    };
-    Welford { count: L as f64, mean, m2: m2 as f64 }
+/// The float types a vector's lanes are measured in: `f32` (for `f32` and
+/// the half types, each widened first) and `f64`.
+pub trait Lane:
+    Copy + core::ops::Add<Output = Self> + core::ops::Sub<Output = Self> + core::ops::Mul<Output = Self>
+{
+    /// Widened to `f64` (exact).
+    fn widen(self) -> f64;
+    /// `1 / L` for a lane count `L` (a power of two: exact).
+    fn inverse(l: usize) -> Self;
+    /// Neither infinite nor NaN.
+    fn finite(self) -> bool;
 }
 
-/// The accumulator of `L` lanes in `f64`, measured from lane 0 as
-/// [`lanes_f32`] does (the deviations from the rounded mean would carry its
-/// rounding); with an infinity among them, their plain mean and NaN.
+impl Lane for f32 {
+    #[inline(always)]
+    fn widen(self) -> f64 {
+        self as f64
+    }
+    #[inline(always)]
+    fn inverse(l: usize) -> f32 {
+        1.0 / l as f32
+    }
+    #[inline(always)]
+    fn finite(self) -> bool {
+        self.is_finite()
+    }
+}
+
+impl Lane for f64 {
+    #[inline(always)]
+    fn widen(self) -> f64 {
+        self
+    }
+    #[inline(always)]
+    fn inverse(l: usize) -> f64 {
+        1.0 / l as f64
+    }
+    #[inline(always)]
+    fn finite(self) -> bool {
+        self.is_finite()
+    }
+}
+
+/// The accumulator of a vector's `L` lanes: measured from lane 0 in the
+/// lanes' own type, where the differences of nearby values are exact (the
+/// deviations from a rounded mean would carry its rounding), then widened
+/// to `f64`. With an infinity among them the mean is their plain mean
+/// (`±inf`, or NaN for both signs) and `M2` NaN.
 #[inline(always)]
-fn lanes_f64<const L: usize>(x: [f64; L]) -> Welford {
-    let x0 = x[0];
-    let d: [f64; L] = core::array::from_fn(|k| x[k] - x0);
-    let md = super::pairwise(d, |a, b| a + b) * (1.0 / L as f64);
-    let m2 = super::pairwise(core::array::from_fn::<f64, L, _>(|k| (d[k] - md) * (d[k] - md)), |a, b| a + b);
-    let mean = if md.is_finite() { x0 + md } else { super::pairwise(x, |a, b| a + b) * (1.0 / L as f64) };
-    Welford { count: L as f64, mean, m2 }
+fn lanes<A: Lane, const L: usize>(x: [A; L]) -> Welford {
+    let (x0, inverse) = (x[0], A::inverse(L));
+    let d: [A; L] = core::array::from_fn(|k| x[k] - x0);
+    let md = super::pairwise(d, |a, b| a + b) * inverse;
+    let m2 = super::pairwise(core::array::from_fn::<A, L, _>(|k| (d[k] - md) * (d[k] - md)), |a, b| a + b);
+    let mean = if md.finite() { x0.widen() + md.widen() } else { (super::pairwise(x, |a, b| a + b) * inverse).widen() };
+    Welford { count: L as f64, mean, m2: m2.widen() }
 }
 
 macro_rules! moments {
@@ -229,8 +256,8 @@ macro_rules! moments {
     )*};
 }
 moments! {
-    f32: |x| x, |w| lanes_f32(w);
-    f64: |x| x, |w| lanes_f64(w);
-    f16: |x| x.to_f32(), |w| lanes_f32(w);
-    bf16: |x| x.to_f32(), |w| lanes_f32(w);
+    f32: |x| x, |w| lanes(w);
+    f64: |x| x, |w| lanes(w);
+    f16: |x| x.to_f32(), |w| lanes(w);
+    bf16: |x| x.to_f32(), |w| lanes(w);
 }
