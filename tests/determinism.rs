@@ -1,4 +1,5 @@
-//! Reproducible (`gpu_to_gpu`) and accurate float sums (`docs/src/guide/determinism.md`):
+//! Reproducible (`gpu_to_gpu`) float sums, variance moments and logsumexp,
+//! and the accurate float sums (`docs/src/guide/determinism.md`):
 //! the GPU's bits against the CPU twin (`gpu::op::fixed_order::fixed_order`)
 //! across block sizes 128..1024, grids capped at 1, 7, 66, 132 and 264
 //! blocks, and runs; the accurate sums against the exact reference
@@ -16,7 +17,7 @@ use reduction::shape::offsets_of;
 use reduction::twin::shaped_fixed_order;
 use reduction::{
     ArgMax, DType, Determinism, Error, Min, Options, Reducer, Sum,
-    op::{Dot, Mean, Norm, SumSquares},
+    op::{Dot, LogSumExp, Mean, MeanM2, Moments, Norm, SumSquares, logsumexp::exp_neg_exact},
     registry::Kernel,
     shape::{Matrix, Shape, Strategy},
 };
@@ -34,6 +35,8 @@ fn main() {
         cpu_trial("cpu::double_double_beyond_2^32_within_the_bound", dd_beyond),
         cpu_trial("cpu::double_double_bound_below_2^16_u^2", dd_coefficient_below_2_16),
         cpu_trial("cpu::double_double_one_renormalization_same_bits", dd_renormalize_once),
+        cpu_trial("cpu::exact_exp_f32_within_2_ulp", exact_exp_f32),
+        cpu_trial("cpu::reproducible_logsumexp_and_variance_near_exact", reproducible_near_exact),
     ];
     trials.extend([
         gpu_trial("gpu_to_gpu::sum_f32", || reproducible_all::<Sum, f32>(true)),
@@ -46,6 +49,10 @@ fn main() {
         gpu_trial("gpu_to_gpu::norm_f64", || reproducible_all::<Norm, f64>(false)),
         gpu_trial("gpu_to_gpu::mean_f32", || reproducible_all::<Mean, f32>(false)),
         gpu_trial("gpu_to_gpu::mean_f64", || reproducible_all::<Mean, f64>(false)),
+        gpu_trial("gpu_to_gpu::moments_f32", || reproducible_all::<Moments, f32>(false)),
+        gpu_trial("gpu_to_gpu::moments_f64", || reproducible_all::<Moments, f64>(false)),
+        gpu_trial("gpu_to_gpu::logsumexp_f32", || reproducible_all::<LogSumExp, f32>(false)),
+        gpu_trial("gpu_to_gpu::logsumexp_f64", || reproducible_all::<LogSumExp, f64>(false)),
         gpu_trial("gpu_to_gpu::unaligned_views", unaligned),
         gpu_trial("gpu_to_gpu::shaped_sum_f32", shaped_all::<Sum, f32>),
         gpu_trial("gpu_to_gpu::shaped_sum_f64", shaped_all::<Sum, f64>),
@@ -54,6 +61,9 @@ fn main() {
         gpu_trial("gpu_to_gpu::shaped_sum_squares_f32", shaped_all::<SumSquares, f32>),
         gpu_trial("gpu_to_gpu::shaped_norm_f64", shaped_all::<Norm, f64>),
         gpu_trial("gpu_to_gpu::shaped_mean_f32", shaped_all::<Mean, f32>),
+        gpu_trial("gpu_to_gpu::shaped_moments_f32", shaped_all::<Moments, f32>),
+        gpu_trial("gpu_to_gpu::shaped_moments_f64", shaped_all::<Moments, f64>),
+        gpu_trial("gpu_to_gpu::shaped_logsumexp_f64", shaped_all::<LogSumExp, f64>),
         gpu_trial("gpu_to_gpu::shaped_unaligned_views", shaped_unaligned),
         gpu_trial("gpu_to_gpu::shaped_planted_other_order_fails", shaped_planted),
         gpu_trial("errors::shaped_options_typed", shaped_errors),
@@ -101,6 +111,27 @@ fn same<T: Float>(a: T, b: T) -> bool {
     a.bits() == b.bits() || (a.to().is_nan() && b.to().is_nan())
 }
 
+/// A result compared bit for bit: a float ([`same`]) or a variance's mean
+/// and `M2`, each.
+trait Bitwise: Copy + std::fmt::Debug {
+    fn same_bits(self, other: Self) -> bool;
+}
+impl Bitwise for f32 {
+    fn same_bits(self, other: Self) -> bool {
+        same(self, other)
+    }
+}
+impl Bitwise for f64 {
+    fn same_bits(self, other: Self) -> bool {
+        same(self, other)
+    }
+}
+impl Bitwise for MeanM2 {
+    fn same_bits(self, other: Self) -> bool {
+        same(self.mean, other.mean) && same(self.m2, other.m2)
+    }
+}
+
 /// Random data, data with NaN/±inf/-0.0 (`specials`), and data that cancels
 /// to a small remainder (`cancel`): pairs ±x of large random values in a
 /// random order, plus small values.
@@ -136,7 +167,7 @@ fn datasets<T: Float>(n: usize, seed: u64) -> Result<Vec<(&'static str, Vec<T>)>
 /// sizes; the large sizes on the sum only (`big`).
 fn reproducible_all<R: FixedOrder<T>, T: Float>(big: bool) -> Result<(), Failed>
 where
-    R::Out: Float,
+    R::Out: Bitwise,
 {
     let mut sizes = vec![1usize, 33, 1000, 4097, (1 << 20) + 7];
     if big {
@@ -158,7 +189,7 @@ where
                         ..Default::default()
                     };
                     let got = r.reduce::<R, T, [T]>(&inputs, &opts)?;
-                    ensure(same(got, expected), || {
+                    ensure(got.same_bits(expected), || {
                         format!(
                             "{} {} {name} n={n} block {block} grid {max_grid:?}: GPU {got:?}, CPU twin {expected:?}",
                             R::NAME,
@@ -566,7 +597,7 @@ const REPRO: Options = Options {
 /// -0.0) and cancelling data, twice.
 fn shaped_all<R: reduction::op::Reduction<T>, T: Float>() -> Result<(), Failed>
 where
-    R::Out: Float,
+    R::Out: Bitwise,
 {
     let r = reducer();
     let (n, cases) = shaped_cases(r)?;
@@ -578,10 +609,10 @@ where
             let want = shaped_fixed_order::<R, T>(&inputs, shape, strategy)?;
             for run in 0..2 {
                 let got = r.reduce_shaped::<R, T, [T]>(&inputs, shape, &Options { strategy, ..REPRO })?;
-                let bad = want.iter().zip(&got).position(|(w, g)| !same(*w, *g));
+                let bad = want.iter().zip(&got).position(|(w, g)| !w.same_bits(*g));
                 ensure(got.len() == want.len() && bad.is_none(), || {
                     let k = bad.unwrap_or(0);
-                    let count = want.iter().zip(&got).filter(|(w, g)| !same(**w, **g)).count();
+                    let count = want.iter().zip(&got).filter(|(w, g)| !w.same_bits(**g)).count();
                     format!(
                         "{} {} {name} {label} run {run}: {count} of {} differ, first {k}: GPU {:?}, twin {:?}",
                         R::NAME,
@@ -651,10 +682,47 @@ fn shaped_errors() -> Result<(), Failed> {
         r.reduce_shaped::<Sum, i32, [i32]>(&[&[1; 12][..]], shape, &REPRO).err(),
         r.reduce_shaped::<Sum, f32, [f32]>(&[&x], shape, &Options { accurate: true, ..REPRO }).err(),
         r.reduce_shaped::<Sum, f32, [f32]>(&[&x], shape, &Options { block: Some(128), ..REPRO }).err(),
+        r.reduce_shaped::<LogSumExp, f32, [f32]>(&[&x], shape, &REPRO).err(),
     ];
     for e in errors {
         ensure(matches!(e, Some(Error::Unsupported { .. })), || format!("{e:?}"))?;
         ensure(!e.map(|e| e.to_string()).unwrap_or_default().contains('\n'), || "not one line".into())?;
     }
     ensure(r.reduce_shaped::<Sum, f32, [f32]>(&[&x], shape, &REPRO)? == [4.0; 3], || "rows of ones".into())
+}
+
+/// The reproducible `f32` exponential against `f64`'s over `[-104, 0]`,
+/// every 2^-10 and at the ends: within 2 units in the last place of `f32`
+/// (relative to the value: a subnormal result within 2 of its own units).
+fn exact_exp_f32() -> Result<(), Failed> {
+    let mut worst = 0.0f64;
+    for k in 0..=(104 << 10) {
+        let x = -(k as f32) / 1024.0;
+        let (got, want) = (exp_neg_exact(x) as f64, (x as f64).exp());
+        let unit = (want.abs() * f32::EPSILON as f64).max(f32::from_bits(1) as f64);
+        worst = worst.max((got - want).abs() / unit);
+    }
+    ensure(worst <= 2.0, || format!("{worst} units in the last place"))?;
+    ensure(exp_neg_exact(0.0) == 1.0 && exp_neg_exact(-1e-30) == 1.0, || "e^0".into())?;
+    ensure(exp_neg_exact(-105.0) == 0.0 && exp_neg_exact(f32::NEG_INFINITY) == 0.0, || "underflow".into())
+}
+
+/// The twins of the reproducible variance and logsumexp (the GPU's bits)
+/// near the exact values of random data: the order changes nothing beyond
+/// rounding.
+fn reproducible_near_exact() -> Result<(), Failed> {
+    for n in [1usize, 1000, 1 << 20] {
+        let x: Vec<f32> = generate(Pattern::Random, n, 5)?;
+        let wide: Vec<f64> = x.iter().map(|&v| v as f64).collect();
+        let mean = wide.iter().sum::<f64>() / n as f64;
+        let m2: f64 = wide.iter().map(|v| (v - mean) * (v - mean)).sum();
+        let got = fixed_order::<Moments, f32>(&x, &x);
+        ensure((got.mean - mean).abs() <= 1e-12 * (1.0 + mean.abs()), || format!("n={n}: mean {got:?} vs {mean}"))?;
+        ensure((got.m2 - m2).abs() <= 1e-9 * (1.0 + m2), || format!("n={n}: M2 {got:?} vs {m2}"))?;
+        let max = wide.iter().cloned().fold(f64::NEG_INFINITY, f64::max);
+        let lse = max + wide.iter().map(|v| (v - max).exp()).sum::<f64>().ln();
+        let got = fixed_order::<LogSumExp, f32>(&x, &x) as f64;
+        ensure((got - lse).abs() <= 1e-5 * (1.0 + lse.abs()), || format!("n={n}: logsumexp {got} vs {lse}"))?;
+    }
+    Ok(())
 }

@@ -49,6 +49,7 @@ fn main() {
         Op::NanMean,
         Op::Norm1,
         Op::NormInf,
+        Op::NormNegInf,
         Op::Moments,
         Op::LogSumExp,
         Op::NanMin,

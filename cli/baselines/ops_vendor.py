@@ -172,6 +172,7 @@ def torch_cases(n):
         yield "nanmean", ty, 1, make, torch.nanmean
         yield "norm1", ty, 1, make, lambda x: torch.linalg.vector_norm(x, ord=1)
         yield "norm_inf", ty, 1, make, lambda x: torch.linalg.vector_norm(x, ord=float("inf"))
+        yield "norm_neg_inf", ty, 1, make, lambda x: torch.linalg.vector_norm(x, ord=float("-inf"))
         # the library's `moments` is var, std, var_mean and std_mean in one pass
         yield "moments", ty, 1, make, torch.var_mean
         yield "logsumexp", ty, 1, make, lambda x: torch.logsumexp(x, 0)

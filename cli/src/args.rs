@@ -52,15 +52,16 @@ pub(crate) enum Command {
         /// i32; f32 with --shape and --segments).
         #[arg(long = "type")]
         ty: Option<String>,
-        /// Operation: sum, min, max (every kernel), argmin, argmax, dot,
-        /// sum_squares, norm, mean (the default kernel).
+        /// Operation: sum, min, max (every kernel), or any other of
+        /// `reduce ops --op` (the default kernel).
         #[arg(long, default_value = "sum")]
         op: String,
         /// Where the partials are combined: gpu (more launches) or cpu.
         #[arg(long, default_value = "gpu")]
         finish: String,
         /// run_to_run (the default kernel) or gpu_to_gpu (the same bits on
-        /// any GPU: f32/f64 sum, dot, sum_squares, norm, mean).
+        /// any GPU: f32/f64 sum, dot, sum_squares, norm, mean, moments,
+        /// logsumexp).
         #[arg(long, default_value = "run_to_run")]
         determinism: String,
         /// The accurate f32/f64 sum (f32 correctly rounded; docs/src/guide/determinism.md).

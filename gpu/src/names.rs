@@ -69,6 +69,7 @@ macro_rules! with_operations {
             NanMean nanmean [F32 f32, F64 f64, F16 f16, BF16 bf16],
             Norm1 norm1 [F32 f32, F64 f64, F16 f16, BF16 bf16],
             NormInf norm_inf [F32 f32, F64 f64, F16 f16, BF16 bf16],
+            NormNegInf norm_neg_inf [F32 f32, F64 f64, F16 f16, BF16 bf16],
             Moments moments [F32 f32, F64 f64, F16 f16, BF16 bf16],
             LogSumExp logsumexp [F32 f32, F64 f64, F16 f16, BF16 bf16],
             NanMin nanmin [F32 f32, F64 f64, F16 f16, BF16 bf16],
@@ -92,11 +93,11 @@ macro_rules! with_shard_parts {
 
 /// Calls `$m!(args; Sum sum, Dot dot, ...; f32 f64)`: the operations the
 /// reproducible (`gpu_to_gpu`) kernel is compiled for, and its types: the
-/// float sums and the operations built on them. The accurate sums are
-/// `f32` and `f64` sums only.
+/// float sums, the operations built on them, the variance's moments and
+/// logsumexp. The accurate sums are `f32` and `f64` sums only.
 macro_rules! with_reproducible {
     ($m:ident ! ( $($args:tt)* )) => {
-        $m! { $($args)* ; Sum sum, Dot dot, SumSquares sum_squares, Norm norm, Mean mean ; f32 f64 }
+        $m! { $($args)* ; Sum sum, Dot dot, SumSquares sum_squares, Norm norm, Mean mean, Moments moments, LogSumExp logsumexp ; f32 f64 }
     };
 }
 
@@ -221,7 +222,8 @@ macro_rules! op_enum {
         /// use gpu::names::{DType, Op};
         /// assert_eq!(Op::ALL.iter().map(|o| o.name()).collect::<Vec<_>>(), [
         ///     "sum", "min", "max", "argmin", "argmax", "dot", "sum_squares", "norm", "mean", "prod", "all", "any",
-        ///     "count_nonzero", "aminmax", "nansum", "nanmean", "norm1", "norm_inf", "moments", "logsumexp", "nanmin", "nanmax",
+        ///     "count_nonzero", "aminmax", "nansum", "nanmean", "norm1", "norm_inf", "norm_neg_inf",
+        ///     "moments", "logsumexp", "nanmin", "nanmax",
         /// ]);
         /// assert_eq!(Op::from_name("max"), Some(Op::Max));
         /// assert!(Op::Max.is_plain() && !Op::ArgMax.is_plain());
@@ -300,9 +302,9 @@ macro_rules! reproducible_lists {
         /// The operations of the reproducible (`gpu_to_gpu`) kernel.
         ///
         /// ```
-        /// assert_eq!(gpu::names::REPRODUCIBLE_OPS.map(|o| o.name()), ["sum", "dot", "sum_squares", "norm", "mean"]);
+        /// assert_eq!(gpu::names::REPRODUCIBLE_OPS.map(|o| o.name()), ["sum", "dot", "sum_squares", "norm", "mean", "moments", "logsumexp"]);
         /// ```
-        pub const REPRODUCIBLE_OPS: [Op; 5] = [$(Op::$V),*];
+        pub const REPRODUCIBLE_OPS: [Op; 7] = [$(Op::$V),*];
 
         /// The element types of the reproducible and accurate kernels.
         ///

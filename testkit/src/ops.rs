@@ -115,12 +115,13 @@ fn terms<T: Number>(op: Op, a: &[T], b: &[T]) -> Vec<f64> {
 }
 
 /// The value `op` picks, exactly: the smallest element (`Min`), the
-/// largest magnitude (`NormInf`) or the largest element (the others);
+/// largest magnitude (`NormInf`), the smallest (`NormNegInf`) or the
+/// largest element (the others);
 /// `None` for no elements. NaN propagates; ties of `-0.0` and `+0.0` pick
 /// by sign.
 pub fn pick_reference<T: Number>(op: Op, xs: &[T]) -> Option<f64> {
-    let smaller = op == Op::Min;
-    let abs = op == Op::NormInf;
+    let smaller = matches!(op, Op::Min | Op::NormNegInf);
+    let abs = matches!(op, Op::NormInf | Op::NormNegInf);
     let mut best: Option<f64> = None;
     for x in xs.iter().map(|&x| if abs { x.to_f64().abs() } else { x.to_f64() }) {
         best = Some(match best {
@@ -265,7 +266,7 @@ pub fn moments_reference(x: &[f64]) -> (f64, f64) {
 /// the mean. With an infinity, `M2` is NaN and the mean that infinity or
 /// NaN (where two parts' infinities meet, Chan's merge gives NaN, as
 /// torch's does).
-fn judge_moments<T: Number>(a: &[T], got: MeanM2, epsilon: f64) -> (bool, String) {
+pub fn judge_moments<T: Number>(a: &[T], got: MeanM2, epsilon: f64) -> (bool, String) {
     let x: Vec<f64> = a.iter().map(|v| v.to_f64()).collect();
     let (mean, m2) = moments_reference(&x);
     if x.iter().any(|v| v.is_infinite()) && !x.iter().any(|v| v.is_nan()) {
@@ -359,7 +360,7 @@ where
             // an empty row or segment's marker (a flat input has no empty result)
             None => (got.index() == Some(u64::MAX), "the empty marker".to_string()),
         },
-        Op::Min | Op::Max | Op::NormInf => {
+        Op::Min | Op::Max | Op::NormInf | Op::NormNegInf => {
             // the identity's result for none (an empty row or segment)
             let expected = pick_reference(op, a).unwrap_or(R::finish(R::IDENTITY, 0).num());
             (same_value(got.num(), expected), expected.to_string())

@@ -95,7 +95,7 @@ pub unsafe fn reproducible<T: Element + Vector, R: FixedOrder<T>>(
                 }
             }
         }
-        let v = warp_reduce(R::lane_result(acc), R::combine);
+        let v = warp_reduce(R::lane_result(acc), R::merge);
         if lane == 0 {
             store(partials, s as u32, v);
             threadfence(); // the partial is visible GPU-wide before the block's ticket
@@ -133,7 +133,7 @@ pub unsafe fn reproducible<T: Element + Vector, R: FixedOrder<T>>(
         let mut o = warp;
         while o < outputs {
             let (w, x, y, z) = (group(o), group(o + warps), group(o + 2 * warps), group(o + 3 * warps));
-            let v = warp_reduce4(w, x, y, z, R::combine);
+            let v = warp_reduce4(w, x, y, z, R::merge);
             if lane % 8 == 0 {
                 let k = (lane >> 4 & 1) | (lane >> 2 & 2); // lanes 0, 8, 16, 24: groups 0, 2, 1, 3
                 if o + k * warps < outputs {
@@ -147,7 +147,7 @@ pub unsafe fn reproducible<T: Element + Vector, R: FixedOrder<T>>(
         (src, m) = (dst, outputs);
     }
     if thread_idx_x() == 0 {
-        publish(out, R::finish(load_relaxed(partials, src), n as u64), done);
+        publish(out, R::result(load_relaxed(partials, src), n as u64), done);
     }
 }
 

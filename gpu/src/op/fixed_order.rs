@@ -133,12 +133,17 @@ pub const fn tree_len(segments: usize) -> usize {
 }
 
 /// An operation the fixed-order kernel runs: how a lane adds one element
-/// to its accumulator, and what the lane hands to the warp tree. The
-/// defaults, `combine(acc, map(x, y, i))` and the accumulator itself, are
-/// what the default kernel does; the double-double sum overrides both: the
-/// cheaper `Sum2` step (`DoubleDouble::add_f64_lazy`), whose pair is then
-/// renormalized once (`DoubleDouble::normalized`), so that its `combine`
-/// need not renormalize its inputs.
+/// to its accumulator, what the lane hands to the warp tree, how two
+/// accumulators merge and how the last one is finished. The defaults,
+/// `combine(acc, map(x, y, i))`, the accumulator itself, `combine` and
+/// `finish`, are what the default kernel does. The double-double sum
+/// overrides the first two: the cheaper `Sum2` step
+/// (`DoubleDouble::add_f64_lazy`), whose pair is then renormalized once
+/// (`DoubleDouble::normalized`), so that its `combine` need not renormalize
+/// its inputs. The `f32` logsumexp overrides all four with an exponential
+/// and a logarithm of IEEE additions and multiplications
+/// (`logsumexp::exp_neg_exact`), where the default kernel takes the GPU's
+/// approximate ones, which a CPU cannot repeat bit for bit.
 pub trait FixedOrder<T>: Reduction<T> {
     /// `acc` with element `i` (`x`, and `y` for two inputs) added.
     #[inline(always)]
@@ -151,6 +156,19 @@ pub trait FixedOrder<T>: Reduction<T> {
     #[inline(always)]
     fn lane_result(acc: Self::Acc) -> Self::Acc {
         acc
+    }
+
+    /// Two accumulators merged: in the warp trees and the tree over the
+    /// partials.
+    #[inline(always)]
+    fn merge(a: Self::Acc, b: Self::Acc) -> Self::Acc {
+        Self::combine(a, b)
+    }
+
+    /// The result of the last accumulator, for `n` elements.
+    #[inline(always)]
+    fn result(acc: Self::Acc, n: u64) -> Self::Out {
+        Self::finish(acc, n)
     }
 }
 
@@ -165,6 +183,8 @@ fixed_order! {
     super::SumSquares: f32 f64;
     super::Norm: f32 f64;
     super::Mean: f32 f64;
+    super::Moments: f32 f64;
+    super::LogSumExp: f64;
 }
 
 impl FixedOrder<f64> for super::exact::DdSum {
@@ -178,6 +198,53 @@ impl FixedOrder<f64> for super::exact::DdSum {
         acc.normalized()
     }
 }
+
+/// What the reproducible kernel of an operation moves: its inputs, and the
+/// bytes of its accumulator and of its result.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Layout {
+    /// Inputs read (2 for a dot product).
+    pub inputs: u32,
+    /// Bytes of an accumulator (a partial).
+    pub acc_bytes: usize,
+    /// Bytes of the result.
+    pub out_bytes: usize,
+}
+
+macro_rules! layouts {
+    (; $($Op:ident $op:ident),* ; $($t:ident)*) => {
+        layouts!(@types [$($Op),*] $($t)*);
+    };
+    (@types $ops:tt $($t:ident)*) => {
+        /// The [`Layout`] of the reproducible kernel of operation `op` on
+        /// `ty` (host only); `None` where there is no such kernel.
+        ///
+        /// ```
+        /// use gpu::{names::{DType, Op}, op::fixed_order::{Layout, layout}};
+        /// assert_eq!(layout(Op::Moments, DType::F32), Some(Layout { inputs: 1, acc_bytes: 24, out_bytes: 16 }));
+        /// assert_eq!(layout(Op::Dot, DType::F64), Some(Layout { inputs: 2, acc_bytes: 8, out_bytes: 8 }));
+        /// assert_eq!(layout(Op::Min, DType::F32), None);
+        /// ```
+        #[cfg(not(target_arch = "nvptx64"))]
+        pub fn layout(op: crate::names::Op, ty: crate::names::DType) -> Option<Layout> {
+            $(if ty.name() == stringify!($t) {
+                return layouts!(@ops op, $t, $ops);
+            })*
+            None
+        }
+    };
+    (@ops $op:ident, $t:ident, [$($Op:ident),*]) => {
+        match $op {
+            $(crate::names::Op::$Op => Some(Layout {
+                inputs: <super::$Op as Reduction<$t>>::INPUTS,
+                acc_bytes: size_of::<<super::$Op as Reduction<$t>>::Acc>(),
+                out_bytes: size_of::<<super::$Op as Reduction<$t>>::Out>(),
+            }),)*
+            _ => None,
+        }
+    };
+}
+with_reproducible!(layouts!());
 
 /// The warp's shuffle-down tree on 32 values, in `warp_reduce`'s order:
 /// for offset 16, 8, 4, 2, 1, value `i` becomes `combine(v[i], v[i + offset])`.
@@ -231,7 +298,7 @@ pub fn fixed_order<R: FixedOrder<T>, T: Copy>(a: &[T], b: &[T]) -> R::Out {
                     }
                 }
             }
-            warp_tree(lanes.map(R::lane_result), R::combine)
+            warp_tree(lanes.map(R::lane_result), R::merge)
         })
         .collect();
     while level.len() > 1 {
@@ -240,9 +307,9 @@ pub fn fixed_order<R: FixedOrder<T>, T: Copy>(a: &[T], b: &[T]) -> R::Out {
             .map(|c| {
                 let mut v = [R::IDENTITY; WARP];
                 v[..c.len()].copy_from_slice(c);
-                warp_tree(v, R::combine)
+                warp_tree(v, R::merge)
             })
             .collect();
     }
-    R::finish(level[0], n as u64)
+    R::result(level[0], n as u64)
 }

@@ -13,6 +13,11 @@
 //! `lg2.approx`, within 2 units in the last place), `f64` in `f64` (an
 //! exponential and a logarithm of this module's own, within 1 unit in the
 //! last place; the GPU has none in hardware).
+//!
+//! Under `gpu_to_gpu` (the reproducible kernel, `fixed_order`), `f32` takes
+//! [`exp_neg_exact`] and the `f64` logarithm instead of the approximate
+//! instructions: IEEE additions and multiplications only, so that every GPU
+//! and the CPU twin give the same bits.
 
 use super::{Bits, Reduction};
 use crate::half::{bf16, f16};
@@ -211,12 +216,59 @@ impl ExpLn for f64 {
     }
 }
 
-/// Merge two parts (see the module docs): a NaN in either is NaN; a part
-/// whose maximum is `-inf` adds nothing; equal maxima (two `+inf`) add
-/// their sums.
+/// `eˣ` for `x ≤ 0` in `f32` from additions and multiplications alone (no
+/// fused ones, no approximate instructions): the same bits on every GPU and
+/// on the CPU, within 2 units in the last place. `x = k·ln 2 + r` with
+/// `|r| ≤ ln 2 / 2` (ln 2 in two parts, so `k·ln2_hi` is exact), `eʳ` by
+/// its Taylor polynomial to `r⁷` (the rest below 6·10⁻⁹), scaled by `2ᵏ`
+/// in two steps below the normal range.
+///
+/// ```
+/// use gpu::op::logsumexp::exp_neg_exact;
+/// for x in [0.0f32, -1e-7, -0.5, -1.0, -20.0, -87.0, -100.0] {
+///     let (got, want) = (exp_neg_exact(x) as f64, (x as f64).exp());
+///     // a unit in the last place: of the value, or of the subnormals below 2^-126
+///     let unit = (want * f32::EPSILON as f64).max(f32::from_bits(1) as f64);
+///     assert!((got - want).abs() <= 2.0 * unit, "{x}: {got} {want}");
+/// }
+/// assert_eq!(exp_neg_exact(-200.0), 0.0);
+/// assert!(exp_neg_exact(f32::NAN).is_nan());
+/// ```
+#[inline(always)]
+pub fn exp_neg_exact(x: f32) -> f32 {
+    const LN2_HI: f32 = f32::from_bits(0x3f31_7200);
+    const LN2_LO: f32 = f32::from_bits(0x35bf_be8e);
+    // 1.5 · 2²³: adding and subtracting it rounds an f32 below 2²² to an integer
+    const ROUND32: f32 = 12582912.0;
+    if x.is_nan() {
+        return x;
+    }
+    if x < -104.0 {
+        return 0.0; // below 2⁻¹⁵⁰
+    }
+    let k = (x * core::f32::consts::LOG2_E + ROUND32) - ROUND32;
+    let r = (x - k * LN2_HI) - k * LN2_LO;
+    const INVERSE_FACTORIALS: [f32; 8] =
+        [1.0 / 5040.0, 1.0 / 720.0, 1.0 / 120.0, 1.0 / 24.0, 1.0 / 6.0, 1.0 / 2.0, 1.0, 1.0];
+    let mut p = INVERSE_FACTORIALS[0];
+    let mut i = 1;
+    while i < INVERSE_FACTORIALS.len() {
+        p = p * r + INVERSE_FACTORIALS[i];
+        i += 1;
+    }
+    // 2^k for k in -150..=0, as two powers within the normal range
+    let k = k as i32;
+    let (k1, k2) = (k / 2, k - k / 2);
+    let two = |e: i32| f32::from_bits(((e + 127) as u32) << 23);
+    p * two(k1) * two(k2)
+}
+
+/// Merge two parts (see the module docs) with the exponential `exp`: a NaN
+/// in either is NaN; a part whose maximum is `-inf` adds nothing; equal
+/// maxima (two `+inf`) add their sums.
 #[inline(always)]
 #[allow(clippy::eq_op)] // `x != x`: the NaN test, for either float type
-fn merge<A: ExpLn>(a: MaxSum<A>, b: MaxSum<A>) -> MaxSum<A> {
+fn merge_with<A: ExpLn>(a: MaxSum<A>, b: MaxSum<A>, exp: impl Fn(A) -> A) -> MaxSum<A> {
     if a.max != a.max || b.max != b.max {
         return MaxSum { max: A::NAN, sum: A::NAN };
     }
@@ -224,8 +276,24 @@ fn merge<A: ExpLn>(a: MaxSum<A>, b: MaxSum<A>) -> MaxSum<A> {
     if lo.max == A::NEG_INF {
         return hi;
     }
-    let scale = if lo.max == hi.max { A::ONE } else { (lo.max - hi.max).exp_neg() };
+    let scale = if lo.max == hi.max { A::ONE } else { exp(lo.max - hi.max) };
     MaxSum { max: hi.max, sum: hi.sum + lo.sum * scale }
+}
+
+/// [`merge_with`] the type's own exponential.
+#[inline(always)]
+fn merge<A: ExpLn>(a: MaxSum<A>, b: MaxSum<A>) -> MaxSum<A> {
+    merge_with(a, b, A::exp_neg)
+}
+
+/// The result of a part: `max + ln sum` with the logarithm `ln`; none, or
+/// `-inf` only, give `-inf`; `+inf` gives `+inf` (not `inf + ln s`).
+#[inline(always)]
+fn result_with<A: ExpLn>(acc: MaxSum<A>, ln: impl Fn(A) -> A) -> A {
+    if acc.max == A::NEG_INF || acc.max == A::INF {
+        return acc.max;
+    }
+    acc.max + ln(acc.sum)
 }
 
 /// A vector's lanes: their maximum and the sum of `exp(x − max)`, one
@@ -272,11 +340,7 @@ macro_rules! logsumexp {
             }
             #[inline(always)]
             fn finish(acc: MaxSum<$a>, _: u64) -> $a {
-                // none, or -inf only: -inf; +inf: +inf (not inf + ln s)
-                if acc.max == <$a>::NEG_INFINITY || acc.max == <$a>::INFINITY {
-                    return acc.max;
-                }
-                acc.max + ExpLn::ln(acc.sum)
+                result_with(acc, ExpLn::ln)
             }
         }
     )*};
@@ -286,4 +350,23 @@ logsumexp! {
     f64 in f64: |x| x;
     f16 in f32: |x| x.to_f32();
     bf16 in f32: |x| x.to_f32();
+}
+
+/// The reproducible `f32` logsumexp: [`exp_neg_exact`] for every
+/// exponential, the `f64` logarithm for the last one (see the module docs).
+impl super::fixed_order::FixedOrder<f32> for LogSumExp {
+    #[inline(always)]
+    fn accumulate(acc: MaxSum<f32>, x: f32, _: f32, _: u64) -> MaxSum<f32> {
+        merge_with(acc, MaxSum { max: x, sum: 1.0 }, exp_neg_exact)
+    }
+
+    #[inline(always)]
+    fn merge(a: MaxSum<f32>, b: MaxSum<f32>) -> MaxSum<f32> {
+        merge_with(a, b, exp_neg_exact)
+    }
+
+    #[inline(always)]
+    fn result(acc: MaxSum<f32>, _: u64) -> f32 {
+        result_with(MaxSum { max: acc.max as f64, sum: acc.sum as f64 }, ExpLn::ln) as f32
+    }
 }

@@ -14,7 +14,7 @@
 //! | [`LogSumExp`] | [`MaxSum`]: running maximum and rescaled sum, `f32` (`f64` for `f64`) | the accumulator's float | [`logsumexp`] |
 //! | [`Moments`] (`var`, `std`, `var_mean`, `std_mean`) | [`Welford`]: count, mean, `M2` in `f64` | [`MeanM2`]: mean and `M2` in `f64` | [`moments`] |
 //! | [`ArgMin`], [`ArgMax`] | value and index | [`Arg`]: value and `u64` index | [`arg`] |
-//! | [`Dot`], [`SumSquares`], [`Norm`], [`Mean`], [`Norm1`], [`NormInf`] | `f32` (`f64` for `f64`) | the same | [`transform`] |
+//! | [`Dot`], [`SumSquares`], [`Norm`], [`Mean`], [`Norm1`], [`NormInf`], [`NormNegInf`] | `f32` (`f64` for `f64`) | the same | [`transform`] |
 //! | [`exact::DdSum`] (the accurate `f64` sum) | [`exact::DoubleDouble`] | `f64` | [`exact`] |
 //!
 //! The reproducible (`gpu_to_gpu`) kernel runs the float sums in the order
@@ -65,7 +65,7 @@ pub use logsumexp::{ExpLn, LogSumExp, MaxSum};
 pub use moments::{MeanM2, Moments, Welford};
 pub use nan::{NanMax, NanMean, NanMeanParts, NanMin, NanSum, SumCount};
 pub use range::{AMinMax, MinMax};
-pub use transform::{Dot, Mean, Norm, Norm1, NormInf, SumSquares};
+pub use transform::{Dot, Mean, Norm, Norm1, NormInf, NormNegInf, SumSquares};
 
 /// The traits every operation implements, from the device library: a
 /// user's own operation implements the same ones in its own crate.

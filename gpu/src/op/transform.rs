@@ -71,6 +71,20 @@ pub struct Norm1;
 #[derive(Clone, Copy, Debug, Default)]
 pub struct NormInf;
 
+/// The smallest magnitude `min |x[i]|` (`torch.linalg.vector_norm(x,
+/// ord=-inf)`; NaN propagates). No elements have none, as in torch: the
+/// host refuses them (`Error::Empty`); an empty row or segment gives the
+/// identity, `+inf`.
+///
+/// ```
+/// use gpu::op::{NormNegInf, Reduction};
+/// assert_eq!(<NormNegInf as Reduction<f32>>::map(-3.0, -3.0, 0), 3.0);
+/// assert_eq!(<NormNegInf as Reduction<f64>>::combine(2.0, 3.0), 2.0);
+/// assert!(<NormNegInf as Reduction<f32>>::NEEDS_AN_ELEMENT);
+/// ```
+#[derive(Clone, Copy, Debug, Default)]
+pub struct NormNegInf;
+
 /// `√x`, correctly rounded: PTX `sqrt.rn` on the GPU, `sqrt` on the host.
 pub trait Sqrt {
     /// The square root.
@@ -103,6 +117,7 @@ macro_rules! transform_ops {
         transform_ops!(@one Mean "mean", 1, $t, $acc, |$x| $to, |x, _y| x, |s, n| s / n as $acc);
         transform_ops!(@one Norm1 "norm1", 1, $t, $acc, |$x| $to, |x, _y| x.abs(), |s, _n| s);
         transform_ops!(@extreme NormInf "norm_inf", Max, 0.0, $t, $acc, |$x| $to);
+        transform_ops!(@extreme NormNegInf "norm_neg_inf", Min, <$acc>::INFINITY, $t, $acc, |$x| $to);
     )*};
     (@extreme $Op:ident $name:literal, $Pick:ident, $identity:expr, $t:ident, $acc:ident, |$x:ident| $to:expr) => {
         impl Reduction<$t> for $Op {

@@ -5,7 +5,7 @@
 //! | options | kernel | level |
 //! |---|---|---|
 //! | default | `single_pass` | `run_to_run` |
-//! | `determinism: GpuToGpu` (f32/f64 sum, dot, sum_squares, norm, mean) | `reproducible_{op}_{type}` | `gpu_to_gpu` |
+//! | `determinism: GpuToGpu` (f32/f64 sum, dot, sum_squares, norm, mean, moments, logsumexp) | `reproducible_{op}_{type}` | `gpu_to_gpu` |
 //! | `accurate: true`, f32 sum | `accurate_sum_f32`: correctly rounded | `gpu_to_gpu` |
 //! | `accurate: true`, f64 sum | `accurate_sum_f64`: double-double, fixed order | `gpu_to_gpu` |
 
@@ -15,7 +15,7 @@ use crate::options::{Determinism, Options};
 use crate::registry::Kernel;
 use gpu::layout::{ACCURATE_WORDS, MODES_SMEM};
 use gpu::names::{DType, MODE_TYPES, Op, REPRODUCIBLE_OPS};
-use gpu::op::fixed_order::{Geometry, WARP, tree_len};
+use gpu::op::fixed_order::{Geometry, Layout, WARP, layout, tree_len};
 
 /// Which of the mode kernels runs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -88,6 +88,28 @@ pub(crate) fn mode_kernel(op: &str, name: &str, opts: &Options) -> Result<Option
     Ok(Some(ModeKernel::Reproducible))
 }
 
+/// Whether the shaped kernels can give `op` on the element type named
+/// `name` the level `opts` ask for: under `gpu_to_gpu`, an operation of the
+/// reproducible kernel ([`mode_kernel`]) whose arithmetic a CPU repeats bit
+/// for bit; not logsumexp of `f32`, whose shaped kernels take the GPU's
+/// approximate `exp2` and `log2` (its flat reproducible kernel does not).
+pub(crate) fn shaped_mode(op: &str, name: &str, opts: &Options) -> Result<()> {
+    if opts.determinism == Determinism::RunToRun {
+        return Ok(());
+    }
+    mode_kernel(op, name, opts)?;
+    if op == Op::LogSumExp.name() && name != DType::F64.name() {
+        return Err(Error::Unsupported {
+            kernel: "reduce_shaped".into(),
+            what: format!(
+                "gpu_to_gpu logsumexp of {name} along a shape (its exponential is the GPU's approximate one)"
+            ),
+            valid: "logsumexp of f64 along a shape, or of f32 flat".into(),
+        });
+    }
+    Ok(())
+}
+
 /// The PTX entry of a mode kernel.
 pub(crate) fn entry(kernel: ModeKernel, op: &str, ty: DType) -> String {
     kernel.row().entry_named(0, op, ty.name())
@@ -101,13 +123,21 @@ impl ModeKernel {
 }
 
 impl ModeJob {
-    /// The partials `kernel` needs for `n` elements of `ty` on `grid` blocks,
+    /// The partials `kernel` needs for `n` elements of `ty` (the
+    /// reproducible kernel's accumulators of `acc_bytes`) on `grid` blocks,
     /// and the blocks worth launching at `block` threads (at most `resident`).
-    pub(crate) fn plan(kernel: ModeKernel, ty: DType, n: usize, block: u32, resident: u32) -> (ModeJob, u32) {
+    pub(crate) fn plan(
+        kernel: ModeKernel,
+        ty: DType,
+        acc_bytes: usize,
+        n: usize,
+        block: u32,
+        resident: u32,
+    ) -> (ModeJob, u32) {
         let g = Geometry::new(n, ty.size());
         let warps = (block as usize / WARP).max(1);
         let (wanted, acc_bytes) = match kernel {
-            ModeKernel::Reproducible => (g.segments.div_ceil(warps), ty.size()),
+            ModeKernel::Reproducible => (g.segments.div_ceil(warps), acc_bytes),
             ModeKernel::AccurateF64 => (g.segments.div_ceil(warps), 16),
             ModeKernel::AccurateF32 => (n.div_ceil(16 * block as usize), 8),
         };
@@ -127,15 +157,20 @@ impl ModeJob {
 /// most `max_grid`; its result does not depend on it).
 pub(super) fn mode_plan(request: &Request, mode: ModeKernel, card: &impl Limits) -> Result<Plan> {
     let opts = &request.options;
-    // the library's operations of that name: a result of the element's size
-    // and the inputs the operation of that name has
-    let own_inputs = Op::from_name(request.op).map_or(1, |op| if op == Op::Dot { 2 } else { 1 });
-    let ty = crate::dispatch::library_type(request.ty, if opts.accurate { "accurate" } else { "gpu_to_gpu" })?;
-    if request.out_bytes != ty.size() || request.inputs != own_inputs {
+    // the library's operation of that name: its inputs, accumulator and result
+    let kernel = if opts.accurate { "accurate" } else { "gpu_to_gpu" };
+    let ty = crate::dispatch::library_type(request.ty, kernel)?;
+    let own = match mode {
+        ModeKernel::Reproducible => Op::from_name(request.op).and_then(|op| layout(op, ty)),
+        _ => Some(Layout { inputs: 1, acc_bytes: ty.size(), out_bytes: ty.size() }),
+    };
+    let asked = Layout { inputs: request.inputs, acc_bytes: request.acc_bytes, out_bytes: request.out_bytes };
+    if own != Some(asked) {
+        let valid: Vec<&str> = REPRODUCIBLE_OPS.iter().map(|o| o.name()).collect();
         return Err(Error::Unsupported {
-            kernel: if opts.accurate { "accurate" } else { "gpu_to_gpu" }.into(),
+            kernel: kernel.into(),
             what: format!("an operation of your own named {}", request.op),
-            valid: "the library's sum, dot, sum_squares, norm, mean".into(),
+            valid: format!("the library's {}", valid.join(", ")),
         });
     }
     let (block, entry) = fit_block(
@@ -147,7 +182,7 @@ pub(super) fn mode_plan(request: &Request, mode: ModeKernel, card: &impl Limits)
     mode.row().check_block(block)?;
     let resident = card.resident_blocks(&entry, block, MODES_SMEM)?;
     let resident = opts.max_grid.map_or(resident, |g| resident.min(g.max(1)));
-    let (job, grid) = ModeJob::plan(mode, ty, request.n, block, resident);
+    let (job, grid) = ModeJob::plan(mode, ty, request.acc_bytes, request.n, block, resident);
     let levels = vec![Level { launches: vec![Launch { in_offset: 0, n: request.n, grid, out_offset: 0 }], outputs: 1 }];
     Ok(Plan {
         kernel: mode.row(),
@@ -186,16 +221,21 @@ mod tests {
         }
         let both = Options { accurate: true, determinism: Determinism::GpuToGpu, ..Options::default() };
         assert_eq!(mode_kernel("sum", "f64", &both).unwrap(), Some(ModeKernel::AccurateF64));
+        // flat logsumexp of f32 is reproducible; along a shape only of f64
+        assert_eq!(mode_kernel("logsumexp", "f32", &repro).unwrap(), Some(ModeKernel::Reproducible));
+        let e = shaped_mode("logsumexp", "f32", &repro).unwrap_err();
+        assert!(matches!(e, Error::Unsupported { .. }) && !e.to_string().contains('\n'), "{e}");
+        assert!(shaped_mode("logsumexp", "f64", &repro).is_ok() && shaped_mode("moments", "f32", &repro).is_ok());
     }
 
     #[test]
     fn plans_fit_the_partials() {
         for n in [1usize, 31, 1000, (1 << 20) + 7, 1 << 28] {
             for block in [128, 256, 1024] {
-                let (job, grid) = ModeJob::plan(ModeKernel::Reproducible, DType::F32, n, block, 264);
+                let (job, grid) = ModeJob::plan(ModeKernel::Reproducible, DType::F32, 4, n, block, 264);
                 assert!((1..=264).contains(&grid));
                 assert!(job.partials >= Geometry::new(n, 4).segments);
-                let (job, grid) = ModeJob::plan(ModeKernel::AccurateF32, DType::F32, n, block, 264);
+                let (job, grid) = ModeJob::plan(ModeKernel::AccurateF32, DType::F32, 4, n, block, 264);
                 assert_eq!(job.partials, grid as usize * ACCURATE_WORDS);
             }
         }

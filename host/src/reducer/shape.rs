@@ -5,7 +5,7 @@
 use cudarc::driver::{CudaSlice, CudaView, CudaViewMut, DevicePtr};
 
 use crate::dispatch::{ShapePlan, shape_plan};
-use crate::dispatch::{library_type, mode_kernel};
+use crate::dispatch::{library_type, shaped_mode};
 use crate::error::{Error, Result, driver};
 use crate::input::check_inputs;
 use crate::input::{Element, Input, Source};
@@ -58,7 +58,7 @@ impl Reducer {
     ///
     /// Options: `strategy` splits the work ([`Strategy::Auto`](crate::shape::Strategy)
     /// chooses by shape); `determinism: Determinism::GpuToGpu` (f32/f64 sum,
-    /// dot, sum_squares, norm, mean) gives the bits of
+    /// dot, sum_squares, norm, mean, moments; logsumexp of f64) gives the bits of
     /// [`shaped_fixed_order`](crate::twin::shaped_fixed_order), the CPU
     /// twin, on any GPU: the order depends on the shape, the offsets and the
     /// strategy only, and a device view that does not start on a 16-byte
@@ -238,9 +238,7 @@ fn check_shaped<R: Reduction<T>, T: Element>(n: usize, shape: Shape<'_>, opts: &
     if opts.block.is_some() || opts.max_grid.is_some() {
         return refuse("a block size or grid cap (the shaped kernels run blocks of 256, grids from the shape)", "none");
     }
-    if opts.determinism == Determinism::GpuToGpu {
-        mode_kernel(R::NAME, T::NAME, opts)?;
-    }
+    shaped_mode(R::NAME, T::NAME, opts)?;
     let op = Op::from_name(R::NAME).ok_or_else(|| Error::Unsupported {
         kernel: "reduce_shaped".into(),
         what: format!("the operation {} (the shaped kernels are built for the library's operations)", R::NAME),
