@@ -94,7 +94,9 @@ impl Welford {
             return b;
         }
         let count = self.count + b.count;
-        let w = b.count / count;
+        // parts of equal counts (a round's vectors, the kernels' trees)
+        // skip the division: its quotient is exactly 1/2
+        let w = if b.count == self.count { 0.5 } else { b.count / count };
         let d = b.mean - self.mean;
         Welford { count, mean: self.mean + d * w, m2: self.m2 + b.m2 + d * d * self.count * w }
     }
