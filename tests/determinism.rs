@@ -174,20 +174,18 @@ where
         sizes.extend([(1 << 24) + 3, 3 << 22]);
     }
     let r = reducer();
+    let repro = Options { determinism: Determinism::GpuToGpu, ..Default::default() };
+    let ty = DType::of::<T>().ok_or("a library type")?;
+    let blocks = mode_blocks(R::NAME, ty, &repro)?; // the variance's registers allow fewer than 1024 threads
     for (k, &n) in sizes.iter().enumerate() {
         for (name, a) in datasets::<T>(n, 40 + k as u64)? {
             let b: Vec<T> = generate(Pattern::Random, n, 99)?;
             let expected = fixed_order::<R, T>(&a, if R::INPUTS == 2 { &b } else { &a });
             let inputs: Vec<&[T]> = if R::INPUTS == 2 { vec![&a, &b] } else { vec![&a] };
             let grids: &[Option<u32>] = if n > 1 << 22 { &GRIDS[..3] } else { &GRIDS };
-            for block in BLOCKS {
+            for &block in &blocks {
                 for &max_grid in grids {
-                    let opts = Options {
-                        determinism: Determinism::GpuToGpu,
-                        block: Some(block),
-                        max_grid,
-                        ..Default::default()
-                    };
+                    let opts = Options { block: Some(block), max_grid, ..repro };
                     let got = r.reduce::<R, T, [T]>(&inputs, &opts)?;
                     ensure(got.same_bits(expected), || {
                         format!(
@@ -273,19 +271,26 @@ fn adversarial_f32(n: usize, seed: u64) -> Vec<(&'static str, Vec<f32>)> {
     ]
 }
 
-/// The block sizes of [`BLOCKS`] the accurate kernel for `ty` can launch
-/// (its registers may not allow 1024 threads; a larger block is a typed error).
+/// The block sizes of [`BLOCKS`] the mode kernel `opts` pick for `op` on
+/// `ty` can launch (its registers may not allow 1024 threads; a larger
+/// block is a typed error).
+fn mode_blocks(op: &str, ty: DType, opts: &Options) -> Result<Vec<u32>, Failed> {
+    let entry = reduction::dispatch::mode_entry(op, ty, opts)?.ok_or_else(|| format!("no mode kernel for {op}"))?;
+    let most = reducer().gpu().max_threads_per_block(&entry)?;
+    Ok(BLOCKS.into_iter().filter(|&b| b <= most).collect())
+}
+
+/// [`mode_blocks`] of the accurate sum of `ty`, and a block beyond them refused.
 fn accurate_blocks(ty: DType) -> Result<Vec<u32>, Failed> {
     let accurate = Options { accurate: true, ..Default::default() };
     let entry = reduction::dispatch::mode_entry("sum", ty, &accurate)?.ok_or("no accurate kernel for the sum")?;
-    let most = reducer().gpu().max_threads_per_block(&entry)?;
     let too_big = Options { block: Some(2048), ..accurate };
     let refused = match ty {
         DType::F32 => reducer().reduce::<Sum, f32, [f32]>(&[&[1.0f32][..]], &too_big).is_err(),
         _ => reducer().reduce::<Sum, f64, [f64]>(&[&[1.0f64][..]], &too_big).is_err(),
     };
     ensure(refused, || format!("{entry}: block 2048 accepted"))?;
-    Ok(BLOCKS.into_iter().filter(|&b| b <= most).collect())
+    mode_blocks("sum", ty, &accurate)
 }
 
 /// The accurate f32 sum is the exact sum rounded once, at every block and grid.

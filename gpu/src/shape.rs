@@ -34,6 +34,10 @@ pub const SHAPE_BLOCK: u32 = 256;
 /// Warps per block.
 pub const SHAPE_WARPS: u32 = SHAPE_BLOCK / 32;
 
+/// Rows a thread of the columns kernel loads before folding them, each
+/// column's as one `Reduction::fold_strided`.
+pub const COLUMN_ROWS: u64 = 4;
+
 /// What the automatic choices of this module take from the GPU: the host
 /// fills it from the driver's numbers (`reduction::Tuning`), and the
 /// `gpu_to_gpu` orders use [`Fit::PORTABLE`] on every GPU, so that their

@@ -25,7 +25,8 @@
 //! long rows (rows_long): block tile t, thread l of 256 folds as strided_fold does, each warp's
 //!   tree, then warp 0's tree over the 8 warps' results and IDENTITY (block_reduce); pieces of a
 //!   row as a segment's
-//! columns: row lane l of `row_lanes` folds rows r0+l, r0+l+row_lanes, ... of its chunk in order;
+//! columns: row lane l of `row_lanes` folds rows r0+l, r0+l+row_lanes, ... of its chunk in order,
+//!   four at a time (`fold_strided`) while four remain, then one by one;
 //!   the row lanes combine in order; chunks > 1: row lane l combines chunks l, l+row_lanes, ...,
 //!   and the row lanes again in order
 //! ```
@@ -38,9 +39,9 @@ use crate::error::Result;
 use crate::input::Element;
 use crate::shape::{Fit, Shape, Strategy};
 use gpu::names::Op;
+use gpu::op::Reduction;
 use gpu::op::fixed_order::{WARP, team_tree, warp_tree};
-use gpu::op::{Reduction, map_pairwise};
-use gpu::shape::{Columns, SHAPE_BLOCK, Segments, lanes_for, tile_span, tiles, vector_columns};
+use gpu::shape::{COLUMN_ROWS, Columns, SHAPE_BLOCK, Segments, lanes_for, tile_span, tiles, vector_columns};
 
 /// Operation `R` on each row, column or segment of `inputs` (one, or two of
 /// the same length for a dot product) in exactly the order of the shaped
@@ -261,16 +262,18 @@ fn strided_fold<R: Reduction<T>, T: Copy>(
     v
 }
 
-/// The 16-byte vector of `a` (and `b`) at element `first`, its lanes mapped
-/// (indices from `base`) and combined pairwise, ((0 1) (2 3)) ((4 5) (6 7)):
-/// `map_pairwise`, the definition of `Reduction::map_lanes`, so the twin
-/// checks an operation's shortcut (arg-min/max of half types).
+/// The 16-byte vector of `a` (and `b`) at element `first` (indices from
+/// `base`), as the kernels take it: `Reduction::map_lanes`, by default the
+/// lanes mapped and combined pairwise, ((0 1) (2 3)) ((4 5) (6 7)); the
+/// variance and logsumexp measure the lanes as one part. (Arg-min/max's
+/// shortcut for the half types gives the pairwise result bit for bit:
+/// `gpu::op::arg`'s tests check it on every kind of value.)
 fn vector<R: Reduction<T>, T: Copy>(a: &[T], b: &[T], first: u64, base: u64) -> R::Acc {
     let (f, first) = (first as usize, first - base);
     match 16 / size_of::<T>() {
-        8 => map_pairwise::<R, T, 8>(lanes(a, f), lanes(b, f), first),
-        4 => map_pairwise::<R, T, 4>(lanes(a, f), lanes(b, f), first),
-        _ => map_pairwise::<R, T, 2>(lanes(a, f), lanes(b, f), first),
+        8 => R::map_lanes::<8>(lanes(a, f), lanes(b, f), first),
+        4 => R::map_lanes::<4>(lanes(a, f), lanes(b, f), first),
+        _ => R::map_lanes::<2>(lanes(a, f), lanes(b, f), first),
     }
 }
 
@@ -301,10 +304,18 @@ fn columns<R: Reduction<T>, T: Copy>(
         .map(|c| {
             let chunk = |k: usize| {
                 let (r0, r1) = (k * per_chunk, ((k + 1) * per_chunk).min(rows));
+                // row lane l: its rows four at a time (`fold_strided`), then one by one
                 across(&|l| {
-                    (r0 + l..r1).step_by(step).fold(R::IDENTITY, |acc, r| {
-                        R::combine(acc, R::map(a[r * pitch + c], b[r * pitch + c], r as u64))
-                    })
+                    let (mut acc, mut r) = (R::IDENTITY, r0 + l);
+                    let rows4 = COLUMN_ROWS as usize;
+                    while r + (rows4 - 1) * step < r1 {
+                        let at = |x: &[T]| -> [T; 4] { std::array::from_fn(|k| x[(r + k * step) * pitch + c]) };
+                        acc = R::fold_strided::<4>(acc, at(a), at(b), r as u64, step as u64);
+                        r += rows4 * step;
+                    }
+                    (r..r1)
+                        .step_by(step)
+                        .fold(acc, |acc, r| R::combine(acc, R::map(a[r * pitch + c], b[r * pitch + c], r as u64)))
                 })
             };
             let v = if chunks <= 1 {

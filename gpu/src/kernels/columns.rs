@@ -30,10 +30,7 @@
 
 use crate::op::{Element, Reduction};
 use crate::prim::*;
-use crate::shape::{Columns, SHAPE_BLOCK, vector_columns};
-
-/// Rows each thread loads before combining them.
-const UNROLL: u64 = 4;
+use crate::shape::{COLUMN_ROWS, Columns, SHAPE_BLOCK, vector_columns};
 
 /// One result per column of the `rows × cols` matrix at `a` (row `r` at
 /// `a + r·pitch`), and `b` for two inputs, into `out[0..cols]`, in column
@@ -132,7 +129,8 @@ unsafe fn columns_with<T: Element + Vector, R: Reduction<T>, const VECTOR: bool>
     };
     if live {
         let mut r = r0 + row_lane as u64;
-        while r + (UNROLL - 1) * step < r1 {
+        const { assert!(COLUMN_ROWS == 4, "four rows are loaded below") };
+        while r + (COLUMN_ROWS - 1) * step < r1 {
             let (w, x, y, z) = (load(r), load(r + step), load(r + 2 * step), load(r + 3 * step));
             // each column's four rows in order (`Reduction::fold_strided`)
             each_column!(width, |k| {
@@ -140,7 +138,7 @@ unsafe fn columns_with<T: Element + Vector, R: Reduction<T>, const VECTOR: bool>
                     ([w.0.at(k), x.0.at(k), y.0.at(k), z.0.at(k)], [w.1.at(k), x.1.at(k), y.1.at(k), z.1.at(k)]);
                 acc[k] = R::fold_strided(acc[k], a4, b4, r, step);
             });
-            r += UNROLL * step;
+            r += COLUMN_ROWS * step;
         }
         while r < r1 {
             fold(&mut acc, load(r), r);
