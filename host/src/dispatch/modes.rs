@@ -9,7 +9,7 @@
 //! | `accurate: true`, f32 sum | `accurate_sum_f32`: correctly rounded | `gpu_to_gpu` |
 //! | `accurate: true`, f64 sum | `accurate_sum_f64`: double-double, fixed order | `gpu_to_gpu` |
 
-use super::{Launch, Level, Limits, Plan, Request, fit_block};
+use super::{Launch, Level, Limits, Plan, Request, fit_block, fuller_block};
 use crate::error::{Error, Result};
 use crate::options::{Determinism, Options};
 use crate::registry::Kernel;
@@ -173,12 +173,18 @@ pub(super) fn mode_plan(request: &Request, mode: ModeKernel, card: &impl Limits)
             valid: format!("the library's {}", valid.join(", ")),
         });
     }
-    let (block, entry) = fit_block(
+    let (block, name) = fit_block(
         opts.block,
         card.tuning().default_block(request.op, request.n),
         |_| entry(mode, request.op, ty),
         |e| card.max_threads_per_block(e),
     )?;
+    let (block, entry) = match opts.block {
+        None => {
+            fuller_block(block, name, |_| entry(mode, request.op, ty), |e, b| card.resident_blocks(e, b, MODES_SMEM))?
+        }
+        Some(_) => (block, name),
+    };
     mode.row().check_block(block)?;
     let resident = card.resident_blocks(&entry, block, MODES_SMEM)?;
     let resident = opts.max_grid.map_or(resident, |g| resident.min(g.max(1)));

@@ -117,3 +117,18 @@ fn no_choice_is_made_outside_the_dispatch() {
     assert!(files > 50, "{files} files");
     assert!(found.is_empty(), "choices made outside the dispatch: {found:?}");
 }
+
+/// A kernel whose registers fit one block of 1024 threads an SM runs
+/// smaller blocks where the card holds a quarter more warps of them: with
+/// `regs` registers a thread, an SM of 65536 registers and 2048 threads.
+#[test]
+fn a_smaller_block_where_it_fills_the_card_more() {
+    let resident = |regs: u32| move |_: &str, b: u32| Ok(132 * (65536 / (regs * b)).min(2048 / b).min(32));
+    let entry = |b: u32| format!("single_pass_b{b}_moments_f32");
+    let pick = |block: u32, regs: u32| fuller_block(block, entry(block), entry, resident(regs)).unwrap().0;
+    assert_eq!(pick(512, 70), 256); // 16 warps an SM at 512, 24 at 256 (28 at 128: not a quarter more)
+    assert_eq!(pick(1024, 40), 512); // 32 warps at 1024, 48 at 512
+    assert_eq!(pick(1024, 52), 1024); // 32 at 1024, 512 and 256, 36 at 128
+    assert_eq!(pick(1024, 32), 1024); // full at 1024
+    assert_eq!(pick(256, 32), 256);
+}
