@@ -16,6 +16,16 @@
 //!    always zero, and the loop is loads, one conversion and 12 `f64`
 //!    additions per element, with the 16-byte loads of `single_pass` (four
 //!    in flight per thread).
+//!
+//!    **A vector's four at once** ([`quad`]): when the largest magnitude of
+//!    a 16-byte vector's four `f32`s is at most 2^27 times the smallest
+//!    nonzero one, their sum needs at most 53 bits, so `(x₀ + x₁) + (x₂ +
+//!    x₃)` in `f64` is exact and enters the expansion as one value: 3
+//!    additions and the 12 of one element for four elements, instead of
+//!    48, which the `f64` units of a fast card cannot keep up with. The
+//!    test is a few `f32` comparisons; a vector that fails it (magnitudes
+//!    over more than 27 binades) is added element by element. Exact either
+//!    way, so the result (the exact sum, rounded once) does not change.
 //! 2. **A superaccumulator per block** in shared memory: [`LIMBS`] `i64`
 //!    limbs of 32-bit digits of weight 2^(32k-149) (`op/exact.rs`); a
 //!    residue is split into three digits and added with 64-bit shared
@@ -77,6 +87,35 @@ unsafe fn flush(limbs: *mut i64, r: f64) {
     }
 }
 
+/// The exact sum of a vector's four `f32`s as one `f64`, when it fits: the
+/// largest magnitude at most 2^27 times the smallest nonzero one (zeros
+/// are left out of the smallest, a NaN out of both, where `f32::max` and
+/// `min` skip it; it still makes the sum NaN). Then every element is a
+/// multiple of the smallest one's unit in the last place (2^-149 for a
+/// subnormal) and the sum is below 2^(24 + 27 + 2) of those units: 53
+/// bits, exact in `f64`, and so are the two partial sums. An infinity
+/// passes only beside values above 2^101 and makes the sum infinite (or
+/// NaN with both signs), as adding it alone would.
+///
+/// ```text
+/// [1.0, 2.0, -3.0, 0.5]       → Some(0.5)
+/// [1.0, 2.0^-30, 0.0, 0.0]    → None: 30 binades apart
+/// [0.0, -0.0, 0.0, 0.0]       → Some(0.0)
+/// ```
+#[inline(always)]
+fn quad(v: [f32; 4]) -> Option<f64> {
+    let m = v.map(f32::abs);
+    let largest = m[0].max(m[1]).max(m[2].max(m[3]));
+    let nonzero = m.map(|x| if x == 0.0 { f32::INFINITY } else { x });
+    let smallest = nonzero[0].min(nonzero[1]).min(nonzero[2].min(nonzero[3]));
+    // 2^27 · smallest is exact (or +inf for a smallest above 2^101)
+    if largest <= smallest * 134217728.0 {
+        Some((v[0] as f64 + v[1] as f64) + (v[2] as f64 + v[3] as f64))
+    } else {
+        None
+    }
+}
+
 /// The accurate sum of `a[0..n]` into `out[0]` (`b` is not read).
 ///
 /// # Safety
@@ -111,8 +150,8 @@ pub unsafe fn accurate_f32(
 
     // 1. the thread's expansion s + c; residues to the limbs
     let (mut s, mut c) = (-0.0f64, 0.0f64); // s stays -0.0 only if every input is -0.0
-    let mut add = |x: f32| {
-        let (s2, e) = two_sum(s, x as f64);
+    let mut add = |x: f64| {
+        let (s2, e) = two_sum(s, x);
         let (c2, r) = two_sum(c, e);
         (s, c) = (s2, c2);
         if r != 0.0 {
@@ -124,9 +163,17 @@ pub unsafe fn accurate_f32(
     let head = ((16 - a as u64 % 16) % 16 / 4).min(n);
     let mut i = gtid;
     while i < head {
-        add(load_u64(a, i));
+        add(load_u64(a, i) as f64);
         i += threads;
     }
+    let mut add4 = |v: [f32; 4]| match quad(v) {
+        Some(sum) => add(sum),
+        None => {
+            for x in v {
+                add(x as f64);
+            }
+        }
+    };
     let body = a.wrapping_add(head as usize);
     let nvec = (n - head) / 4;
     let mut i = gtid;
@@ -137,22 +184,16 @@ pub unsafe fn accurate_f32(
             f32::load16(body, i + 2 * threads),
             f32::load16(body, i + 3 * threads),
         );
-        let [w0, w1, w2, w3] = w;
-        let [x0, x1, x2, x3] = x;
-        let [y0, y1, y2, y3] = y;
-        let [z0, z1, z2, z3] = z;
-        (add(w0), add(w1), add(w2), add(w3), add(x0), add(x1), add(x2), add(x3));
-        (add(y0), add(y1), add(y2), add(y3), add(z0), add(z1), add(z2), add(z3));
+        (add4(w), add4(x), add4(y), add4(z));
         i += UNROLL * threads;
     }
     while i < nvec {
-        let [v0, v1, v2, v3] = f32::load16(body, i);
-        (add(v0), add(v1), add(v2), add(v3));
+        add4(f32::load16(body, i));
         i += threads;
     }
     let mut i = head + nvec * 4 + gtid;
     while i < n {
-        add(load_u64(a, i));
+        add(load_u64(a, i) as f64);
         i += threads;
     }
 
