@@ -119,6 +119,20 @@ impl ExpLn for f32 {
     }
 }
 
+/// `c₀·rᵐ + c₁·rᵐ⁻¹ + … + cₘ` by Horner's rule: a multiplication and an
+/// addition a coefficient, in this order (never fused), so every GPU and
+/// the CPU round alike.
+#[inline(always)]
+fn horner<A: Copy + core::ops::Add<Output = A> + core::ops::Mul<Output = A>>(c: &[A], r: A) -> A {
+    let mut p = c[0];
+    let mut i = 1;
+    while i < c.len() {
+        p = p * r + c[i];
+        i += 1;
+    }
+    p
+}
+
 /// 1.5 · 2⁵²: adding and subtracting it rounds an `f64` below 2⁵¹ to an
 /// integer (ties to even).
 const ROUND: f64 = 6755399441055744.0;
@@ -160,12 +174,7 @@ impl ExpLn for f64 {
             1.0,
             1.0,
         ];
-        let mut p = INVERSE_FACTORIALS[0];
-        let mut i = 1;
-        while i < INVERSE_FACTORIALS.len() {
-            p = p * r + INVERSE_FACTORIALS[i];
-            i += 1;
-        }
+        let p = horner(&INVERSE_FACTORIALS, r);
         // 2^k for k in -1075..=0, as two powers within the normal range
         let k = k as i64;
         let (k1, k2) = (k / 2, k - k / 2);
@@ -206,12 +215,7 @@ impl ExpLn for f64 {
             1.0 / 3.0,
             1.0,
         ];
-        let mut p = INVERSE_ODDS[0];
-        let mut i = 1;
-        while i < INVERSE_ODDS.len() {
-            p = p * t2 + INVERSE_ODDS[i];
-            i += 1;
-        }
+        let p = horner(&INVERSE_ODDS, t2);
         e as f64 * core::f64::consts::LN_2 + 2.0 * t * p
     }
 }
@@ -250,12 +254,7 @@ pub fn exp_neg_exact(x: f32) -> f32 {
     let r = (x - k * LN2_HI) - k * LN2_LO;
     const INVERSE_FACTORIALS: [f32; 8] =
         [1.0 / 5040.0, 1.0 / 720.0, 1.0 / 120.0, 1.0 / 24.0, 1.0 / 6.0, 1.0 / 2.0, 1.0, 1.0];
-    let mut p = INVERSE_FACTORIALS[0];
-    let mut i = 1;
-    while i < INVERSE_FACTORIALS.len() {
-        p = p * r + INVERSE_FACTORIALS[i];
-        i += 1;
-    }
+    let p = horner(&INVERSE_FACTORIALS, r);
     // 2^k for k in -150..=0, as two powers within the normal range
     let k = k as i32;
     let (k1, k2) = (k / 2, k - k / 2);
