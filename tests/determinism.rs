@@ -23,6 +23,7 @@ use reduction::{
 };
 use testkit::data::{Pattern, generate, splitmix64};
 use testkit::exact::ExactSum;
+use testkit::ops::{logsumexp_reference, moments_reference};
 
 const BLOCKS: [u32; 4] = [128, 256, 512, 1024];
 const GRIDS: [Option<u32>; 6] = [None, Some(1), Some(7), Some(66), Some(132), Some(264)];
@@ -719,13 +720,11 @@ fn reproducible_near_exact() -> Result<(), Failed> {
     for n in [1usize, 1000, 1 << 20] {
         let x: Vec<f32> = generate(Pattern::Random, n, 5)?;
         let wide: Vec<f64> = x.iter().map(|&v| v as f64).collect();
-        let mean = wide.iter().sum::<f64>() / n as f64;
-        let m2: f64 = wide.iter().map(|v| (v - mean) * (v - mean)).sum();
+        let (mean, m2) = moments_reference(&wide);
         let got = fixed_order::<Moments, f32>(&x, &x);
         ensure((got.mean - mean).abs() <= 1e-12 * (1.0 + mean.abs()), || format!("n={n}: mean {got:?} vs {mean}"))?;
         ensure((got.m2 - m2).abs() <= 1e-9 * (1.0 + m2), || format!("n={n}: M2 {got:?} vs {m2}"))?;
-        let max = wide.iter().cloned().fold(f64::NEG_INFINITY, f64::max);
-        let lse = max + wide.iter().map(|v| (v - max).exp()).sum::<f64>().ln();
+        let (lse, _) = logsumexp_reference(&x, 0, 0.0);
         let got = fixed_order::<LogSumExp, f32>(&x, &x) as f64;
         ensure((got - lse).abs() <= 1e-5 * (1.0 + lse.abs()), || format!("n={n}: logsumexp {got} vs {lse}"))?;
     }
