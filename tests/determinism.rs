@@ -526,7 +526,8 @@ fn twin_planted_swap() -> Result<(), Failed> {
 
 /// The shapes the shaped `gpu_to_gpu` trials reduce, over `n` elements:
 /// rows with a pitch, rows across many warp tiles, rows of 16, columns in
-/// one chunk and in many, and segments from empty to 2^20 long.
+/// one chunk and in many, segments from empty to 2^20 long, and short
+/// segments with a long one now and then.
 fn shaped_cases(r: &Reducer) -> Result<(usize, Vec<(String, ShapeCase)>), Failed> {
     let n = 1 << 22;
     let lengths: Vec<u64> = (0..3000u64).map(|k| if k % 7 == 0 { 0 } else { 1 << (splitmix64(k) % 21) }).collect();
@@ -541,6 +542,9 @@ fn shaped_cases(r: &Reducer) -> Result<(usize, Vec<(String, ShapeCase)>), Failed
         .collect();
     ensure(total > 0, || "no segments".into())?;
     let offsets = r.offsets(&offsets_of(&fit, 0))?;
+    // short segments with a long one every 50: pieces the whole warp reads (`shape::piece_lanes`)
+    let tailed: Vec<u64> = (0..39_000u64).map(|k| if k % 50 == 0 { 5000 } else { 1 + splitmix64(k) % 8 }).collect();
+    let tailed = r.offsets(&offsets_of(&tailed, 0))?;
     let m = |rows, cols, pitch| Matrix::new(rows, cols).pitch(pitch);
     Ok((
         n,
@@ -567,6 +571,7 @@ fn shaped_cases(r: &Reducer) -> Result<(usize, Vec<(String, ShapeCase)>), Failed
                 ShapeCase::Columns(m(1 << 16, 64, 64), Strategy::Columns { wide: 2, chunks: 7 }),
             ),
             ("segments 0..2^20".into(), ShapeCase::Segments(offsets, Strategy::Auto)),
+            ("segments 1..8, every 50th 5000".into(), ShapeCase::Segments(tailed, Strategy::Auto)),
         ],
     ))
 }

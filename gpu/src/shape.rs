@@ -188,6 +188,27 @@ pub const fn lanes_for(lanes: u32, elements: u64, segments: u64, size: usize) ->
     if lanes & AUTO_LANES != 0 { team_lanes(elements, segments, size, lanes & !AUTO_LANES) } else { lanes }
 }
 
+/// The lanes that read one segment's piece of `len` elements of `size`
+/// bytes in a tile whose team is `team` ([`lanes_for`]): the team, or,
+/// when the team is chosen per tile ([`AUTO_LANES`] `| v`), the whole warp
+/// for a piece of more than `2·v` vectors a team lane. A team picked for
+/// the tile's average reads at most `2·v` a lane of a segment of about that
+/// length, so rows never change; but one long piece among short ones (a
+/// heavy-tailed length law) would keep its team reading long after the
+/// warp's other teams are done. Such pieces wait for the round's end and
+/// the warp reads them one at a time, all 32 lanes (`kernels/segments.rs`).
+///
+/// ```
+/// use gpu::shape::{AUTO_LANES, piece_lanes};
+/// assert_eq!(piece_lanes(AUTO_LANES | 8, 4, 256, 4), 4); // 64 vectors: the team's
+/// assert_eq!(piece_lanes(AUTO_LANES | 8, 4, 260, 4), 32); // 65: the warp's
+/// assert_eq!(piece_lanes(4, 4, 100_000, 4), 4); // a team fixed by the caller
+/// ```
+pub const fn piece_lanes(lanes: u32, team: u32, len: u64, size: usize) -> u32 {
+    let v = (lanes & !AUTO_LANES) as u64;
+    if lanes & AUTO_LANES != 0 && len * size as u64 / 16 > 2 * v * team as u64 { 32 } else { team }
+}
+
 /// Rows short enough for `rows_short`, whose blocks read their tile
 /// contiguously, a row in neighbouring lanes of one load: the
 /// number of 16-byte vectors in a row (1, 2, 4, 8, 16 or 32) when rows of

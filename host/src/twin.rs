@@ -16,7 +16,8 @@
 //! a view that does not).
 //!
 //! ```text
-//! rows, segments: tile t = elements [t·E, (t+1)·E); team of g lanes per tile (gpu::shape::lanes_for)
+//! rows, segments: tile t = elements [t·E, (t+1)·E); team of g lanes per tile (gpu::shape::lanes_for),
+//!   32 for a piece long for its team (gpu::shape::piece_lanes)
 //!   piece of segment s in tile t: lane l folds as strided_fold does (head one by one,
 //!   16-byte vectors four at a time, each vector's lanes pairwise, tail one by one),
 //!   the g lane values meet in team_reduce's tree; a segment in one tile is finished at once,
@@ -41,7 +42,9 @@ use crate::shape::{Fit, Shape, Strategy};
 use gpu::names::Op;
 use gpu::op::Reduction;
 use gpu::op::fixed_order::{WARP, team_tree, warp_tree};
-use gpu::shape::{COLUMN_ROWS, Columns, SHAPE_BLOCK, Segments, lanes_for, tile_span, tiles, vector_columns};
+use gpu::shape::{
+    COLUMN_ROWS, Columns, SHAPE_BLOCK, Segments, lanes_for, piece_lanes, tile_span, tiles, vector_columns,
+};
 
 /// Operation `R` on each row, column or segment of `inputs` (one, or two of
 /// the same length for a dot product) in exactly the order of the shaped
@@ -163,7 +166,7 @@ unsafe fn segments<R: Reduction<T>, T: Copy>(
             let (t0, t1) = tile_span(b0, e0, tile);
             let piece = |t: u64| {
                 let (p0, p1) = (b0.max(t * tile), e0.min((t + 1) * tile));
-                let g = team(t);
+                let g = piece_lanes(lanes, team(t) as u32, p1 - p0, size_of::<T>()) as usize;
                 let mut v = [R::IDENTITY; WARP];
                 for (l, v) in v[..g].iter_mut().enumerate() {
                     *v = strided_fold::<R, T>(a, b, p0, p1, b0, l as u64, g as u64);
@@ -332,7 +335,7 @@ fn columns<R: Reduction<T>, T: Copy>(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::shape::Matrix;
+    use crate::shape::{AUTO_LANES, Matrix};
     use gpu::op::Sum;
 
     /// Small integers: every order gives the exact sum, so a dropped or
@@ -383,7 +386,7 @@ mod tests {
         let segs = Segments { offsets: offsets.as_ptr(), count: offsets.len() as u64 - 1, cols: 0, pitch: 0 };
         let want: Vec<f64> = offsets.windows(2).map(|w| x[w[0] as usize..w[1] as usize].iter().sum()).collect();
         for tile in [2048, 8192, 32768] {
-            for lanes in [0, 1, 2, 32] {
+            for lanes in [0, 1, 2, 32, AUTO_LANES | 4, AUTO_LANES | 8] {
                 // SAFETY: `offsets` holds count + 1 values, non-decreasing, within n
                 let got = unsafe { segments::<Sum, f64>(&x, &x, segs, n, tile, lanes) };
                 assert_eq!(got, want, "tile {tile} lanes {lanes}");

@@ -17,7 +17,11 @@
 //!    about four 16-byte vectors a thread, from the tile's average segment
 //!    length, or as the caller fixes it) that take one segment each, read
 //!    it as `single_pass` reads its input (16-byte loads, four in flight, the
-//!    unaligned head and tail one by one), and reduce it with shuffles.
+//!    unaligned head and tail one by one), and reduce it with shuffles. A
+//!    piece far longer than the team was sized for (`shape::piece_lanes`:
+//!    one long segment among short ones) waits for the round's end, and the
+//!    whole warp reads it: a team of a few lanes would read on alone while
+//!    the others idle.
 //! 3. **Segments across tiles.** A segment inside one tile is written at
 //!    once. A longer one leaves one partial per tile (two slots per tile:
 //!    the piece that runs past its end, and the one that started before
@@ -54,7 +58,7 @@
 use crate::block_reduce::block_reduce;
 use crate::op::{Element, Reduction};
 use crate::prim::*;
-use crate::shape::{SHAPE_BLOCK, SHAPE_WARPS, Segments, lanes_for, piece_slot, tile_span, tiles};
+use crate::shape::{SHAPE_BLOCK, SHAPE_WARPS, Segments, lanes_for, piece_lanes, piece_slot, tile_span, tiles};
 use crate::strided_fold::strided_fold;
 use crate::warp_reduce::{team_reduce, warp_reduce};
 
@@ -129,37 +133,95 @@ pub unsafe fn segments<T: Element + Vector, R: Reduction<T>>(
         let s = first + team;
         let active = s < hi;
         let (b0, e0) = if active { segs.bounds(s) } else { (0, 0) };
-        let (p0, p1) = (b0.max(w0), e0.min(w1));
-        let v =
-            if active && p0 < p1 { strided_fold::<T, R>(a, b, p0, p1, b0, lane, g as u64, false) } else { R::IDENTITY };
-        let v = team_reduce(v, g, R::combine);
-        let leader = active && lane == 0;
-        let whole = b0 >= w0 && e0 <= w1; // empty segments too
-        if leader && whole {
-            store_u64(out, s, R::finish(v, e0 - b0));
-        }
-        let mut last = false;
-        if leader && !whole {
-            store_u64(pieces, piece_slot(me, e0 > w1), v);
-            threadfence(); // the piece is visible GPU-wide before the ticket is taken
-            let (t0, t1) = tile_span(b0, e0, tile);
-            let k = (t1 - t0) as u32;
-            last = atomic_inc(tickets.add(s as usize), k) == k;
-        }
-        // the warp combines the pieces of each segment whose last piece this round wrote
-        let mut done = ballot_sync(FULL_MASK, last);
-        while done != 0 {
-            let src = done.trailing_zeros();
-            let (sb, se, ss) =
-                (shfl_sync(FULL_MASK, b0, src), shfl_sync(FULL_MASK, e0, src), shfl_sync(FULL_MASK, s, src));
-            let (t0, t1) = tile_span(sb, se, tile);
-            let acc = combine_pieces::<T, R>(pieces, t1 - t0 + 1, |k| piece_slot(t0 + k, t0 + k < t1));
-            if lane_id() == 0 {
-                store_u64(out, ss, R::finish(acc, se - sb));
+        let wide = active && e0.min(w1) > b0.max(w0) && piece_lanes(lanes, g, e0.min(w1) - b0.max(w0), size) != g;
+        // each team's own segment, then the round's long pieces one at a time by the whole warp
+        let mut long = ballot_sync(FULL_MASK, wide && lane == 0);
+        let mut own = true;
+        loop {
+            let src = if own { lane_id() } else { long.trailing_zeros() };
+            let (js, jb, je) =
+                (shfl_sync(FULL_MASK, s, src), shfl_sync(FULL_MASK, b0, src), shfl_sync(FULL_MASK, e0, src));
+            let (jl, jg, live) = if own { (lane, g, active && !wide) } else { (lane_id() as u64, 32, true) };
+            let (p0, p1) = (jb.max(w0), je.min(w1));
+            let v = if live && p0 < p1 {
+                strided_fold::<T, R>(a, b, p0, p1, jb, jl, jg as u64, false)
+            } else {
+                R::IDENTITY
+            };
+            let v = team_reduce(v, jg, R::combine);
+            let last = live && jl == 0 && emit::<T, R>(v, js, jb, je, me, w0, w1, tile, pieces, tickets, out);
+            finish_segments::<T, R>(ballot_sync(FULL_MASK, last), js, jb, je, tile, pieces, out);
+            if !own {
+                long &= long - 1;
             }
-            done &= done - 1;
+            own = false;
+            if long == 0 {
+                break;
+            }
         }
         first += (32 / g) as u64;
+    }
+}
+
+/// A segment's piece `v` over tile `me` (`w0..w1`), by the lane that holds
+/// it: a segment inside the tile is written (empty ones too), else the
+/// piece goes to its slot and the segment's ticket is taken. Whether this
+/// was the segment's last piece.
+///
+/// # Safety
+/// As for [`segments`].
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+unsafe fn emit<T: Element, R: Reduction<T>>(
+    v: R::Acc,
+    s: u64,
+    b0: u64,
+    e0: u64,
+    me: u64,
+    w0: u64,
+    w1: u64,
+    tile: u64,
+    pieces: *mut R::Acc,
+    tickets: *mut u32,
+    out: *mut R::Out,
+) -> bool {
+    if b0 >= w0 && e0 <= w1 {
+        store_u64(out, s, R::finish(v, e0 - b0));
+        return false;
+    }
+    store_u64(pieces, piece_slot(me, e0 > w1), v);
+    threadfence(); // the piece is visible GPU-wide before the ticket is taken
+    let (t0, t1) = tile_span(b0, e0, tile);
+    let k = (t1 - t0) as u32;
+    atomic_inc(tickets.add(s as usize), k) == k
+}
+
+/// The warp combines the pieces of each segment whose last piece lane `l`
+/// wrote (bit `l` of `done`; that lane's `s`, `b0`, `e0`) and writes it.
+///
+/// # Safety
+/// All 32 lanes together; as for [`segments`].
+#[inline(always)]
+unsafe fn finish_segments<T: Element, R: Reduction<T>>(
+    mut done: u32,
+    s: u64,
+    b0: u64,
+    e0: u64,
+    tile: u64,
+    pieces: *mut R::Acc,
+    out: *mut R::Out,
+) where
+    R::Acc: Shuffle,
+{
+    while done != 0 {
+        let src = done.trailing_zeros();
+        let (sb, se, ss) = (shfl_sync(FULL_MASK, b0, src), shfl_sync(FULL_MASK, e0, src), shfl_sync(FULL_MASK, s, src));
+        let (t0, t1) = tile_span(sb, se, tile);
+        let acc = combine_pieces::<T, R>(pieces, t1 - t0 + 1, |k| piece_slot(t0 + k, t0 + k < t1));
+        if lane_id() == 0 {
+            store_u64(out, ss, R::finish(acc, se - sb));
+        }
+        done &= done - 1;
     }
 }
 
