@@ -13,7 +13,8 @@
 #   check: info.txt, suite.log (REDUCTION_REQUIRE_GPU=1), sanitize.log
 #   speed: info.txt, bench-i32.json, bench-f32.json (Harris's table, Rust and
 #          CUDA C++), ops.json with ops-vendor.jsonl (torch, CuPy/CUB),
-#          shapes.json with shapes-vendor.jsonl, modes.json with
+#          shapes.json with shapes-vendor.jsonl (torch, CuPy, and CUB's
+#          DeviceSegmentedReduce built with nvcc), modes.json with
 #          modes-cub.jsonl (CUB's plain and reproducible sums, built with
 #          nvcc), read-ceiling.jsonl (the swept read-only kernel),
 #          explain-raw-i32.txt (Nsight Compute's counters for each teaching
@@ -67,7 +68,12 @@ speed)
     step ops 300 "$bin/reduce" ops --n 2^22,2^28 --runs 50 --timing queued --result device --json "$out/ops.json" > "$out/ops.txt" 2>&1
     step ops-vendor 300 python3 cli/baselines/ops_vendor.py 2^22,2^28 50 --timing queued > "$out/ops-vendor.jsonl" 2> /dev/null
     step shapes 300 "$bin/reduce" shapes --runs 30 --json "$out/shapes.json" > "$out/shapes.txt" 2>&1
-    step shapes-vendor 300 python3 cli/baselines/shapes_vendor.py 30 > "$out/shapes-vendor.jsonl" 2> /dev/null
+    mkdir -p /tmp/segment-lengths
+    step shapes-vendor 300 env SEGMENT_LENGTHS_DIR=/tmp/segment-lengths python3 cli/baselines/shapes_vendor.py 30 > "$out/shapes-vendor.jsonl" 2> /dev/null
+    # CUB's DeviceSegmentedReduce on the same segments (and the rows), with its fixed-size form where this CCCL has it
+    { nvcc -O3 -std=c++17 -arch=sm_90 -DFIXED_SIZE cli/baselines/cub_segmented_reduce.cu -o /tmp/cub_segmented 2> /dev/null ||
+        nvcc -O3 -std=c++17 -arch=sm_90 cli/baselines/cub_segmented_reduce.cu -o /tmp/cub_segmented; } &&
+        step shapes-cub 300 /tmp/cub_segmented 30 /tmp/segment-lengths/*.i64 >> "$out/shapes-vendor.jsonl" 2> /dev/null
     step modes 200 "$bin/reduce" modes --n 2^28 --runs 50 --json "$out/modes.json" > "$out/modes.txt" 2>&1
     nvcc -O3 -std=c++17 -arch=sm_90 --expt-relaxed-constexpr cli/baselines/cub_determinism.cu -o /tmp/cub_determinism &&
         step modes-cub 120 /tmp/cub_determinism 268435456 50 > "$out/modes-cub.jsonl" 2> /dev/null

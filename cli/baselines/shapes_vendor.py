@@ -1,8 +1,9 @@
 """The vendor baselines for `reduce shapes`: torch.sum(dim=...) and CuPy's
 sum(axis=...) (CUB accelerator) on the same 1 GiB f32 matrices, and
-torch.segment_reduce on power-law segments of 2^28 elements, timed as the
-Rust side is: CUDA events around the call only, 5 warm-up calls, the median
-of RUNS calls, random data. GB/s count the input bytes read. Run on the GPU
+torch.segment_reduce on the six segment cases of 2^28 elements, timed as
+the Rust side is: CUDA events around the call only, 5 warm-up calls, the
+median of RUNS calls, random data. GB/s count the bytes moved: the input,
+the segments' offsets (8 bytes a segment) and the results. Run on the GPU
 machine in the same command as `reduce shapes`:
 
     python3 cli/baselines/shapes_vendor.py [RUNS] [SHAPES] [OP]
@@ -14,8 +15,10 @@ torch.var_mean(dim=...) and CuPy's var(axis=...) instead of the sums (what
 on the matrices only.
 
 Prints one JSON object per line: library, case, median_us, gbps.
-The segment lengths follow the same laws as `reduce shapes` (log-uniform
-from 1 to 10^6; Pareto with exponent 1.5 capped at 10^6), drawn by numpy.
+The segment lengths are `reduce shapes`' own: the same generator, seeds
+and laws (`cli/src/shapes_bench.rs`). With SEGMENT_LENGTHS_DIR set, each
+case's lengths are also written there as NAME.i64 (little-endian int64),
+for `cub_segmented_reduce.cu`.
 """
 import json
 import os
@@ -55,9 +58,9 @@ def timed(fn):
     return statistics.median(a.elapsed_time(b) for a, b in pairs) * 1e3  # µs
 
 
-def report(library, case, us, elements):
+def report(library, case, us, moved):
     print(json.dumps({"library": library, "case": case, "median_us": round(us, 2),
-                      "gbps": round(elements * 4 / us / 1e3, 1)}), flush=True)
+                      "gbps": round(moved / us / 1e3, 1)}), flush=True)
 
 
 x = torch.rand(N, device="cuda") * 2 - 1
@@ -65,36 +68,64 @@ for rows, cols in SHAPES:
     m = x.view(rows, cols)
     for axis in (1, 0):
         case = f"{rows}x{cols} axis {axis}"
+        results = rows if axis == 1 else cols
+        # bytes moved: the input and the results (var_mean: two f32s a result)
+        moved = N * 4 + results * (8 if OP == "moments" else 4)
         if OP == "moments":
-            report("torch", case, timed(lambda: torch.var_mean(m, dim=axis)), N)
+            report("torch", case, timed(lambda: torch.var_mean(m, dim=axis)), moved)
         elif OP == "logsumexp":
-            report("torch", case, timed(lambda: torch.logsumexp(m, dim=axis)), N)
+            report("torch", case, timed(lambda: torch.logsumexp(m, dim=axis)), moved)
         else:
-            report("torch", case, timed(lambda: torch.sum(m, dim=axis)), N)
+            report("torch", case, timed(lambda: torch.sum(m, dim=axis)), moved)
         if cupy is not None:
             c = cupy.asarray(m)
             if OP == "moments":
-                report("cupy", case, timed(lambda: c.var(axis=axis)), N)
+                report("cupy", case, timed(lambda: c.var(axis=axis)), N * 4 + results * 4)
             elif OP == "sum":
-                report("cupy", case, timed(lambda: c.sum(axis=axis)), N)
+                report("cupy", case, timed(lambda: c.sum(axis=axis)), moved)
 
 
-def lengths(pareto, seed):
-    rng = np.random.default_rng(seed)
-    u = rng.random(1 << 20)
-    ls = np.minimum(u ** -2.0, 1e6).astype(np.int64) if pareto else (10.0 ** (6.0 * u)).astype(np.int64)
-    keep = np.cumsum(ls) <= N
-    return ls[keep]
+def splitmix64(z):
+    """testkit::data::splitmix64 on a numpy uint64 array."""
+    z = z + np.uint64(0x9E3779B97F4A7C15)
+    z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+    z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+    return z ^ (z >> np.uint64(31))
 
 
-for name, pareto in (("loguniform", False), ("pareto1.5", True)) if ONLY is None and OP == "sum" else ():
-    ls = lengths(pareto, 5)
+def lengths_of(draws, seed, law):
+    """`shapes_bench::lengths_of`: the same draws (testkit's generator), the
+    same law, kept while the sum stays within N."""
+    with np.errstate(over="ignore"):
+        key = splitmix64(np.array([seed], dtype=np.uint64))[0]
+        i = np.arange(draws, dtype=np.uint64) * np.uint64(0x2545F4914F6CDD1D)
+        r = splitmix64(key ^ i)
+    u = ((r >> np.uint64(11)).astype(np.float64) + 0.5) / float(1 << 53)
+    ls = law(u).astype(np.int64)
+    return ls[np.cumsum(ls) <= N]
+
+
+SEGMENT_CASES = {  # `shapes_bench::segment_case`
+    "loguniform": lambda: lengths_of(1 << 20, 5, lambda u: 10.0 ** (6.0 * u)),
+    "pareto1.5": lambda: lengths_of(1 << 20, 6, lambda u: np.minimum(u ** -2.0, 1e6)),
+    "uniform32": lambda: lengths_of(1 << 24, 7, lambda u: u * 32.0),
+    "uniform512": lambda: lengths_of(1 << 20, 8, lambda u: u * 512.0),
+    "one": lambda: np.array([N], dtype=np.int64),
+    "zipf2": lambda: lengths_of(1 << 25, 9, lambda u: np.minimum(1.0 / u, 1e6)),
+}
+LENGTHS_DIR = os.environ.get("SEGMENT_LENGTHS_DIR")
+
+for name, draw in SEGMENT_CASES.items() if ONLY is None and OP == "sum" else ():
+    ls = draw()
     total = int(ls.sum())
+    moved = total * 4 + 8 * (len(ls) + 1) + 4 * len(ls)  # input, offsets, results
+    if LENGTHS_DIR:
+        ls.tofile(os.path.join(LENGTHS_DIR, f"{name}.i64"))
     data = x[:total]
     lens = torch.from_numpy(ls).cuda()
     case = f"segments {name} ({len(ls)} segments)"
     try:
-        report("torch.segment_reduce", case, timed(lambda: torch.segment_reduce(data, "sum", lengths=lens)), total)
+        report("torch.segment_reduce", case, timed(lambda: torch.segment_reduce(data, "sum", lengths=lens)), moved)
     except Exception as e:
         print(json.dumps({"library": "torch.segment_reduce", "case": case, "error": str(e)}), flush=True)
     if cupy is not None:
@@ -102,9 +133,9 @@ for name, pareto in (("loguniform", False), ("pareto1.5", True)) if ONLY is None
         # is the nearest: one atomic add per element.
         try:
             import cupyx  # noqa: E402
-            ids = cupy.asarray(np.repeat(np.arange(len(ls)), ls))
+            ids = cupy.asarray(np.repeat(np.arange(len(ls), dtype=np.int32), ls))
             cd = cupy.asarray(data)
             out = cupy.zeros(len(ls), dtype=cupy.float32)
-            report("cupyx.scatter_add", case, timed(lambda: cupyx.scatter_add(out, ids, cd)), total)
+            report("cupyx.scatter_add", case, timed(lambda: cupyx.scatter_add(out, ids, cd)), moved)
         except Exception as e:
             print(json.dumps({"library": "cupyx.scatter_add", "case": case, "error": str(e)}), flush=True)

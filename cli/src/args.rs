@@ -85,9 +85,12 @@ pub(crate) enum Command {
         /// The axis of --shape: 1 (a sum per row) or 0 (per column).
         #[arg(long, default_value_t = 1)]
         axis: usize,
-        /// Sum CSR segments of 2^28 f32 elements instead, with lengths
-        /// drawn from `loguniform` (1 to 10^6) or `pareto` (exponent 1.5).
-        #[arg(long, value_name = "loguniform|pareto")]
+        /// Sum CSR segments of up to 2^28 f32 elements instead, one of the
+        /// cases of `reduce shapes`: `loguniform` (lengths 1 to 10^6),
+        /// `pareto1.5` (exponent 1.5, capped at 10^6), `uniform32` (2^24
+        /// segments, 0 to 31 long), `uniform512` (2^20, 0 to 511), `one`
+        /// (one segment of 2^28) or `zipf2` (Zipf's law, exponent 2).
+        #[arg(long, value_name = "CASE")]
         segments: Option<String>,
         /// KiB of input per tile for --shape (axis 1) and --segments: 16,
         /// 32, 64, 128 or 256 (default: chosen by shape).
@@ -122,7 +125,8 @@ pub(crate) enum Command {
     },
     /// Time rows, columns and segments: f32 sums of the 1 GiB matrices
     /// 16384x16384, 1048576x256, 256x1048576, 16777216x16, 4096x65536 along
-    /// both axes and of 2^28 elements in power-law segments, each checked
+    /// both axes and of 2^28 elements in segments of six length laws
+    /// (the cases of `run --segments`), each checked
     /// against the CPU first; --sweep adds the strategy sweeps behind the
     /// automatic choice.
     Shapes {

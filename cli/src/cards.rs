@@ -52,6 +52,8 @@ struct Line {
     median_us: f64,
     gbps: f64,
     error: Option<String>,
+    /// A baseline's own check of its result (`cub_segmented_reduce.cu`).
+    ok: Option<bool>,
 }
 
 /// One card's folder, read.
@@ -83,13 +85,14 @@ fn json<T: DeserializeOwned>(dir: &Path, file: &str) -> Result<T> {
 }
 
 /// The lines of a JSON-lines file that hold a measurement (those with an
-/// `error` left out); lines that are not JSON objects are skipped.
+/// `error`, and those whose own check failed, left out); lines that are
+/// not JSON objects are skipped.
 fn lines(dir: &Path, file: &str) -> Result<Vec<Line>> {
     let mut out = Vec::new();
     for (i, text) in read(dir, file)?.lines().enumerate().filter(|(_, l)| l.starts_with('{')) {
         let line: Line = serde_json::from_str(text)
             .map_err(|e| Error::Invalid(format!("{}:{}: {e}", dir.join(file).display(), i + 1)))?;
-        if line.error.is_none() {
+        if line.error.is_none() && line.ok != Some(false) {
             out.push(line);
         }
     }

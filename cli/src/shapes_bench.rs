@@ -4,8 +4,9 @@
 //! behind the automatic choice. Each case is checked against the CPU once
 //! (the data are odd multiples of 1/8, whose sums are exact, so the check
 //! is bit for bit), with the output poisoned first; then the launch alone
-//! is timed between CUDA events, the median of `runs`. GB/s count the
-//! matrix's (or segments') bytes read. The vendor side is
+//! is timed between CUDA events, the median of `runs`. GB/s count the bytes
+//! moved: the matrix's (or segments') input, the offsets and the results.
+//! The vendor side is
 //! `cli/baselines/shapes_vendor.py`, run in the same sitting.
 
 use reduction::cudarc::driver::CudaSlice;
@@ -48,6 +49,29 @@ impl Case {
             Case::Segments(_, l) => l.iter().sum::<u64>() as usize,
         }
     }
+
+    /// Bytes a reduction of the case moves: the f32 input, the segments'
+    /// 64-bit offsets, and `result` bytes per result.
+    ///
+    /// ```
+    /// use reduce::shapes_bench::Case;
+    /// assert_eq!(Case::Segments("two".into(), vec![3, 5]).bytes_moved(4), 8 * 4 + 3 * 8 + 2 * 4);
+    /// ```
+    pub fn bytes_moved(&self, result: usize) -> usize {
+        let offsets = match self {
+            Case::Axis(..) => 0,
+            Case::Segments(_, l) => 8 * (l.len() + 1),
+        };
+        4 * self.elements() + offsets + result * self.results()
+    }
+
+    fn results(&self) -> usize {
+        match self {
+            Case::Axis(m, 1) => m.rows,
+            Case::Axis(m, _) => m.cols,
+            Case::Segments(_, l) => l.len(),
+        }
+    }
 }
 
 /// One case's check and timing.
@@ -61,7 +85,8 @@ pub struct ShapeRow {
     pub results: usize,
     /// Median time between the CUDA events around the launch, µs.
     pub median_us: f64,
-    /// Input bytes read per second at the median, GB/s.
+    /// Bytes moved per second at the median, GB/s: the input, the
+    /// offsets and the results ([`Case::bytes_moved`]).
     pub gbps: f64,
     /// Whether every result equals the CPU's.
     pub ok: bool,
@@ -73,17 +98,14 @@ pub fn matrices() -> Vec<Case> {
     shapes.iter().flat_map(|&(r, c)| [1, 0].map(|axis| Case::Axis(Matrix::new(r, c), axis))).collect()
 }
 
-/// Segment lengths summing to at most `total`: `⌊10^(6u)⌋` for uniform `u`
-/// (log-uniform from 1 to 10^6: a power law, density ∝ 1/length) or, with
-/// `pareto`, `⌊u^-2⌋` capped at 10^6 (Pareto with exponent 1.5: mostly
-/// short segments, a heavy tail).
-pub fn power_law(total: usize, pareto: bool, seed: u64) -> Result<Vec<u64>> {
-    let u: Vec<u64> = generate(Pattern::Random, 1 << 20, seed)?;
+/// Segment lengths `law(u)` for `draws` uniform `u` in (0, 1) from `seed`,
+/// kept while their sum stays within `total`.
+fn lengths_of(total: usize, draws: usize, seed: u64, law: impl Fn(f64) -> u64) -> Result<Vec<u64>> {
+    let u: Vec<u64> = generate(Pattern::Random, draws, seed)?;
     let mut lengths = Vec::new();
     let mut sum = 0u64;
     for r in u {
-        let x = ((r >> 11) as f64 + 0.5) / (1u64 << 53) as f64;
-        let l = if pareto { x.powf(-2.0).min(1e6) as u64 } else { 10f64.powf(6.0 * x) as u64 };
+        let l = law(((r >> 11) as f64 + 0.5) / (1u64 << 53) as f64);
         if sum + l > total as u64 {
             break;
         }
@@ -93,12 +115,44 @@ pub fn power_law(total: usize, pareto: bool, seed: u64) -> Result<Vec<u64>> {
     Ok(lengths)
 }
 
-/// The segment cases: log-uniform and Pareto lengths over 2^28 elements.
+/// Segment lengths summing to at most `total`: `⌊10^(6u)⌋` for uniform `u`
+/// (log-uniform from 1 to 10^6: a power law, density ∝ 1/length) or, with
+/// `pareto`, `⌊u^-2⌋` capped at 10^6 (Pareto with exponent 1.5: mostly
+/// short segments, a heavy tail).
+pub fn power_law(total: usize, pareto: bool, seed: u64) -> Result<Vec<u64>> {
+    if pareto {
+        lengths_of(total, 1 << 20, seed, |u| u.powf(-2.0).min(1e6) as u64)
+    } else {
+        lengths_of(total, 1 << 20, seed, |u| 10f64.powf(6.0 * u) as u64)
+    }
+}
+
+/// The segment cases' names, as `reduce shapes` runs them and `reduce run
+/// --segments` takes them.
+pub const SEGMENT_CASES: [&str; 6] = ["loguniform", "pareto1.5", "uniform32", "uniform512", "one", "zipf2"];
+
+/// The segment case `name` (one of [`SEGMENT_CASES`]) over at most
+/// [`ELEMENTS`]: log-uniform and Pareto lengths ([`power_law`]); 2^24
+/// segments of lengths uniform in 0..32 and 2^20 in 0..512 (empty ones
+/// among them); one segment of 2^28; Zipf's law with exponent 2 (`P(length
+/// ≥ k) = 1/k`, capped at 10^6: mostly a few elements, half the elements
+/// in segments of 1000 or more). `None` for another name.
+pub fn segment_case(name: &str) -> Result<Option<Case>> {
+    let lengths = match name {
+        "loguniform" => power_law(ELEMENTS, false, 5)?,
+        "pareto1.5" => power_law(ELEMENTS, true, 6)?,
+        "uniform32" => lengths_of(ELEMENTS, 1 << 24, 7, |u| (u * 32.0) as u64)?,
+        "uniform512" => lengths_of(ELEMENTS, 1 << 20, 8, |u| (u * 512.0) as u64)?,
+        "one" => vec![ELEMENTS as u64],
+        "zipf2" => lengths_of(ELEMENTS, 1 << 25, 9, |u| (1.0 / u).min(1e6) as u64)?,
+        _ => return Ok(None),
+    };
+    Ok(Some(Case::Segments(name.into(), lengths)))
+}
+
+/// Every segment case, in [`SEGMENT_CASES`]' order.
 pub fn segment_cases() -> Result<Vec<Case>> {
-    Ok(vec![
-        Case::Segments("loguniform".into(), power_law(ELEMENTS, false, 5)?),
-        Case::Segments("pareto1.5".into(), power_law(ELEMENTS, true, 6)?),
-    ])
+    SEGMENT_CASES.iter().filter_map(|name| segment_case(name).transpose()).collect()
 }
 
 /// Rows of 16 to 65536 elements (1 GiB each) for the lanes sweep.
@@ -239,7 +293,7 @@ pub fn measure(
         strategy: label(strategy),
         results,
         median_us: stats.median_ms * 1e3,
-        gbps: stats.bandwidth(case.elements() * 4) / 1e9,
+        gbps: stats.bandwidth(case.bytes_moved(if op == Op::Moments { 16 } else { 4 })) / 1e9,
         ok,
     })
 }

@@ -261,14 +261,10 @@ pub(crate) fn validate(cli: Cli) -> std::result::Result<Job, String> {
                     reduce::shapes_bench::Case::Axis(m, axis)
                 }
                 (None, Some(kind)) => {
-                    let pareto = match kind.as_str() {
-                        "loguniform" => false,
-                        "pareto" => true,
-                        other => return Err(format!("--segments {other:?}: expected loguniform or pareto")),
-                    };
-                    let lengths = reduce::shapes_bench::power_law(reduce::shapes_bench::ELEMENTS, pareto, 5)
-                        .map_err(|e| e.to_string())?;
-                    reduce::shapes_bench::Case::Segments(kind, lengths)
+                    use reduce::shapes_bench::{SEGMENT_CASES, segment_case};
+                    segment_case(&kind)
+                        .map_err(|e| e.to_string())?
+                        .ok_or_else(|| format!("--segments {kind:?}: expected one of {}", SEGMENT_CASES.join(", ")))?
                 }
                 _ => return Err("--shape and --segments: one or the other".into()),
             };
