@@ -168,11 +168,12 @@ pub fn input(r: &Reducer) -> Result<(Vec<f32>, CudaSlice<f32>)> {
     Ok((host, device))
 }
 
-/// The CPU's sums of `case` over `host` (exact: f64 sums of exact data).
+/// The CPU's sums of `case` over `host` (exact: f64 sums of exact data;
+/// from +0, as the library's empty sum, where `Iterator::sum` gives -0).
 fn reference(case: &Case, host: &[f32]) -> Vec<f32> {
     match case {
         Case::Axis(m, 1) => {
-            (0..m.rows).map(|r| host[r * m.pitch..][..m.cols].iter().map(|&x| x as f64).sum::<f64>() as f32).collect()
+            (0..m.rows).map(|r| host[r * m.pitch..][..m.cols].iter().fold(0f64, |s, &x| s + x as f64) as f32).collect()
         }
         Case::Axis(m, _) => {
             let mut sums = vec![0f64; m.cols];
@@ -188,7 +189,7 @@ fn reference(case: &Case, host: &[f32]) -> Vec<f32> {
             lengths
                 .iter()
                 .map(|&l| {
-                    let s = host[at..at + l as usize].iter().map(|&x| x as f64).sum::<f64>();
+                    let s = host[at..at + l as usize].iter().fold(0f64, |s, &x| s + x as f64);
                     at += l as usize;
                     s as f32
                 })

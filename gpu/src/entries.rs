@@ -130,7 +130,11 @@ macro_rules! shape_entries {
     (; $($Op:ident $op:ident [$($T:ident $t:ident),*]),*) => {$($(
         segments_entry!(${concat(segments_, $op, _, $t)}, $Op, $t, |a, b, n, o, c, cols, p, tile, l, pieces, tk, out| {
             let segs = crate::shape::Segments { offsets: o, count: c, cols, pitch: p };
-            segments::segments::<$t, $Op>(a, b, n, segs, tile, l, pieces, tk, out)
+            segments::segments::<$t, $Op, false>(a, b, n, segs, tile, l, pieces, tk, out)
+        });
+        segments_entry!(${concat(segments_tailed_, $op, _, $t)}, $Op, $t, |a, b, n, o, c, cols, p, tile, l, pieces, tk, out| {
+            let segs = crate::shape::Segments { offsets: o, count: c, cols, pitch: p };
+            segments::segments::<$t, $Op, true>(a, b, n, segs, tile, l, pieces, tk, out)
         });
         segments_entry!(${concat(rows_short_, $op, _, $t)}, $Op, $t, |a, b, n, o, c, cols, p, tile, l, pieces, tk, out| {
             segments::short_rows::<$t, $Op>(a, b, n, cols, tile, out)

@@ -83,6 +83,8 @@ pub struct Offsets {
     pub(crate) host: Vec<u64>,
     pub(crate) count: usize,
     pub(crate) end: u64,
+    /// The longest segment's length (the planner's choice of kernel).
+    pub(crate) longest: u64,
 }
 
 impl Offsets {

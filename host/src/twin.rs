@@ -16,8 +16,8 @@
 //! a view that does not).
 //!
 //! ```text
-//! rows, segments: tile t = elements [t·E, (t+1)·E); team of g lanes per tile (gpu::shape::lanes_for),
-//!   32 for a piece long for its team (gpu::shape::piece_lanes)
+//! rows, segments: tile t = elements [t·E, (t+1)·E); team of g lanes per tile (gpu::shape::lanes_for);
+//!   segments_tailed: 32 for a piece long for its team (gpu::shape::piece_lanes)
 //!   piece of segment s in tile t: lane l folds as strided_fold does (head one by one,
 //!   16-byte vectors four at a time, each vector's lanes pairwise, tail one by one),
 //!   the g lane values meet in team_reduce's tree; a segment in one tile is finished at once,
@@ -100,7 +100,10 @@ pub fn shaped_fixed_order<R: Reduction<T>, T: Element>(
         ShapeKernel::RowsLong => long_rows::<R, T>(a, b, segs.count, segs.cols, p.tile),
         // SAFETY: `segs` points into `o.host`, `count + 1` offsets checked
         // non-decreasing and within the input by `plan`; rows checked by `plan` too.
-        _ => unsafe { segments::<R, T>(a, b, segs, shape.extent()? as u64, p.tile, p.split) },
+        kernel => unsafe {
+            let tailed = kernel == ShapeKernel::SegmentsTailed;
+            segments::<R, T>(a, b, segs, shape.extent()? as u64, p.tile, p.split, tailed)
+        },
     })
 }
 
@@ -123,7 +126,9 @@ fn short_rows<R: Reduction<T>, T: Copy>(a: &[T], b: &[T], rows: u64, cols: u64) 
 
 /// The segments kernel's result for each segment of `segs` over `a` (and
 /// `b`), whose first `n` elements are cut into warp tiles of `tile`, in
-/// teams of `lanes` (`shape::lanes_for`: fixed, or chosen per tile).
+/// teams of `lanes` (`shape::lanes_for`: fixed, or chosen per tile); with
+/// `tailed` (`segments_tailed`), long pieces by the whole warp
+/// (`shape::piece_lanes`).
 ///
 /// # Safety
 /// As for `Segments::bounds`; every segment within `a[..n]`.
@@ -134,6 +139,7 @@ unsafe fn segments<R: Reduction<T>, T: Copy>(
     n: u64,
     tile: u64,
     lanes: u32,
+    tailed: bool,
 ) -> Vec<R::Out> {
     let count_tiles = tiles(n, tile);
     // the first `s` in `lo..=hi` with `pred(s)` (false, then true): the warp's search
@@ -166,7 +172,8 @@ unsafe fn segments<R: Reduction<T>, T: Copy>(
             let (t0, t1) = tile_span(b0, e0, tile);
             let piece = |t: u64| {
                 let (p0, p1) = (b0.max(t * tile), e0.min((t + 1) * tile));
-                let g = piece_lanes(lanes, team(t) as u32, p1 - p0, size_of::<T>()) as usize;
+                let g = team(t);
+                let g = if tailed { piece_lanes(lanes, g as u32, p1 - p0, size_of::<T>()) as usize } else { g };
                 let mut v = [R::IDENTITY; WARP];
                 for (l, v) in v[..g].iter_mut().enumerate() {
                     *v = strided_fold::<R, T>(a, b, p0, p1, b0, l as u64, g as u64);
@@ -388,8 +395,10 @@ mod tests {
         for tile in [2048, 8192, 32768] {
             for lanes in [0, 1, 2, 32, AUTO_LANES | 4, AUTO_LANES | 8] {
                 // SAFETY: `offsets` holds count + 1 values, non-decreasing, within n
-                let got = unsafe { segments::<Sum, f64>(&x, &x, segs, n, tile, lanes) };
-                assert_eq!(got, want, "tile {tile} lanes {lanes}");
+                for tailed in [false, true] {
+                    let got = unsafe { segments::<Sum, f64>(&x, &x, segs, n, tile, lanes, tailed) };
+                    assert_eq!(got, want, "tile {tile} lanes {lanes} tailed {tailed}");
+                }
             }
         }
     }

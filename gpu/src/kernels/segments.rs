@@ -17,11 +17,13 @@
 //!    about four 16-byte vectors a thread, from the tile's average segment
 //!    length, or as the caller fixes it) that take one segment each, read
 //!    it as `single_pass` reads its input (16-byte loads, four in flight, the
-//!    unaligned head and tail one by one), and reduce it with shuffles. A
-//!    piece far longer than the team was sized for (`shape::piece_lanes`:
-//!    one long segment among short ones) waits for the round's end, and the
-//!    whole warp reads it: a team of a few lanes would read on alone while
-//!    the others idle.
+//!    unaligned head and tail one by one), and reduce it with shuffles. In
+//!    `segments_tailed_*` (`TAILED`: the host picks it for lengths with a
+//!    heavy tail), a piece far longer than the team was sized for
+//!    (`shape::piece_lanes`: one long segment among short ones) waits for
+//!    the round's end, and the whole warp reads it: a team of a few lanes
+//!    would read on alone while the others idle. (Its registers, 56 against
+//!    48 for an f32 sum, would slow every other case.)
 //! 3. **Segments across tiles.** A segment inside one tile is written at
 //!    once. A longer one leaves one partial per tile (two slots per tile:
 //!    the piece that runs past its end, and the one that started before
@@ -89,7 +91,8 @@ pub unsafe fn warp_search(mut lo: u64, mut hi: u64, pred: impl Fn(u64) -> bool) 
 }
 
 /// One result per segment of `a[0..n]` (and `b`) into `out[0..segs.count]`,
-/// in warp tiles of `tile` elements.
+/// in warp tiles of `tile` elements; with `TAILED`, long pieces by the
+/// whole warp.
 ///
 /// # Safety
 /// `a[0..n]` (and `b[0..n]` for two inputs) valid and aligned; every
@@ -101,7 +104,7 @@ pub unsafe fn warp_search(mut lo: u64, mut hi: u64, pred: impl Fn(u64) -> bool) 
 /// 32, or `AUTO_LANES | v` (choose per tile: `shape::lanes_for`).
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
-pub unsafe fn segments<T: Element + Vector, R: Reduction<T>>(
+pub unsafe fn segments<T: Element + Vector, R: Reduction<T>, const TAILED: bool>(
     a: *const T,
     b: *const T,
     n: u64,
@@ -133,14 +136,16 @@ pub unsafe fn segments<T: Element + Vector, R: Reduction<T>>(
         let s = first + team;
         let active = s < hi;
         let (b0, e0) = if active { segs.bounds(s) } else { (0, 0) };
-        let wide = active && e0.min(w1) > b0.max(w0) && piece_lanes(lanes, g, e0.min(w1) - b0.max(w0), size) != g;
+        let wide =
+            TAILED && active && e0.min(w1) > b0.max(w0) && piece_lanes(lanes, g, e0.min(w1) - b0.max(w0), size) != g;
         // each team's own segment, then the round's long pieces one at a time by the whole warp
-        let mut long = ballot_sync(FULL_MASK, wide && lane == 0);
+        let mut long = if TAILED { ballot_sync(FULL_MASK, wide && lane == 0) } else { 0 };
         let mut own = true;
         loop {
+            // a long piece's segment from its team's leader (shuffled in every pass: fewer registers)
             let src = if own { lane_id() } else { long.trailing_zeros() };
-            let (js, jb, je) =
-                (shfl_sync(FULL_MASK, s, src), shfl_sync(FULL_MASK, b0, src), shfl_sync(FULL_MASK, e0, src));
+            let pick = |x: u64| if TAILED { shfl_sync(FULL_MASK, x, src) } else { x };
+            let (js, jb, je) = (pick(s), pick(b0), pick(e0));
             let (jl, jg, live) = if own { (lane, g, active && !wide) } else { (lane_id() as u64, 32, true) };
             let (p0, p1) = (jb.max(w0), je.min(w1));
             let v = if live && p0 < p1 {

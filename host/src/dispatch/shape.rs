@@ -3,8 +3,8 @@
 //! memory and scratch, from the shape, the strategy and the card's fit.
 
 use crate::error::{Error, Result};
-use crate::registry::{COLUMNS, Kernel, ROWS_LONG, ROWS_SHORT, SEGMENTS};
-use crate::shape::{AUTO_LANES, Fit, MAX_TILE_BYTES, MIN_TILE_BYTES, Shape, Strategy};
+use crate::registry::{COLUMNS, Kernel, ROWS_LONG, ROWS_SHORT, SEGMENTS, SEGMENTS_TAILED};
+use crate::shape::{AUTO_LANES, Fit, MAX_TILE_BYTES, MIN_TILE_BYTES, Offsets, Shape, Strategy};
 use gpu::names::{DType, Op};
 use gpu::shape::{Columns, SHAPE_WARPS, columns_smem, long_rows, short_row_vectors, tiles};
 
@@ -14,6 +14,10 @@ use gpu::shape::{Columns, SHAPE_WARPS, columns_smem, long_rows, short_row_vector
 pub enum ShapeKernel {
     /// `segments`: any rows or CSR segments, in warp tiles and teams.
     Segments,
+    /// `segments_tailed`: CSR segments with a heavy tail ([`heavy_tail`]),
+    /// as `segments` but for pieces far longer than their team was sized
+    /// for (`gpu::shape::piece_lanes`), which the whole warp reads.
+    SegmentsTailed,
     /// `rows_short`: rows of 1 to 32 aligned 16-byte vectors, back to back
     /// (`gpu::shape::short_row_vectors`), a tile per block, a lane a
     /// vector; its own order.
@@ -27,13 +31,19 @@ pub enum ShapeKernel {
 
 impl ShapeKernel {
     /// Every shaped kernel.
-    pub const ALL: [ShapeKernel; 4] =
-        [ShapeKernel::Segments, ShapeKernel::RowsShort, ShapeKernel::RowsLong, ShapeKernel::Columns];
+    pub const ALL: [ShapeKernel; 5] = [
+        ShapeKernel::Segments,
+        ShapeKernel::SegmentsTailed,
+        ShapeKernel::RowsShort,
+        ShapeKernel::RowsLong,
+        ShapeKernel::Columns,
+    ];
 
     /// Its row of the registry.
     pub fn row(self) -> &'static Kernel {
         match self {
             ShapeKernel::Segments => &SEGMENTS,
+            ShapeKernel::SegmentsTailed => &SEGMENTS_TAILED,
             ShapeKernel::RowsShort => &ROWS_SHORT,
             ShapeKernel::RowsLong => &ROWS_LONG,
             ShapeKernel::Columns => &COLUMNS,
@@ -131,13 +141,16 @@ pub fn shape_plan(
                     ShapeKernel::RowsShort
                 }
                 Shape::Rows(m) if long_rows(m.cols as u64, m.pitch as u64, tile, split) => ShapeKernel::RowsLong,
+                Shape::Segments(o) if split == 0 && heavy_tail(o) => ShapeKernel::SegmentsTailed,
                 _ => ShapeKernel::Segments,
             };
             // segments: a warp a tile; rows: a block a tile (rows_long's warps' results in shared memory)
             let (blocks, smem) = match kernel {
                 ShapeKernel::RowsLong => (warp_tiles, SHAPE_WARPS * acc_bytes as u32),
                 ShapeKernel::RowsShort => (warp_tiles, 0),
-                ShapeKernel::Segments | ShapeKernel::Columns => (warp_tiles.div_ceil(SHAPE_WARPS as u64), 0),
+                ShapeKernel::Segments | ShapeKernel::SegmentsTailed | ShapeKernel::Columns => {
+                    (warp_tiles.div_ceil(SHAPE_WARPS as u64), 0)
+                }
             };
             let grid = u32::try_from(blocks).map_err(|_| too_big("segments"))?;
             Ok(ShapePlan {
@@ -184,6 +197,35 @@ pub fn shape_plan(
             })
         }
     }
+}
+
+/// Whether segments have a heavy tail: the longest more than [`TAIL`]
+/// times the average. Their tiles mix many short segments with pieces of
+/// long ones, which `segments_tailed` gives the whole warp; its extra
+/// registers would cost every other case (H200, 2^28 f32: Pareto lengths
+/// 421 → 336 µs and Zipf's 1372 → 990 with it, but lengths uniform in
+/// 0..512 509 → 685 and rows of 1000 358 → 411;
+/// `docs/src/performance/tuning.md`).
+pub fn heavy_tail(o: &Offsets) -> bool {
+    let first = o.host.first().copied().unwrap_or(0);
+    heavy_tail_of(o.longest, o.end - first, o.count as u64)
+}
+
+/// How many times the average segment the longest must exceed for
+/// [`heavy_tail`].
+pub const TAIL: u64 = 8;
+
+/// [`heavy_tail`] of `count` segments over `elements`, the longest
+/// `longest` long.
+///
+/// ```
+/// use reduction::dispatch::heavy_tail_of;
+/// assert!(!heavy_tail_of(511, 1 << 28, 1 << 20)); // uniform lengths 0..512
+/// assert!(heavy_tail_of(1_000_000, 1 << 28, 131_050)); // Pareto: average 2048
+/// assert!(!heavy_tail_of(1 << 28, 1 << 28, 1)); // one segment
+/// ```
+pub fn heavy_tail_of(longest: u64, elements: u64, count: u64) -> bool {
+    count >= 2 && longest > TAIL * (elements / count)
 }
 
 #[cfg(test)]

@@ -46,7 +46,8 @@ impl Reducer {
         check_offsets(host)?;
         let mut device = self.gpu().alloc::<u64>(host.len(), "segment offsets")?;
         self.gpu().stream().memcpy_htod(host, &mut device).map_err(driver("cuMemcpyHtoD"))?;
-        Ok(Offsets { device, host: host.to_vec(), count: host.len() - 1, end: host[host.len() - 1] })
+        let longest = host.windows(2).map(|w| w[1] - w[0]).max().unwrap_or(0);
+        Ok(Offsets { device, host: host.to_vec(), count: host.len() - 1, end: host[host.len() - 1], longest })
     }
 
     /// Operation `R` on each row, column or segment of `inputs` (one, or

@@ -136,6 +136,7 @@ pub const REGISTRY: &[Kernel] = &[
     REPRODUCIBLE,
     ACCURATE,
     SEGMENTS,
+    SEGMENTS_TAILED,
     ROWS_SHORT,
     ROWS_LONG,
     COLUMNS,
@@ -160,6 +161,15 @@ pub const ACCURATE: Kernel =
 /// Segments, and rows the two kernels below do not take.
 pub const SEGMENTS: Kernel =
     row("segments", "one result per segment (or row): warp teams", "ours", Family::Shaped, Scheme::Segmented);
+/// Segments whose lengths have a heavy tail: a long piece among short ones
+/// is read by the whole warp.
+pub const SEGMENTS_TAILED: Kernel = row(
+    "segments_tailed",
+    "one result per segment: warp teams, long pieces by the warp",
+    "ours",
+    Family::Shaped,
+    Scheme::Segmented,
+);
 /// Short rows of aligned input.
 pub const ROWS_SHORT: Kernel =
     row("rows_short", "one result per short row: 16-byte vectors", "ours", Family::Shaped, Scheme::Segmented);
