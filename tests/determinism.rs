@@ -542,8 +542,8 @@ fn shaped_cases(r: &Reducer) -> Result<(usize, Vec<(String, ShapeCase)>), Failed
         .collect();
     ensure(total > 0, || "no segments".into())?;
     let offsets = r.offsets(&offsets_of(&fit, 0))?;
-    // short segments with a long one every 50: pieces the whole warp reads (`shape::piece_lanes`)
-    let tailed: Vec<u64> = (0..39_000u64).map(|k| if k % 50 == 0 { 5000 } else { 1 + splitmix64(k) % 8 }).collect();
+    // short segments with a long one every 100 (a heavy tail: `segments_tailed`, whose warps read long pieces)
+    let tailed: Vec<u64> = (0..20_000u64).map(|k| if k % 100 == 0 { 20_000 } else { 1 + splitmix64(k) % 8 }).collect();
     let tailed = r.offsets(&offsets_of(&tailed, 0))?;
     let m = |rows, cols, pitch| Matrix::new(rows, cols).pitch(pitch);
     Ok((
@@ -571,7 +571,7 @@ fn shaped_cases(r: &Reducer) -> Result<(usize, Vec<(String, ShapeCase)>), Failed
                 ShapeCase::Columns(m(1 << 16, 64, 64), Strategy::Columns { wide: 2, chunks: 7 }),
             ),
             ("segments 0..2^20".into(), ShapeCase::Segments(offsets, Strategy::Auto)),
-            ("segments 1..8, every 50th 5000".into(), ShapeCase::Segments(tailed, Strategy::Auto)),
+            ("segments 1..8, every 100th 20000 (tailed)".into(), ShapeCase::Segments(tailed, Strategy::Auto)),
         ],
     ))
 }

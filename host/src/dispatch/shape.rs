@@ -128,7 +128,10 @@ pub fn shape_plan(
             if !(split == 0 || split.is_power_of_two() && split <= 32) {
                 return Err(wrong("lanes: 0 (automatic), 1, 2, 4, 8, 16 or 32"));
             }
+            let tailed = matches!(shape, Shape::Segments(o) if split == 0 && heavy_tail(o));
             let tile_bytes = match tile_bytes {
+                0 if tailed => gpu::shape::tile_bytes(n as u64, shape.results() as u64, size, fit.min_warps)
+                    .max(TAILED_MIN_TILE_BYTES),
                 0 => gpu::shape::tile_bytes(n as u64, shape.results() as u64, size, fit.min_warps),
                 t if t.is_power_of_two() && (MIN_TILE_BYTES..=MAX_TILE_BYTES).contains(&t) => t,
                 _ => return Err(wrong("tile_bytes: 0 (automatic) or a power of two from 16 KiB to 256 KiB")),
@@ -141,7 +144,7 @@ pub fn shape_plan(
                     ShapeKernel::RowsShort
                 }
                 Shape::Rows(m) if long_rows(m.cols as u64, m.pitch as u64, tile, split) => ShapeKernel::RowsLong,
-                Shape::Segments(o) if split == 0 && heavy_tail(o) => ShapeKernel::SegmentsTailed,
+                _ if tailed => ShapeKernel::SegmentsTailed,
                 _ => ShapeKernel::Segments,
             };
             // segments: a warp a tile; rows: a block a tile (rows_long's warps' results in shared memory)
@@ -202,10 +205,13 @@ pub fn shape_plan(
 /// Whether segments have a heavy tail: the longest more than [`TAIL`]
 /// times the average. Their tiles mix many short segments with pieces of
 /// long ones, which `segments_tailed` gives the whole warp; its extra
-/// registers would cost every other case (H200, 2^28 f32: Pareto lengths
-/// 421 → 336 µs and Zipf's 1372 → 990 with it, but lengths uniform in
-/// 0..512 509 → 685 and rows of 1000 358 → 411;
-/// `docs/src/performance/tuning.md`).
+/// registers would cost every other case (2^28 f32, H200 / H100: Pareto
+/// lengths 421 → 336 / 467 → 427 µs and Zipf's 1372 → 990 / 1382 → 1051
+/// with it, but lengths uniform in 0..512 509 → 685 / 590 → 752, rows of
+/// 1000 358 → 411 / 437 → 486, and log-uniform lengths, whose longest is
+/// 14 times the average, 373 → 381 on the H100;
+/// `docs/src/performance/tuning.md`). Its tiles are at least
+/// [`TAILED_MIN_TILE_BYTES`].
 pub fn heavy_tail(o: &Offsets) -> bool {
     let first = o.host.first().copied().unwrap_or(0);
     heavy_tail_of(o.longest, o.end - first, o.count as u64)
@@ -213,7 +219,13 @@ pub fn heavy_tail(o: &Offsets) -> bool {
 
 /// How many times the average segment the longest must exceed for
 /// [`heavy_tail`].
-pub const TAIL: u64 = 8;
+pub const TAIL: u64 = 64;
+
+/// The smallest automatic tile of `segments_tailed`: fewer rounds a
+/// tile, each with its long pieces (Pareto and Zipf lengths, 16 → 32 KiB:
+/// 336 → 322 µs and 990 → 952 on the H200, 427 → 426 and 1049 → 1016 on
+/// the H100).
+pub const TAILED_MIN_TILE_BYTES: u64 = 32 << 10;
 
 /// [`heavy_tail`] of `count` segments over `elements`, the longest
 /// `longest` long.
@@ -222,6 +234,7 @@ pub const TAIL: u64 = 8;
 /// use reduction::dispatch::heavy_tail_of;
 /// assert!(!heavy_tail_of(511, 1 << 28, 1 << 20)); // uniform lengths 0..512
 /// assert!(heavy_tail_of(1_000_000, 1 << 28, 131_050)); // Pareto: average 2048
+/// assert!(!heavy_tail_of(1_000_000, 1 << 28, 3778)); // log-uniform: average 71051
 /// assert!(!heavy_tail_of(1 << 28, 1 << 28, 1)); // one segment
 /// ```
 pub fn heavy_tail_of(longest: u64, elements: u64, count: u64) -> bool {
