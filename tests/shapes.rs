@@ -1,7 +1,8 @@
 //! Rows, columns and segments (`Reducer::reduce_shaped`) on the GPU against
 //! the CPU: every operation × type on shapes 1×n, n×1, row lengths 1, 31,
 //! 32, 33, 1000, 2^16+3, a pitch other than cols, empty rows and segments,
-//! segment lengths over six orders of magnitude in one call, 2^24 rows of
+//! segment lengths over six orders of magnitude in one call, heavy-tailed
+//! (Pareto) lengths, 2^24 rows of
 //! 16 and rows of 2^20; every strategy; arg-min/max ties and NaN per row;
 //! the same bits from run to run; results into a device buffer; the typed
 //! errors; and a planted error the check must reject.
@@ -144,6 +145,7 @@ fn main() {
     trials.extend([
         gpu_trial("strategies::every_split_gives_the_same_results", every_strategy),
         gpu_trial("segments::lengths_over_six_orders_of_magnitude", six_orders),
+        gpu_trial("segments::heavy_tail", heavy_tail),
         gpu_trial("run_to_run::same_bits_20_runs", run_to_run),
         gpu_trial("device::results_into_a_device_buffer", into_device),
         gpu_trial_alone("errors::typed_before_any_launch", typed_errors), // counts the allocations: alone
@@ -241,6 +243,34 @@ fn six_orders() -> Result<(), Failed> {
     check::<Sum, f32>(Op::Sum, &case, &a, &a, &run_case::<Sum, f32>(&case, &a, &a, Strategy::Auto)?)?;
     check::<ArgMax, f32>(Op::ArgMax, &case, &a, &a, &run_case::<ArgMax, f32>(&case, &a, &a, Strategy::Auto)?)?;
     let d: Vec<f64> = generate(Pattern::Random, input_len(&case), 9)?;
+    let got = run_case::<reduction::op::Mean, f64>(&case, &d, &d, Strategy::Auto)?;
+    check::<reduction::op::Mean, f64>(Op::Mean, &case, &d, &d, &got)
+}
+
+/// Pareto lengths (`⌊u^-2⌋`, capped at 10^5, every tenth empty): the
+/// planner's heavy tail (`segments_tailed`, whose warps read long pieces
+/// together), against the CPU.
+fn heavy_tail() -> Result<(), Failed> {
+    let u: Vec<u64> = generate(Pattern::Random, 30_000, 11)?;
+    let lengths: Vec<u64> =
+        u.iter()
+            .enumerate()
+            .map(|(i, &r)| {
+                if i % 10 == 9 {
+                    0
+                } else {
+                    (((r >> 11) as f64 + 0.5) / (1u64 << 53) as f64).powf(-2.0).min(1e5) as u64
+                }
+            })
+            .collect();
+    let (total, longest) = (lengths.iter().sum::<u64>(), lengths.iter().copied().max().unwrap_or(0));
+    let tailed = reduction::dispatch::heavy_tail_of(longest, total, lengths.len() as u64);
+    ensure(tailed, || format!("not a heavy tail: longest {longest} of {total} in {}", lengths.len()))?;
+    let case = Case::Segments(offsets_of(&lengths, 0));
+    let a: Vec<f32> = generate(Pattern::Large, input_len(&case), 12)?;
+    check::<Sum, f32>(Op::Sum, &case, &a, &a, &run_case::<Sum, f32>(&case, &a, &a, Strategy::Auto)?)?;
+    check::<ArgMax, f32>(Op::ArgMax, &case, &a, &a, &run_case::<ArgMax, f32>(&case, &a, &a, Strategy::Auto)?)?;
+    let d: Vec<f64> = generate(Pattern::Random, input_len(&case), 13)?;
     let got = run_case::<reduction::op::Mean, f64>(&case, &d, &d, Strategy::Auto)?;
     check::<reduction::op::Mean, f64>(Op::Mean, &case, &d, &d, &got)
 }
