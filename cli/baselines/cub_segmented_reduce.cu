@@ -31,45 +31,9 @@
 #include <string>
 #include <vector>
 
-#define CHECK(x)                                                                                    \
-  do {                                                                                              \
-    cudaError_t e_ = (x);                                                                           \
-    if (e_ != cudaSuccess) {                                                                        \
-      std::printf("{\"error\": \"%s: %s\", \"line\": %d}\n", #x, cudaGetErrorString(e_), __LINE__); \
-      std::exit(1);                                                                                 \
-    }                                                                                               \
-  } while (0)
+#include "cub_common.cuh"
 
 static const size_t N = (size_t)1 << 28;
-
-__global__ void fill(float* p, size_t n, unsigned long long seed) {
-  for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x) {
-    unsigned long long z = seed + i * 0x9e3779b97f4a7c15ull;
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    z ^= z >> 31;
-    p[i] = (float)((double)((long long)(z >> 40) - (1ll << 23)) / (double)(1 << 23));
-  }
-}
-
-template <typename F>
-static double median_us(int runs, F&& call) {
-  for (int i = 0; i < 5; ++i) call();
-  CHECK(cudaDeviceSynchronize());
-  std::vector<cudaEvent_t> ev(2 * runs);
-  for (auto& e : ev) CHECK(cudaEventCreate(&e));
-  for (int i = 0; i < runs; ++i) {
-    CHECK(cudaEventRecord(ev[2 * i]));
-    call();
-    CHECK(cudaEventRecord(ev[2 * i + 1]));
-  }
-  CHECK(cudaDeviceSynchronize());
-  std::vector<float> ms(runs);
-  for (int i = 0; i < runs; ++i) CHECK(cudaEventElapsedTime(&ms[i], ev[2 * i], ev[2 * i + 1]));
-  for (auto& e : ev) CHECK(cudaEventDestroy(e));
-  std::sort(ms.begin(), ms.end());
-  return 1e3 * ms[runs / 2];
-}
 
 struct Input {
   float* device;
@@ -94,7 +58,7 @@ static void measure(const char* library, const std::string& c, const Input& in, 
     double len = (double)(offsets[s + 1] - offsets[s]);
     ok = std::fabs((double)got[s] - want) <= 1e-6 * len + 1e-4;
   }
-  double us = median_us(runs, call);
+  double us = median_us(runs, 1, [&](int) { call(); });
   std::printf("{\"library\": \"%s\", \"case\": \"%s\", \"median_us\": %.2f, \"gbps\": %.1f, \"ok\": %s}\n", library,
               c.c_str(), us, moved / us / 1e3, ok ? "true" : "false");
   std::fflush(stdout);
