@@ -73,6 +73,14 @@ fn main() {
             ));
         }
     }
+    for t in [DType::I32, DType::U32, DType::F32, DType::F64, DType::F16, DType::BF16] {
+        for op in [Op::ArgMin, Op::ArgMax] {
+            trials.push(gpu_trial(
+                format!("arg::monotone_{}_{}", op.name(), t.name()),
+                move || with_operation!(op, t, |R, T| monotone::<R, T>(op), else Err("unsupported".into())),
+            ));
+        }
+    }
     trials.extend([
         gpu_trial("half::sums_do_not_saturate", sums_do_not_saturate),
         gpu_trial("dot::cancelling_sums", cancelling_dot),
@@ -179,6 +187,31 @@ where
             ensure(got.index() == Some(p as u64), || {
                 format!("{} {}: planted at {p} and {q}, got {got:?}", op.name(), T::NAME)
             })?;
+        }
+    }
+    Ok(())
+}
+
+/// Rising and falling inputs, where the best so far changes at every
+/// vector (what the arg-min/max shortcut of a vector that cannot win does
+/// not skip), with runs of equal values across vector boundaries (the
+/// types' rounding): the first index of the best run wins. And, for
+/// floats, every element the worst value (`-inf` for arg-max): the first.
+fn monotone<R: Reduction<T>, T: TestElement>(op: Op) -> Result<(), Failed>
+where
+    R::Out: Outcome,
+{
+    for n in [1027, (1 << 20) + 3, (1 << 24) + 1] {
+        let rising: Vec<T> = (0..n).map(|i| from_f64::<T>(2000.0 * i as f64 / n as f64 - 1000.0)).collect();
+        let falling: Vec<T> = rising.iter().rev().copied().collect();
+        let mut inputs = vec![rising, falling];
+        if testkit::dtype::<T>().is_float() {
+            let worst = if op == Op::ArgMax { f64::NEG_INFINITY } else { f64::INFINITY };
+            inputs.push(vec![from_f64::<T>(worst); n]);
+        }
+        for a in &inputs {
+            let got = run::<R, T>(a, a)?;
+            verify::<R, T>(op, a, a, got)?;
         }
     }
     Ok(())

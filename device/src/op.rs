@@ -131,6 +131,26 @@ pub trait Reduction<T> {
     {
         map_pairwise::<Self, T, L>(x, y, first)
     }
+    /// `acc` with `V` vectors folded in (a thread's round of loads): vector
+    /// `v`'s lane `k` is element `first[v] + k` (`x[v][k]`, and `y[v][k]`),
+    /// and every element of `acc` comes before all of them. By default the
+    /// vectors' [`map_lanes`](Self::map_lanes) are combined [`pairwise`] and
+    /// the result with `acc` ([`fold_pairwise`]): for four,
+    /// `combine(acc, combine(combine(m₀, m₁), combine(m₂, m₃)))`. An
+    /// operation may give a cheaper way to the same accumulator (the
+    /// library's arg-min/max of half types skip a vector that cannot win).
+    #[inline(always)]
+    fn fold_vectors<const L: usize, const V: usize>(
+        acc: Self::Acc,
+        x: [[T; L]; V],
+        y: [[T; L]; V],
+        first: [u64; V],
+    ) -> Self::Acc
+    where
+        T: Copy,
+    {
+        fold_pairwise::<Self, T, L, V>(acc, x, y, first)
+    }
     /// `acc` with `L` more elements folded in, in order: element `k` is
     /// `x[k]` (and `y[k]`) at index `first + k·step` (a column's rows, as
     /// the column kernel loads them). By default one `combine` each,
@@ -178,6 +198,26 @@ pub fn pairwise<A: Copy, const L: usize>(mut x: [A; L], f: impl Fn(A, A) -> A) -
 pub fn map_pairwise<R: Reduction<T> + ?Sized, T: Copy, const L: usize>(x: [T; L], y: [T; L], first: u64) -> R::Acc {
     let lanes: [R::Acc; L] = core::array::from_fn(|k| R::map(x[k], y[k], first + k as u64));
     pairwise(lanes, R::combine)
+}
+
+/// The definition of [`Reduction::fold_vectors`]: each vector's
+/// [`Reduction::map_lanes`], combined [`pairwise`], then combined with `acc`.
+#[inline(always)]
+pub fn fold_pairwise<R: Reduction<T> + ?Sized, T: Copy, const L: usize, const V: usize>(
+    acc: R::Acc,
+    x: [[T; L]; V],
+    y: [[T; L]; V],
+    first: [u64; V],
+) -> R::Acc {
+    let m = |v: usize| R::map_lanes(x[v], y[v], first[v]);
+    // each pair combined as soon as it is mapped (what `pairwise` of the
+    // mapped vectors gives, in the order the kernels' registers like)
+    match V {
+        1 => R::combine(acc, m(0)),
+        2 => R::combine(acc, R::combine(m(0), m(1))),
+        4 => R::combine(acc, R::combine(R::combine(m(0), m(1)), R::combine(m(2), m(3)))),
+        _ => R::combine(acc, pairwise(core::array::from_fn::<_, V, _>(m), R::combine)),
+    }
 }
 
 /// A plain operator (CUB's binary functor): a [`Reduction`] whose

@@ -60,17 +60,15 @@ pub unsafe fn strided_fold<T: Element + Vector, R: Reduction<T>>(
         let x = T::load16(body_a, j);
         (x, if two { T::load16(body_b, j) } else { x })
     };
-    let fold = |(x, y): (T::Lanes, T::Lanes), j: u64| x.map_reduce::<R>(y, body + j * width - base);
+    // `Reduction::fold_vectors`: by default `combine(v, pairwise(...))` of
+    // the vectors' `map_lanes`
+    let first = |j: u64| body + j * width - base;
+    let fold = |v: R::Acc, (x, y): (T::Lanes, T::Lanes), j: u64| T::Lanes::fold_into::<R, 1>(v, [x], [y], [first(j)]);
     let mut j = lane;
     while j + (ROUND_VECTORS - 1) * lanes < nvec {
         let (w, x, y, z) = (load(j), load(j + lanes), load(j + 2 * lanes), load(j + 3 * lanes));
-        v = R::combine(
-            v,
-            R::combine(
-                R::combine(fold(w, j), fold(x, j + lanes)),
-                R::combine(fold(y, j + 2 * lanes), fold(z, j + 3 * lanes)),
-            ),
-        );
+        let at = [j, j + lanes, j + 2 * lanes, j + 3 * lanes];
+        v = T::Lanes::fold_into::<R, 4>(v, [w.0, x.0, y.0, z.0], [w.1, x.1, y.1, z.1], at.map(first));
         j += ROUND_VECTORS * lanes;
     }
     // at most three vectors left for this thread. With `tail_at_once` and
@@ -82,7 +80,7 @@ pub unsafe fn strided_fold<T: Element + Vector, R: Reduction<T>>(
     // no tail) a block an SM in registers.
     if two || !tail_at_once {
         while j < nvec {
-            v = R::combine(v, fold(load(j), j));
+            v = fold(v, load(j), j);
             j += lanes;
         }
     } else if j < nvec {
@@ -91,12 +89,12 @@ pub unsafe fn strided_fold<T: Element + Vector, R: Reduction<T>>(
             let x = load(j + lanes);
             if j + 2 * lanes < nvec {
                 let y = load(j + 2 * lanes);
-                v = R::combine(R::combine(R::combine(v, fold(w, j)), fold(x, j + lanes)), fold(y, j + 2 * lanes));
+                v = fold(fold(fold(v, w, j), x, j + lanes), y, j + 2 * lanes);
             } else {
-                v = R::combine(R::combine(v, fold(w, j)), fold(x, j + lanes));
+                v = fold(fold(v, w, j), x, j + lanes);
             }
         } else {
-            v = R::combine(v, fold(w, j));
+            v = fold(v, w, j);
         }
     }
 

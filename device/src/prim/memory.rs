@@ -94,6 +94,10 @@ pub trait Lanes<T>: Copy {
     /// `other`) being element `first + k`: [`Reduction::map_lanes`].
     fn map_reduce<R: Reduction<T>>(self, other: Self, first: u64) -> R::Acc;
 
+    /// `acc` with the vectors `x` (and their partners `y`) folded in, vector
+    /// `v`'s lane `k` being element `first[v] + k`: [`Reduction::fold_vectors`].
+    fn fold_into<R: Reduction<T>, const V: usize>(acc: R::Acc, x: [Self; V], y: [Self; V], first: [u64; V]) -> R::Acc;
+
     /// Fold the lanes into `acc` one after the other, in order:
     /// `f(f(acc, a₀, b₀, first), a₁, b₁, first + 1)`... (the fixed order of
     /// the reproducible kernel).
@@ -113,6 +117,11 @@ impl<T: Copy, const L: usize> Lanes<T> for [T; L] {
     #[inline(always)]
     fn map_reduce<R: Reduction<T>>(self, other: Self, first: u64) -> R::Acc {
         R::map_lanes(self, other, first)
+    }
+
+    #[inline(always)]
+    fn fold_into<R: Reduction<T>, const V: usize>(acc: R::Acc, x: [Self; V], y: [Self; V], first: [u64; V]) -> R::Acc {
+        R::fold_vectors(acc, x, y, first)
     }
 
     #[inline(always)]
