@@ -17,7 +17,7 @@ use reduction::{
     op::{Arg, Reduction},
     shape::{MAX_TILE_BYTES, Matrix, Shape, Strategy, offsets_of},
 };
-use testkit::data::{Pattern, Sample, generate};
+use testkit::data::{Pattern, Sample, generate, unit};
 use testkit::ops::{Number, Outcome, judge};
 use testkit::with_operation;
 
@@ -238,13 +238,7 @@ fn every_strategy() -> Result<(), Failed> {
 fn six_orders() -> Result<(), Failed> {
     let lengths = power_law(2000, 7);
     ensure(lengths.iter().any(|&l| l >= 500_000) && lengths.contains(&1), || "not six orders".into())?;
-    let case = Case::Segments(offsets_of(&lengths, 0));
-    let a: Vec<f32> = generate(Pattern::Large, input_len(&case), 8)?;
-    check::<Sum, f32>(Op::Sum, &case, &a, &a, &run_case::<Sum, f32>(&case, &a, &a, Strategy::Auto)?)?;
-    check::<ArgMax, f32>(Op::ArgMax, &case, &a, &a, &run_case::<ArgMax, f32>(&case, &a, &a, Strategy::Auto)?)?;
-    let d: Vec<f64> = generate(Pattern::Random, input_len(&case), 9)?;
-    let got = run_case::<reduction::op::Mean, f64>(&case, &d, &d, Strategy::Auto)?;
-    check::<reduction::op::Mean, f64>(Op::Mean, &case, &d, &d, &got)
+    sum_argmax_mean(&lengths, 8)
 }
 
 /// Pareto lengths (`⌊u^-2⌋`, capped at 10^5, every tenth empty): the
@@ -253,24 +247,22 @@ fn six_orders() -> Result<(), Failed> {
 fn heavy_tail() -> Result<(), Failed> {
     let u: Vec<u64> = generate(Pattern::Random, 30_000, 11)?;
     let lengths: Vec<u64> =
-        u.iter()
-            .enumerate()
-            .map(|(i, &r)| {
-                if i % 10 == 9 {
-                    0
-                } else {
-                    (((r >> 11) as f64 + 0.5) / (1u64 << 53) as f64).powf(-2.0).min(1e5) as u64
-                }
-            })
-            .collect();
+        u.iter().enumerate().map(|(i, &r)| if i % 10 == 9 { 0 } else { unit(r).powf(-2.0).min(1e5) as u64 }).collect();
     let (total, longest) = (lengths.iter().sum::<u64>(), lengths.iter().copied().max().unwrap_or(0));
     let tailed = reduction::dispatch::heavy_tail_of(longest, total, lengths.len() as u64);
     ensure(tailed, || format!("not a heavy tail: longest {longest} of {total} in {}", lengths.len()))?;
-    let case = Case::Segments(offsets_of(&lengths, 0));
-    let a: Vec<f32> = generate(Pattern::Large, input_len(&case), 12)?;
+    sum_argmax_mean(&lengths, 12)
+}
+
+/// Segments of these lengths, back to back, against the CPU: the f32 sum
+/// and arg-max of the `Large` pattern (input `seed`), the f64 mean of
+/// random values (`seed + 1`).
+fn sum_argmax_mean(lengths: &[u64], seed: u64) -> Result<(), Failed> {
+    let case = Case::Segments(offsets_of(lengths, 0));
+    let a: Vec<f32> = generate(Pattern::Large, input_len(&case), seed)?;
     check::<Sum, f32>(Op::Sum, &case, &a, &a, &run_case::<Sum, f32>(&case, &a, &a, Strategy::Auto)?)?;
     check::<ArgMax, f32>(Op::ArgMax, &case, &a, &a, &run_case::<ArgMax, f32>(&case, &a, &a, Strategy::Auto)?)?;
-    let d: Vec<f64> = generate(Pattern::Random, input_len(&case), 13)?;
+    let d: Vec<f64> = generate(Pattern::Random, input_len(&case), seed + 1)?;
     let got = run_case::<reduction::op::Mean, f64>(&case, &d, &d, Strategy::Auto)?;
     check::<reduction::op::Mean, f64>(Op::Mean, &case, &d, &d, &got)
 }
@@ -279,11 +271,8 @@ fn heavy_tail() -> Result<(), Failed> {
 /// to 10^6), every tenth empty, and one of 10^6 for sure.
 fn power_law(count: usize, seed: u64) -> Vec<u64> {
     let u: Vec<u64> = generate(Pattern::Random, count, seed).unwrap_or_default();
-    let mut v: Vec<u64> = u
-        .iter()
-        .enumerate()
-        .map(|(i, &r)| if i % 10 == 9 { 0 } else { 10f64.powf(6.0 * (r >> 11) as f64 / (1u64 << 53) as f64) as u64 })
-        .collect();
+    let mut v: Vec<u64> =
+        u.iter().enumerate().map(|(i, &r)| if i % 10 == 9 { 0 } else { 10f64.powf(6.0 * unit(r)) as u64 }).collect();
     v[count / 2] = 1_000_000;
     v[count / 3] = 1;
     v

@@ -16,7 +16,7 @@ use reduction::{
     shape::{Matrix, Shape, Strategy},
 };
 use serde::{Deserialize, Serialize};
-use testkit::data::{Pattern, generate};
+use testkit::data::{Pattern, generate, unit};
 use testkit::ops::{judge_moments, logsumexp_reference};
 
 use crate::bench::WARMUP;
@@ -51,26 +51,18 @@ impl Case {
     }
 
     /// Bytes a reduction of the case moves: the f32 input, the segments'
-    /// 64-bit offsets, and `result` bytes per result.
+    /// 64-bit offsets, and `result_bytes` of results.
     ///
     /// ```
     /// use reduce::shapes_bench::Case;
-    /// assert_eq!(Case::Segments("two".into(), vec![3, 5]).bytes_moved(4), 8 * 4 + 3 * 8 + 2 * 4);
+    /// assert_eq!(Case::Segments("two".into(), vec![3, 5]).bytes_moved(2 * 4), 8 * 4 + 3 * 8 + 2 * 4);
     /// ```
-    pub fn bytes_moved(&self, result: usize) -> usize {
+    pub fn bytes_moved(&self, result_bytes: usize) -> usize {
         let offsets = match self {
             Case::Axis(..) => 0,
             Case::Segments(_, l) => 8 * (l.len() + 1),
         };
-        4 * self.elements() + offsets + result * self.results()
-    }
-
-    fn results(&self) -> usize {
-        match self {
-            Case::Axis(m, 1) => m.rows,
-            Case::Axis(m, _) => m.cols,
-            Case::Segments(_, l) => l.len(),
-        }
+        4 * self.elements() + offsets + result_bytes
     }
 }
 
@@ -105,7 +97,7 @@ fn lengths_of(total: usize, draws: usize, seed: u64, law: impl Fn(f64) -> u64) -
     let mut lengths = Vec::new();
     let mut sum = 0u64;
     for r in u {
-        let l = law(((r >> 11) as f64 + 0.5) / (1u64 << 53) as f64);
+        let l = law(unit(r));
         if sum + l > total as u64 {
             break;
         }
@@ -294,7 +286,7 @@ pub fn measure(
         strategy: label(strategy),
         results,
         median_us: stats.median_ms * 1e3,
-        gbps: stats.bandwidth(case.bytes_moved(if op == Op::Moments { 16 } else { 4 })) / 1e9,
+        gbps: stats.bandwidth(case.bytes_moved(results * if op == Op::Moments { 16 } else { 4 })) / 1e9,
         ok,
     })
 }

@@ -65,6 +65,19 @@ impl Pattern {
     }
 }
 
+/// A uniform draw in (0, 1] from 64 random bits: the top 53, centred in
+/// their step (never 0, so `u.powf(-2.0)` and `u.ln()` are finite; the
+/// top step rounds to 1).
+///
+/// ```
+/// use testkit::data::unit;
+/// assert_eq!(unit(0), 0.5 / (1u64 << 53) as f64);
+/// assert_eq!(unit(u64::MAX), 1.0);
+/// ```
+pub fn unit(r: u64) -> f64 {
+    ((r >> 11) as f64 + 0.5) / (1u64 << 53) as f64
+}
+
 /// SplitMix64 (Steele, Lea, Flood 2014): a good 64-bit mix of a counter.
 ///
 /// ```

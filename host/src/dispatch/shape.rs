@@ -130,9 +130,10 @@ pub fn shape_plan(
             }
             let tailed = matches!(shape, Shape::Segments(o) if split == 0 && heavy_tail(o));
             let tile_bytes = match tile_bytes {
-                0 if tailed => gpu::shape::tile_bytes(n as u64, shape.results() as u64, size, fit.min_warps)
-                    .max(TAILED_MIN_TILE_BYTES),
-                0 => gpu::shape::tile_bytes(n as u64, shape.results() as u64, size, fit.min_warps),
+                0 => {
+                    let t = gpu::shape::tile_bytes(n as u64, shape.results() as u64, size, fit.min_warps);
+                    if tailed { t.max(TAILED_MIN_TILE_BYTES) } else { t }
+                }
                 t if t.is_power_of_two() && (MIN_TILE_BYTES..=MAX_TILE_BYTES).contains(&t) => t,
                 _ => return Err(wrong("tile_bytes: 0 (automatic) or a power of two from 16 KiB to 256 KiB")),
             };
