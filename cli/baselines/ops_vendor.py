@@ -4,10 +4,11 @@ CuPy (CUB), timed as the Rust side is: CUDA events around the call only,
 together exceed the L2 four times, random data. GB/s count every input byte
 read. Run on the GPU machine beside `reduce ops` in the same command:
 
-    python3 cli/baselines/ops_vendor.py 2^22,2^28 [RUNS] [--timing host-loop|queued|host-loop,queued]
+    python3 cli/baselines/ops_vendor.py 2^22,2^28 [RUNS] [--timing host-loop|queued|host-loop,queued] [--op OP,...]
 
 Prints one JSON object per line: library, operation, type, n, timing,
-median_us, gbps.
+median_us, gbps. `--op` keeps only these operations (the names of `reduce
+ops --op`).
 
 Timing, as `reduce ops --timing` (cli/src/timing.rs):
 
@@ -157,7 +158,10 @@ def torch_cases(n):
     yield "sum", "bf16", 1, lambda: (f32().to(torch.bfloat16),), lambda x: torch.sum(x, dtype=torch.float32)
     yield "sum", "f16", 1, lambda: (f32().to(torch.float16),), lambda x: torch.sum(x, dtype=torch.float32)
     yield "sum", "f32", 1, lambda: (f32(),), torch.sum
-    yield "argmax", "f32", 1, lambda: (f32(),), torch.argmax
+    for ty, make in (("f32", lambda: (f32(),)), ("bf16", lambda: (f32().to(torch.bfloat16),)),
+                     ("f16", lambda: (f32().to(torch.float16),))):
+        yield "argmax", ty, 1, make, torch.argmax
+        yield "argmin", ty, 1, make, torch.argmin
     yield "dot", "f32", 2, lambda: (f32(), f32()), torch.dot
     yield "norm", "f32", 1, lambda: (f32(),), torch.linalg.vector_norm
     yield "norm", "bf16", 1, lambda: (f32().to(torch.bfloat16),), lambda x: torch.linalg.vector_norm(x, dtype=torch.float32)
@@ -184,6 +188,7 @@ def cupy_cases(n):
     yield "sum", "f16", 1, lambda: (f32().astype(cupy.float16),), lambda x: cupy.sum(x, dtype=cupy.float32)
     yield "sum", "f32", 1, lambda: (f32(),), cupy.sum
     yield "argmax", "f32", 1, lambda: (f32(),), cupy.argmax
+    yield "argmin", "f32", 1, lambda: (f32(),), cupy.argmin
     yield "dot", "f32", 2, lambda: (f32(), f32()), cupy.dot
     yield "norm", "f32", 1, lambda: (f32(),), cupy.linalg.norm
     yield "prod", "f32", 1, lambda: (f32(),), cupy.prod
@@ -198,12 +203,18 @@ def cupy_cases(n):
 
 
 def arguments(argv):
-    """(sizes, runs, timings) from `SIZES [RUNS] [--timing LIST]`."""
+    """(sizes, runs, timings, ops) from `SIZES [RUNS] [--timing LIST] [--op LIST]` (ops: None for all)."""
     timings = ["host-loop"]
+    ops = None
     rest = []
     it = iter(argv)
     for a in it:
-        if a == "--timing" or a.startswith("--timing="):
+        if a == "--op" or a.startswith("--op="):
+            value = a.split("=", 1)[1] if "=" in a else next(it, "")
+            ops = {o for o in value.split(",") if o}
+            if not ops:
+                sys.exit("error: --op: a comma-separated list of operations")
+        elif a == "--timing" or a.startswith("--timing="):
             value = a.split("=", 1)[1] if "=" in a else next(it, "")
             timings = [t for t in value.split(",") if t]
             bad = [t for t in timings if t not in TIMINGS]
@@ -212,14 +223,14 @@ def arguments(argv):
         else:
             rest.append(a)
     if not rest:
-        sys.exit("usage: ops_vendor.py SIZES [RUNS] [--timing host-loop|queued|host-loop,queued]")
+        sys.exit("usage: ops_vendor.py SIZES [RUNS] [--timing host-loop|queued|host-loop,queued] [--op OP,...]")
     sizes = [count(s) for s in rest[0].split(",")]
     runs = int(rest[1]) if len(rest) > 1 else 100
-    return sizes, runs, list(dict.fromkeys(timings))
+    return sizes, runs, list(dict.fromkeys(timings)), ops
 
 
 def main():
-    sizes, runs, timings = arguments(sys.argv[1:])
+    sizes, runs, timings, ops = arguments(sys.argv[1:])
     for n in sizes:
         libs = [("torch", torch_cases(n))] + ([("cupy", cupy_cases(n))] if cupy is not None else [])
         for lib, cases in libs:
@@ -227,7 +238,7 @@ def main():
             same_stream = (cupy.cuda.ExternalStream(torch.cuda.current_stream().cuda_stream) if lib == "cupy"
                            else contextlib.nullcontext())
             with same_stream:
-                run_cases(lib, cases, n, runs, timings)
+                run_cases(lib, (c for c in cases if ops is None or c[0] in ops), n, runs, timings)
             if lib == "cupy":
                 cupy.get_default_memory_pool().free_all_blocks()
             torch.cuda.empty_cache()
