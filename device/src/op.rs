@@ -138,7 +138,7 @@ pub trait Reduction<T> {
     /// the result with `acc` ([`fold_pairwise`]): for four,
     /// `combine(acc, combine(combine(m₀, m₁), combine(m₂, m₃)))`. An
     /// operation may give a cheaper way to the same accumulator (the
-    /// library's arg-min/max of half types skip a vector that cannot win).
+    /// library's arg-min/max skip a vector that cannot win).
     #[inline(always)]
     fn fold_vectors<const L: usize, const V: usize>(
         acc: Self::Acc,

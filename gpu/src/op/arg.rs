@@ -148,7 +148,7 @@ macro_rules! arg_ops {
             /// `acc` comes first, so an equal value keeps `acc`. The same
             /// `Arg` as the pairwise tree, for a fraction of its
             /// comparisons and selections where the best rarely changes:
-            /// H200, 2^28, bf16 183.3 → 125.1 µs, f32 244.4 → 240.2
+            /// H200, 2^28, bf16 183.0 → 126.7 µs, f32 249.1 → 244.4
             /// (docs/src/performance/tuning.md, "Arg-min/max: a vector that
             /// cannot win"). Two-lane vectors keep the tree.
             #[inline(always)]
@@ -235,7 +235,7 @@ mod tests {
     }
 
     /// `fold_vectors` against its definition (`fold_pairwise`): rounds of
-    /// four eight-lane vectors drawn from `values`, folded one after the
+    /// four `L`-lane vectors drawn from `values`, folded one after the
     /// other from the identity, give the same value bits and index after
     /// every round; also one vector at a time (a thread's last vectors).
     fn folds_as_pairwise<T: Copy + core::fmt::Debug, R: Reduction<T, Acc = Arg<V>>, V: Bits, const L: usize>(
