@@ -208,18 +208,21 @@ def arguments(argv):
     ops = None
     rest = []
     it = iter(argv)
+
+    def value(a):  # `--name=value` or `--name value`
+        return a.split("=", 1)[1] if "=" in a else next(it, "")
+
     for a in it:
         if a == "--op" or a.startswith("--op="):
-            value = a.split("=", 1)[1] if "=" in a else next(it, "")
-            ops = {o for o in value.split(",") if o}
+            ops = {o for o in value(a).split(",") if o}
             if not ops:
                 sys.exit("error: --op: a comma-separated list of operations")
         elif a == "--timing" or a.startswith("--timing="):
-            value = a.split("=", 1)[1] if "=" in a else next(it, "")
-            timings = [t for t in value.split(",") if t]
+            v = value(a)
+            timings = [t for t in v.split(",") if t]
             bad = [t for t in timings if t not in TIMINGS]
             if bad or not timings:
-                sys.exit(f"error: --timing {value!r}: valid: {', '.join(TIMINGS)}, comma-separated")
+                sys.exit(f"error: --timing {v!r}: valid: {', '.join(TIMINGS)}, comma-separated")
         else:
             rest.append(a)
     if not rest:

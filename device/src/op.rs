@@ -214,7 +214,6 @@ pub fn fold_pairwise<R: Reduction<T> + ?Sized, T: Copy, const L: usize, const V:
     // mapped vectors gives, in the order the kernels' registers like)
     match V {
         1 => R::combine(acc, m(0)),
-        2 => R::combine(acc, R::combine(m(0), m(1))),
         4 => R::combine(acc, R::combine(R::combine(m(0), m(1)), R::combine(m(2), m(3)))),
         _ => R::combine(acc, pairwise(core::array::from_fn::<_, V, _>(m), R::combine)),
     }
