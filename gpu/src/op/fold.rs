@@ -125,15 +125,16 @@ macro_rules! float_ops {
 float_ops!(f32 f64);
 
 /// `impl Reduction<$h>` for `$Op`: widen to `f32`, combine as `f32`, and
-/// finish with `$finish` (`f32` for sums, narrowed back for min and max).
+/// finish with `$finish` (`f32` for sums, narrowed back for min and max);
+/// min and max `$pick` a vector's lanes from its extremes.
 macro_rules! half_ops {
     ($($h:ident)*) => {$(
         half_ops!(@one Sum, $h, f32, |acc| acc);
         half_ops!(@one Prod, $h, f32, |acc| acc);
-        half_ops!(@one Min, $h, $h, |acc| $h::from_f32(acc));
-        half_ops!(@one Max, $h, $h, |acc| $h::from_f32(acc));
+        half_ops!(@one Min, $h, $h, |acc| $h::from_f32(acc), |m| m.min);
+        half_ops!(@one Max, $h, $h, |acc| $h::from_f32(acc), |m| m.max);
     )*};
-    (@one $Op:ident, $h:ident, $out:ty, |$acc:ident| $finish:expr) => {
+    (@one $Op:ident, $h:ident, $out:ty, |$acc:ident| $finish:expr $(, |$m:ident| $pick:expr)?) => {
         impl Reduction<$h> for $Op {
             type Acc = f32;
             type Out = $out;
@@ -147,6 +148,7 @@ macro_rules! half_ops {
             fn combine(a: f32, b: f32) -> f32 {
                 <$Op as Reduction<f32>>::combine(a, b)
             }
+            $(super::range::by_extremes!($h, f32, |x| x.to_f32(), |$m| $pick);)?
             #[inline(always)]
             fn finish($acc: f32, _: u64) -> $out {
                 $finish

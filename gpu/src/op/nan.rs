@@ -138,8 +138,8 @@ macro_rules! nan_ops {
             }
         }
 
-        nan_ops!(@extreme NanMin "nanmin" Min, $t in $a: |$x| $widen);
-        nan_ops!(@extreme NanMax "nanmax" Max, $t in $a: |$x| $widen);
+        nan_ops!(@extreme NanMin "nanmin" Min, $t in $a: |$x| $widen, |m| m.min);
+        nan_ops!(@extreme NanMax "nanmax" Max, $t in $a: |$x| $widen, |m| m.max);
 
         impl Reduction<$t> for NanMeanParts {
             type Acc = SumCount<$a>;
@@ -160,7 +160,7 @@ macro_rules! nan_ops {
             }
         }
     )*};
-    (@extreme $Op:ident $name:literal $Plain:ident, $t:ident in $a:ident: |$x:ident| $widen:expr) => {
+    (@extreme $Op:ident $name:literal $Plain:ident, $t:ident in $a:ident: |$x:ident| $widen:expr, |$m:ident| $pick:expr) => {
         // NaN is the identity: a NaN is skipped, so none (or NaN only) stays NaN
         impl Reduction<$t> for $Op {
             type Acc = $a;
@@ -182,6 +182,7 @@ macro_rules! nan_ops {
                     <super::$Plain as Reduction<$a>>::combine(a, b)
                 }
             }
+            super::range::by_extremes!($t, $a, |$x| $widen, |$m| $pick);
             #[inline(always)]
             fn finish(acc: $a, _: u64) -> $t {
                 let narrow = |v: $a| -> $t { nan_ops!(@narrow $t, v) };

@@ -3,8 +3,13 @@
 //! +0.0`), for every element type; the half types compare in `f32` and
 //! return the element. No elements have no result, as in torch (the host
 //! refuses them).
+//!
+//! [`Extremes`] finds a vector's smallest and largest lanes by those rules
+//! (for `f32` and the half types, the plain float `min`/`max`
+//! instructions), and the extreme operations take it for their `map_lanes`
+//! ([`map_by_extremes`]).
 
-use super::{Bits, Max, Min, Reduction};
+use super::{Bits, Max, Min, Reduction, map_pairwise, pairwise};
 use crate::half::{bf16, f16};
 
 /// A smallest and a largest value.
@@ -29,6 +34,103 @@ impl<V: crate::prim::Shuffle> crate::prim::Shuffle for MinMax<V> {
         MinMax { min: self.min.shuffle_words(&f), max: self.max.shuffle_words(&f) }
     }
 }
+
+/// Element types whose vectors' extremes have a shortcut.
+pub trait Extremes: Copy {
+    /// The smallest and the largest of `lanes` (`L` a power of two) by the
+    /// rules of [`Min`] and [`Max`] (`-0.0 < +0.0`), or `None` where a lane
+    /// is NaN or the type takes the definition (`f64`: its vectors hold two
+    /// lanes, one `combine`).
+    fn extremes<const L: usize>(lanes: [Self; L]) -> Option<MinMax<Self>>;
+}
+
+/// A lane's plain `min.f32`/`max.f32`, one instruction each, where the
+/// `combine` of floats is a chain of comparisons. Those skip a NaN, so
+/// vectors with one take the definition; and they may pick either zero of
+/// `-0.0` and `+0.0`, so an extreme of zero is found again by [`Min`]'s or
+/// [`Max`]'s rules.
+///
+/// ```
+/// use gpu::op::range::{Extremes, MinMax};
+/// assert_eq!(f32::extremes([1.0, -0.0, 0.0, -2.5]).map(|m| (m.min, m.max.to_bits())), Some((-2.5, 0)));
+/// assert_eq!(f32::extremes([-0.0, 0.0]).map(|m| m.min.to_bits()), Some((-0.0f32).to_bits()));
+/// assert!(f32::extremes([1.0, -f32::NAN, 2.0, 3.0]).is_none());
+/// ```
+impl Extremes for f32 {
+    #[inline(always)]
+    #[allow(clippy::eq_op, clippy::needless_range_loop)]
+    fn extremes<const L: usize>(lanes: [f32; L]) -> Option<MinMax<f32>> {
+        // indexed: an array's by-value iterator lands in local memory
+        let mut nan = false;
+        for k in 0..L {
+            nan |= lanes[k] != lanes[k];
+        }
+        let (mut lo, mut hi) = (pairwise(lanes, f32::min), pairwise(lanes, f32::max));
+        if lo == 0.0 {
+            lo = pairwise(lanes, <Min as Reduction<f32>>::combine);
+        }
+        if hi == 0.0 {
+            hi = pairwise(lanes, <Max as Reduction<f32>>::combine);
+        }
+        (!nan).then_some(MinMax { min: lo, max: hi })
+    }
+}
+
+impl Extremes for f64 {
+    #[inline(always)]
+    fn extremes<const L: usize>(_: [f64; L]) -> Option<MinMax<f64>> {
+        None
+    }
+}
+
+/// Integers: their own `min` and `max`, the definition itself.
+macro_rules! int_extremes {
+    ($($t:ident)*) => {$(
+        impl Extremes for $t {
+            #[inline(always)]
+            fn extremes<const L: usize>(lanes: [$t; L]) -> Option<MinMax<$t>> {
+                Some(MinMax { min: pairwise(lanes, Ord::min), max: pairwise(lanes, Ord::max) })
+            }
+        }
+    )*};
+}
+int_extremes!(i32 u32 i64 u64);
+
+/// `R`'s `map_lanes` through the extremes of the lanes as `lane` maps
+/// them: `pick(extremes)` where there are some, else the definition
+/// ([`map_pairwise`]). The same accumulator, where `R` keeps one of the
+/// lanes by [`Min`]'s or [`Max`]'s rules when none is NaN (min, max,
+/// `aminmax`, the NaN-skipping ones, the ∞-norms).
+#[inline(always)]
+pub fn map_by_extremes<R: Reduction<T> + ?Sized, T: Copy, A: Extremes, const L: usize>(
+    x: [T; L],
+    y: [T; L],
+    first: u64,
+    lane: impl Fn(T) -> A,
+    pick: impl Fn(MinMax<A>) -> R::Acc,
+) -> R::Acc {
+    match A::extremes(core::array::from_fn::<A, L, _>(|k| lane(x[k]))) {
+        Some(m) => pick(m),
+        None => map_pairwise::<R, T, L>(x, y, first),
+    }
+}
+
+/// `map_lanes` of an extreme operation on `$t` through the [`Extremes`] of
+/// `$a`: `$lane` maps an element to it, `$pick` makes the accumulator of
+/// the extremes. (A round's vectors stay combined pairwise: their extremes
+/// at once took more registers and were slower, docs/src/performance/
+/// what-did-not-help.md.)
+macro_rules! by_extremes {
+    ($t:ty, $a:ty, |$x:ident| $lane:expr, |$m:ident| $pick:expr) => {
+        /// The lanes' [`Extremes`](crate::op::range::Extremes) where none
+        /// is NaN, the definition where one is.
+        #[inline(always)]
+        fn map_lanes<const L: usize>(x: [$t; L], y: [$t; L], first: u64) -> Self::Acc {
+            $crate::op::range::map_by_extremes::<Self, $t, $a, L>(x, y, first, |$x: $t| $lane, |$m| $pick)
+        }
+    };
+}
+pub(crate) use by_extremes;
 
 /// The smallest and the largest element.
 ///
@@ -60,6 +162,7 @@ macro_rules! aminmax {
             fn combine(a: MinMax<$a>, b: MinMax<$a>) -> MinMax<$a> {
                 MinMax { min: <Min as Reduction<$a>>::combine(a.min, b.min), max: <Max as Reduction<$a>>::combine(a.max, b.max) }
             }
+            by_extremes!($t, $a, |$x| $widen, |m| m);
             #[inline(always)]
             fn finish(acc: MinMax<$a>, _: u64) -> MinMax<$t> {
                 let narrow = |$v: $a| -> $t { $narrow };
@@ -77,4 +180,67 @@ aminmax! {
     f64 in f64: |x| x, |v| v;
     f16 in f32: |x| x.to_f32(), |v| f16::from_f32(v);
     bf16 in f32: |x| x.to_f32(), |v| bf16::from_f32(v);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::{NanMax, NanMin, NormInf, NormNegInf};
+    use super::*;
+
+    /// `map_lanes` against its definition (`map_pairwise`) on every
+    /// vector of `L` lanes drawn from `values` (the first five lanes in
+    /// every combination, the rest pseudo-random): the same bits.
+    fn same_as_pairwise<R: Reduction<T>, T: Copy + core::fmt::Debug, const L: usize>(
+        values: &[T],
+        bits: impl Fn(R::Acc) -> [u64; 2],
+    ) {
+        let mut lanes = [values[0]; L];
+        let mut seed = 0x9e37_79b9_7f4a_7c15u64;
+        for d in 0..values.len().pow(5) {
+            for (k, lane) in lanes.iter_mut().enumerate() {
+                seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+                let i = if k < 5 { d / values.len().pow(k as u32) } else { (seed >> 33) as usize };
+                *lane = values[i % values.len()];
+            }
+            let want = bits(map_pairwise::<R, T, L>(lanes, lanes, 0));
+            assert_eq!(bits(R::map_lanes(lanes, lanes, 0)), want, "{} of {lanes:?}", R::NAME);
+        }
+    }
+
+    /// Every extreme operation of `T`, as the kernels give it `L` lanes.
+    fn extremes_of<T: Copy + core::fmt::Debug, const L: usize>(values: &[T])
+    where
+        Min: Reduction<T, Acc = f32>,
+        Max: Reduction<T, Acc = f32>,
+        NanMin: Reduction<T, Acc = f32>,
+        NanMax: Reduction<T, Acc = f32>,
+        NormInf: Reduction<T, Acc = f32>,
+        NormNegInf: Reduction<T, Acc = f32>,
+        AMinMax: Reduction<T, Acc = MinMax<f32>>,
+    {
+        let one = |v: f32| [v.to_bits() as u64, 0];
+        same_as_pairwise::<Min, T, L>(values, one);
+        same_as_pairwise::<Max, T, L>(values, one);
+        same_as_pairwise::<NanMin, T, L>(values, one);
+        same_as_pairwise::<NanMax, T, L>(values, one);
+        same_as_pairwise::<NormInf, T, L>(values, one);
+        same_as_pairwise::<NormNegInf, T, L>(values, one);
+        same_as_pairwise::<AMinMax, T, L>(values, |m| [m.min.to_bits() as u64, m.max.to_bits() as u64]);
+    }
+
+    #[test]
+    fn the_extremes_give_the_pairwise_result() {
+        // NaN of both signs, signed zeros, infinities, subnormals, the largest
+        let f = [0.0, -0.0, 1.5, -2.0, f32::NAN, -f32::NAN, f32::INFINITY, f32::NEG_INFINITY, 1e-40, -1e-40, f32::MAX];
+        let h = [0.0, -0.0, 1.5, -2.0, f32::NAN, -f32::NAN, f32::INFINITY, f32::NEG_INFINITY, 1e-6, -1e-6, 65504.0];
+        // the kernels' lanes: eight of a half type, four of f32
+        extremes_of::<bf16, 8>(&f.map(bf16::from_f32));
+        extremes_of::<f16, 8>(&h.map(f16::from_f32));
+        extremes_of::<f32, 4>(&f);
+        let i = [0, -1, 7, 7, i32::MIN, i32::MAX];
+        same_as_pairwise::<AMinMax, i32, 4>(&i, |m| [m.min as u64, m.max as u64]);
+        same_as_pairwise::<AMinMax, u64, 2>(&[0, 3, u64::MAX], |m| [m.min, m.max]);
+        let d = f.map(f64::from);
+        same_as_pairwise::<AMinMax, f64, 2>(&d, |m| [m.min.to_bits(), m.max.to_bits()]);
+    }
 }

@@ -116,10 +116,10 @@ macro_rules! transform_ops {
         transform_ops!(@one Norm "norm", 1, $t, $acc, |$x| $to, |x, _y| x * x, |s, _n| s.sqrt_rn());
         transform_ops!(@one Mean "mean", 1, $t, $acc, |$x| $to, |x, _y| x, |s, n| s / n as $acc);
         transform_ops!(@one Norm1 "norm1", 1, $t, $acc, |$x| $to, |x, _y| x.abs(), |s, _n| s);
-        transform_ops!(@extreme NormInf "norm_inf", Max, 0.0, $t, $acc, |$x| $to);
-        transform_ops!(@extreme NormNegInf "norm_neg_inf", Min, <$acc>::INFINITY, $t, $acc, |$x| $to);
+        transform_ops!(@extreme NormInf "norm_inf", Max, 0.0, $t, $acc, |$x| $to, |m| m.max);
+        transform_ops!(@extreme NormNegInf "norm_neg_inf", Min, <$acc>::INFINITY, $t, $acc, |$x| $to, |m| m.min);
     )*};
-    (@extreme $Op:ident $name:literal, $Pick:ident, $identity:expr, $t:ident, $acc:ident, |$x:ident| $to:expr) => {
+    (@extreme $Op:ident $name:literal, $Pick:ident, $identity:expr, $t:ident, $acc:ident, |$x:ident| $to:expr, |$m:ident| $pick:expr) => {
         impl Reduction<$t> for $Op {
             type Acc = $acc;
             type Out = $acc;
@@ -135,6 +135,7 @@ macro_rules! transform_ops {
             fn combine(a: $acc, b: $acc) -> $acc {
                 <super::$Pick as Reduction<$acc>>::combine(a, b)
             }
+            super::range::by_extremes!($t, $acc, |x| <Self as Reduction<$t>>::map(x, x, 0), |$m| $pick);
             #[inline(always)]
             fn finish(acc: $acc, _: u64) -> $acc {
                 acc
