@@ -162,11 +162,14 @@ def torch_cases(n):
                      ("f16", lambda: (f32().to(torch.float16),))):
         yield "argmax", ty, 1, make, torch.argmax
         yield "argmin", ty, 1, make, torch.argmin
+        yield "max", ty, 1, make, torch.amax
+        yield "min", ty, 1, make, torch.amin
     yield "dot", "f32", 2, lambda: (f32(), f32()), torch.dot
     yield "norm", "f32", 1, lambda: (f32(),), torch.linalg.vector_norm
     yield "norm", "bf16", 1, lambda: (f32().to(torch.bfloat16),), lambda x: torch.linalg.vector_norm(x, dtype=torch.float32)
     bf16 = lambda: (f32().to(torch.bfloat16),)  # noqa: E731
-    for ty, make in (("f32", lambda: (f32(),)), ("bf16", bf16)):
+    f16 = lambda: (f32().to(torch.float16),)  # noqa: E731
+    for ty, make in (("f32", lambda: (f32(),)), ("bf16", bf16), ("f16", f16)):
         yield "prod", ty, 1, make, torch.prod
         yield "all", ty, 1, make, torch.all
         yield "any", ty, 1, make, torch.any
