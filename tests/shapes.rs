@@ -236,7 +236,9 @@ fn every_strategy() -> Result<(), Failed> {
 
 /// Power-law segment lengths from 1 to 10^6 (and empty ones) in one call.
 fn six_orders() -> Result<(), Failed> {
-    let lengths = power_law(2000, 7);
+    // log-uniform from 1 to 10^6, one of 10^6 and one of 1 for sure
+    let mut lengths = lengths_by(2000, 7, |u| 10f64.powf(6.0 * u))?;
+    (lengths[1000], lengths[666]) = (1_000_000, 1);
     ensure(lengths.iter().any(|&l| l >= 500_000) && lengths.contains(&1), || "not six orders".into())?;
     sum_argmax_mean(&lengths, 8)
 }
@@ -245,9 +247,7 @@ fn six_orders() -> Result<(), Failed> {
 /// planner's heavy tail (`segments_tailed`, whose warps read long pieces
 /// together), against the CPU.
 fn heavy_tail() -> Result<(), Failed> {
-    let u: Vec<u64> = generate(Pattern::Random, 30_000, 11)?;
-    let lengths: Vec<u64> =
-        u.iter().enumerate().map(|(i, &r)| if i % 10 == 9 { 0 } else { unit(r).powf(-2.0).min(1e5) as u64 }).collect();
+    let lengths = lengths_by(30_000, 11, |u| u.powf(-2.0).min(1e5))?;
     let (total, longest) = (lengths.iter().sum::<u64>(), lengths.iter().copied().max().unwrap_or(0));
     let tailed = reduction::dispatch::heavy_tail_of(longest, total, lengths.len() as u64);
     ensure(tailed, || format!("not a heavy tail: longest {longest} of {total} in {}", lengths.len()))?;
@@ -267,15 +267,11 @@ fn sum_argmax_mean(lengths: &[u64], seed: u64) -> Result<(), Failed> {
     check::<reduction::op::Mean, f64>(Op::Mean, &case, &d, &d, &got)
 }
 
-/// `count` segment lengths `⌊10^(6u)⌋` for uniform `u` (log-uniform from 1
-/// to 10^6), every tenth empty, and one of 10^6 for sure.
-fn power_law(count: usize, seed: u64) -> Vec<u64> {
-    let u: Vec<u64> = generate(Pattern::Random, count, seed).unwrap_or_default();
-    let mut v: Vec<u64> =
-        u.iter().enumerate().map(|(i, &r)| if i % 10 == 9 { 0 } else { 10f64.powf(6.0 * unit(r)) as u64 }).collect();
-    v[count / 2] = 1_000_000;
-    v[count / 3] = 1;
-    v
+/// `count` segment lengths `⌊law(u)⌋` for uniform draws `u` in (0, 1]
+/// (input `seed`), every tenth empty.
+fn lengths_by(count: usize, seed: u64, law: impl Fn(f64) -> f64) -> Result<Vec<u64>, Failed> {
+    let u: Vec<u64> = generate(Pattern::Random, count, seed)?;
+    Ok(u.iter().enumerate().map(|(i, &r)| if i % 10 == 9 { 0 } else { law(unit(r)) as u64 }).collect())
 }
 
 fn run_to_run() -> Result<(), Failed> {
