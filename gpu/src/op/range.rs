@@ -52,7 +52,7 @@ pub trait Extremes: Copy {
 ///
 /// ```
 /// use gpu::op::range::{Extremes, MinMax};
-/// assert_eq!(f32::extremes([1.0, -0.0, 0.0, -2.5]).map(|m| (m.min, m.max.to_bits())), Some((-2.5, 0)));
+/// assert_eq!(f32::extremes([-1.0, -0.0, 0.0, -2.5]).map(|m| (m.min, m.max.to_bits())), Some((-2.5, 0)));
 /// assert_eq!(f32::extremes([-0.0, 0.0]).map(|m| m.min.to_bits()), Some((-0.0f32).to_bits()));
 /// assert!(f32::extremes([1.0, -f32::NAN, 2.0, 3.0]).is_none());
 /// ```
