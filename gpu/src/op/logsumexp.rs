@@ -137,49 +137,59 @@ fn horner<A: Copy + core::ops::Add<Output = A> + core::ops::Mul<Output = A>>(c: 
 /// integer (ties to even).
 const ROUND: f64 = 6755399441055744.0;
 
+/// `eˣ` in `f64` for `x` from -745.2 to 709.79 (the rest: the callers'):
+/// `x = k·ln 2 + r` with `|r| ≤ ln 2 / 2` (ln 2 in two parts, so
+/// `k·ln2_hi` is exact), `eʳ` by its Taylor polynomial to `r¹³` (the rest
+/// below 2·10⁻¹⁷), scaled by `2ᵏ` in two steps (each within the normal
+/// range, for `k` from -1075 to 1024). Within 1 unit in the last place of
+/// the exact value for `|x| ≤ 1`, and `|x|·2⁻⁵³` more (the reduction's
+/// rounding) beyond.
+#[inline(always)]
+pub(crate) fn exp_in_range(x: f64) -> f64 {
+    const LN2_HI: f64 = f64::from_bits(0x3fe6_2e42_fee0_0000);
+    const LN2_LO: f64 = f64::from_bits(0x3dea_39ef_3579_3c76);
+    let k = (x * core::f64::consts::LOG2_E + ROUND) - ROUND;
+    let r = (x - k * LN2_HI) - k * LN2_LO;
+    // 1/13!, then 1/12! ... 1/0! in Horner's order
+    const INVERSE_FACTORIALS: [f64; 14] = [
+        1.0 / 6227020800.0,
+        1.0 / 479001600.0,
+        1.0 / 39916800.0,
+        1.0 / 3628800.0,
+        1.0 / 362880.0,
+        1.0 / 40320.0,
+        1.0 / 5040.0,
+        1.0 / 720.0,
+        1.0 / 120.0,
+        1.0 / 24.0,
+        1.0 / 6.0,
+        1.0 / 2.0,
+        1.0,
+        1.0,
+    ];
+    let p = horner(&INVERSE_FACTORIALS, r);
+    // 2^k as two powers within the normal range
+    let k = k as i64;
+    let (k1, k2) = (k / 2, k - k / 2);
+    let two = |e: i64| f64::from_bits(((e + 1023) as u64) << 52);
+    p * two(k1) * two(k2)
+}
+
 impl ExpLn for f64 {
     const NEG_INF: f64 = f64::NEG_INFINITY;
     const INF: f64 = f64::INFINITY;
     const NAN: f64 = f64::NAN;
     const ONE: f64 = 1.0;
-    /// `x = k·ln 2 + r` with `|r| ≤ ln 2 / 2` (ln 2 in two parts, so
-    /// `k·ln2_hi` is exact), `eʳ` by its Taylor polynomial to `r¹³` (the
-    /// rest below 2·10⁻¹⁷), scaled by `2ᵏ` in two steps below the normal range.
+    /// [`exp_in_range`], 0 below its range.
     #[inline(always)]
     fn exp_neg(self) -> f64 {
-        const LN2_HI: f64 = f64::from_bits(0x3fe6_2e42_fee0_0000);
-        const LN2_LO: f64 = f64::from_bits(0x3dea_39ef_3579_3c76);
         if self.is_nan() {
             return self;
         }
         if self < -745.2 {
             return 0.0;
         }
-        let k = (self * core::f64::consts::LOG2_E + ROUND) - ROUND;
-        let r = (self - k * LN2_HI) - k * LN2_LO;
-        // 1/13!, then 1/12! ... 1/0! in Horner's order
-        const INVERSE_FACTORIALS: [f64; 14] = [
-            1.0 / 6227020800.0,
-            1.0 / 479001600.0,
-            1.0 / 39916800.0,
-            1.0 / 3628800.0,
-            1.0 / 362880.0,
-            1.0 / 40320.0,
-            1.0 / 5040.0,
-            1.0 / 720.0,
-            1.0 / 120.0,
-            1.0 / 24.0,
-            1.0 / 6.0,
-            1.0 / 2.0,
-            1.0,
-            1.0,
-        ];
-        let p = horner(&INVERSE_FACTORIALS, r);
-        // 2^k for k in -1075..=0, as two powers within the normal range
-        let k = k as i64;
-        let (k1, k2) = (k / 2, k - k / 2);
-        let two = |e: i64| f64::from_bits(((e + 1023) as u64) << 52);
-        p * two(k1) * two(k2)
+        exp_in_range(self)
     }
     /// `x = 2ᵉ·f` with `f` in `[√½, √2)`, `ln f = 2·atanh t` for
     /// `t = (f − 1)/(f + 1)` (`|t| ≤ 0.172`) by its series to `t²¹`.
