@@ -601,6 +601,7 @@ const REPRO: Options = Options {
     max_grid: None,
     accurate: false,
     strategy: Strategy::Auto,
+    p: None,
 };
 
 /// Shaped `gpu_to_gpu`: the GPU's bits == the CPU twin's

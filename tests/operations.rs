@@ -14,11 +14,12 @@ use reduction::cudarc::driver::CudaView;
 use reduction::half::{bf16, f16};
 use reduction::{
     ArgMax, DType, Element, Error, Op, Options, Sum,
-    op::{AMinMax, All, Arg, CountNonzero, Dot, MinMax, NanMean, Prod, Reduction},
+    op::{AMinMax, All, Arg, CountNonzero, Dot, MinMax, NanMean, PowerSum, Prod, Reduction},
     registry::Kernel,
+    shape::{Matrix, Shape, offsets_of},
 };
 use testkit::data::{Pattern, Sample, generate};
-use testkit::ops::{Number, Outcome, verify_op};
+use testkit::ops::{Number, Outcome, epsilon, judge, power_sum_reference, verify_op};
 use testkit::poisoned::Poisoned;
 use testkit::with_operation;
 
@@ -56,6 +57,7 @@ fn main() {
         Op::NanMax,
         Op::Min,
         Op::Max,
+        Op::PowerSum,
     ];
     for op in decided_by_special_values {
         for &t in op.types() {
@@ -81,7 +83,15 @@ fn main() {
             ));
         }
     }
+    for &t in Op::PowerSum.types() {
+        trials.push(gpu_trial(
+            format!("power::exponents_{}", t.name()),
+            move || with_operation!(Op::PowerSum, t, |R, T| exponents::<R, T>(), else Err("unsupported".into())),
+        ));
+    }
     trials.extend([
+        gpu_trial("power::norm_p_orders_and_errors", norm_p_orders),
+        gpu_trial("planted::wrong_exponent_or_dropped_element_fails_the_power_check", planted_power),
         gpu_trial("half::sums_do_not_saturate", sums_do_not_saturate),
         gpu_trial("dot::cancelling_sums", cancelling_dot),
         gpu_trial("dot::unaligned_and_differently_aligned_inputs", unaligned_dot),
@@ -435,4 +445,150 @@ fn planted_arg() -> Result<(), Failed> {
     verify::<ArgMax, f32>(Op::ArgMax, &a, &a, got)?;
     let wrong = Arg { value: got.value, index: got.index + 1 };
     ensure(verify::<ArgMax, f32>(Op::ArgMax, &a, &a, wrong).is_err(), || "a wrong index passed".into())
+}
+
+/// The exponents the p-norm's tests take: fractional, large and negative.
+const EXPONENTS: [f64; 6] = [0.5, 1.5, 3.0, 7.25, -0.5, -2.5];
+
+/// `Options` with the exponent `p`.
+fn with_p(p: f64) -> Options {
+    Options { p: Some(p), ..Options::default() }
+}
+
+/// `PowerSum` (`Σ |x|ᵖ`) with each exponent against the CPU: flat from the
+/// host and from a device view at an offset of one element, sizes 0 to
+/// 2^24-1; launches with other exponents queued back to back without
+/// waiting, each read back (the exponent is written on the stream before
+/// each); and per row, column and segment (empty ones among them).
+fn exponents<R: Reduction<T>, T: TestElement>() -> Result<(), Failed>
+where
+    R::Out: Outcome,
+{
+    let r = reducer();
+    let check = |a: &[T], p: f64, got: R::Out| -> Result<(), Failed> {
+        let c = verify_op::<R, T>(r, Op::PowerSum, a, a, &with_p(p), got)?;
+        ensure(c.ok, || format!("power_sum {} p={p} n={}: GPU {}, CPU {}", T::NAME, c.n, c.got, c.expected))
+    };
+    for (k, n) in [0usize, 1, 33, 1025, (1 << 20) + 3, (1 << 24) - 1].into_iter().enumerate() {
+        let a: Vec<T> = generate(Pattern::Random, n, 60 + k as u64)?;
+        for p in EXPONENTS {
+            check(&a, p, r.reduce::<R, T, [T]>(&[&a], &with_p(p))?)?;
+        }
+        if n > 1 {
+            let d = r.gpu().stream().clone_htod(&a)?;
+            let view = d.slice(1..);
+            check(&a[1..], -0.5, r.reduce::<R, T, _>(&[&view], &with_p(-0.5))?)?;
+        }
+    }
+    // three launches of the same entry queued back to back, the exponent changing
+    let n = (1 << 20) + 3;
+    let a: Vec<T> = generate(Pattern::Random, n, 70)?;
+    let d = r.gpu().stream().clone_htod(&a)?;
+    let order = [3.0, -0.5, 3.0, 1.5];
+    let prepared: Vec<_> = order.iter().map(|&p| r.prepare::<R, T>(n, &with_p(p))).collect::<Result<_, _>>()?;
+    let mut outs: Vec<Poisoned<R::Out>> = order.iter().map(|_| Poisoned::new(r.gpu())).collect::<Result<_, _>>()?;
+    for (p, out) in prepared.iter().zip(&mut outs) {
+        r.enqueue(p, &[&d.as_view()], &mut out.view()?)?;
+    }
+    for (&p, out) in order.iter().zip(&outs) {
+        check(&a, p, out.read(r.gpu())?)?;
+    }
+    // rows, columns and segments
+    let m = Matrix::new(64, 1000);
+    let x: Vec<T> = generate(Pattern::Random, m.rows * m.cols, 71)?;
+    let bounds = offsets_of(&[0, 1, 1000, 0, 33, 20_000, 7], 0);
+    let offsets = r.offsets(&bounds)?;
+    for p in [1.5, -2.5] {
+        let rows = r.reduce_shaped::<R, T, _>(&[&x], Shape::Rows(m), &with_p(p))?;
+        let columns = r.reduce_shaped::<R, T, _>(&[&x], Shape::Columns(m), &with_p(p))?;
+        let segments = r.reduce_shaped::<R, T, _>(&[&x], Shape::Segments(&offsets), &with_p(p))?;
+        let row = |i: usize| x[i * m.cols..(i + 1) * m.cols].to_vec();
+        let column = |j: usize| (0..m.rows).map(|i| x[i * m.cols + j]).collect::<Vec<T>>();
+        let segment = |s: usize| x[bounds[s] as usize..bounds[s + 1] as usize].to_vec();
+        let groups = [(rows, &row as &dyn Fn(usize) -> Vec<T>), (columns, &column), (segments, &segment)];
+        for (results, group) in groups {
+            for (i, &g) in results.iter().enumerate() {
+                let part = group(i);
+                let (ok, want) = judge::<R, T>(Op::PowerSum, &part, &part, g, Some(part.len() + 300), Some(p));
+                ensure(ok, || {
+                    format!("power_sum {} p={p}, result {i} of {}: GPU {g:?}, CPU {want}", T::NAME, results.len())
+                })?;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// `norm_p` for each order against the CPU (0, 1, 2, ±inf through the
+/// library's own operations; any other through `PowerSum` and one root),
+/// and its typed errors, each before any GPU work: NaN for `p`, no elements
+/// for `p < 0` or ±inf; an exponent for an operation that takes none, or
+/// one `power_sum` cannot take (0, ±inf, NaN), flat and shaped, with no
+/// elements too; the reducer working afterwards.
+fn norm_p_orders() -> Result<(), Failed> {
+    let r = reducer();
+    let mut a: Vec<f32> = generate(Pattern::Random, 100_003, 12)?;
+    a[17] = 0.0;
+    let wide: Vec<f64> = a.iter().map(|&x| x.abs() as f64).collect();
+    let exact = [
+        (0.0, wide.iter().filter(|&&x| x != 0.0).count() as f64),
+        (f64::INFINITY, wide.iter().copied().fold(0.0, f64::max)),
+        (f64::NEG_INFINITY, 0.0),
+    ];
+    for (p, want) in exact {
+        let got = r.norm_p(&a, p)?;
+        ensure(got == want, || format!("norm_p {p}: {got}, expected {want}"))?;
+    }
+    // a zero: the norms of negative order are 0 (its term is +inf)
+    ensure(r.norm_p(&a, -1.5)? == 0.0, || "norm_p -1.5 with a zero".into())?;
+    let b = &a[18..]; // no zero
+    for p in [1.0, 2.0, 3.0, -1.5, 0.25] {
+        let (s, tol) = if p == 2.0 {
+            let s: f64 = b.iter().map(|&x| x as f64 * x as f64).sum();
+            (s, 1e-5 * s)
+        } else {
+            power_sum_reference(b, p, 64, epsilon::<f32>())
+        };
+        let (got, want) = (r.norm_p(b, p)?, s.powf(1.0 / p));
+        // the root divides the relative error by |p|; one more rounding
+        let bound = (tol / s / p.abs() + 1e-6) * want.abs() + f64::MIN_POSITIVE;
+        ensure((got - want).abs() <= bound, || format!("norm_p {p}: {got}, expected {want} ± {bound:.3e}"))?;
+    }
+    let none: Vec<f32> = Vec::new();
+    ensure(r.norm_p(&none, 3.0)? == 0.0, || "norm_p of none, p = 3".into())?;
+    for p in [-1.0, f64::INFINITY, f64::NEG_INFINITY] {
+        let e = r.norm_p(&none, p).unwrap_err();
+        ensure(matches!(e, Error::Empty { .. }), || format!("norm_p of none, p = {p}: {e:?}"))?;
+    }
+    let e = r.norm_p(&a, f64::NAN).unwrap_err();
+    ensure(matches!(e, Error::Invalid(_)), || format!("{e:?}"))?;
+    for p in [0.0, f64::INFINITY, f64::NAN] {
+        for input in [&a[..], &none[..]] {
+            let e = r.reduce::<PowerSum, f32, [f32]>(&[input], &with_p(p)).unwrap_err();
+            ensure(matches!(e, Error::Invalid(_)) && !e.to_string().contains('\n'), || format!("p = {p}: {e:?}"))?;
+        }
+    }
+    let e = r.reduce::<Sum, f32, [f32]>(&[&a[..]], &with_p(3.0)).unwrap_err();
+    ensure(e.to_string().contains("takes no exponent"), || format!("{e}"))?;
+    let e = r.reduce::<Sum, f32, [f32]>(&[&none[..]], &with_p(3.0)).unwrap_err();
+    ensure(e.to_string().contains("takes no exponent"), || format!("{e}"))?;
+    let rows = Shape::Rows(Matrix::new(3, 5));
+    let e = r.reduce_shaped::<Sum, f32, [f32]>(&[&a[..15]], rows, &with_p(3.0)).unwrap_err();
+    ensure(e.to_string().contains("takes no exponent"), || format!("{e}"))?;
+    let e = r.reduce_shaped::<PowerSum, f32, [f32]>(&[&a[..15]], rows, &with_p(0.0)).unwrap_err();
+    ensure(matches!(e, Error::Invalid(_)), || format!("{e:?}"))?;
+    ensure(r.sum(&vec![2.0f32; 10])? == 20.0, || "the reducer broke".into())
+}
+
+/// A result with the wrong exponent (3 where 3.1 was asked: an exponent
+/// never written), or with an element dropped, must fail the check.
+fn planted_power() -> Result<(), Failed> {
+    let a: Vec<f32> = generate(Pattern::Random, 1025, 13)?;
+    let r = reducer();
+    let check = |p: f64, got: f32| verify_op::<PowerSum, f32>(r, Op::PowerSum, &a, &a, &with_p(p), got);
+    let cube = r.reduce::<PowerSum, f32, [f32]>(&[&a], &with_p(3.0))?;
+    ensure(check(3.0, cube)?.ok, || "p = 3 failed".into())?;
+    ensure(!check(3.1, cube)?.ok, || "a sum with another exponent passed".into())?;
+    let dropped = r.reduce::<PowerSum, f32, [f32]>(&[&a[1..]], &with_p(3.0))?;
+    ensure(!check(3.0, dropped)?.ok, || "a dropped element passed".into())
 }

@@ -119,7 +119,7 @@ where
         // the float sums of the `Large` pattern are exact in any order
         let chain = len.min(MAX_TILE_BYTES as usize / size_of::<T>()) + len / 1024 + 300;
         let depth = if op == Op::Sum { None } else { Some(chain) };
-        let (ok, want) = judge::<R, T>(op, &x, &y, g, depth);
+        let (ok, want) = judge::<R, T>(op, &x, &y, g, depth, None);
         ensure(ok, || format!("{} {} {case:?} group {i} (len {len}): GPU {g:?}, CPU {want}", op.name(), T::NAME))?;
     }
     Ok(())

@@ -73,7 +73,8 @@ macro_rules! with_operations {
             Moments moments [F32 f32, F64 f64, F16 f16, BF16 bf16],
             LogSumExp logsumexp [F32 f32, F64 f64, F16 f16, BF16 bf16],
             NanMin nanmin [F32 f32, F64 f64, F16 f16, BF16 bf16],
-            NanMax nanmax [F32 f32, F64 f64, F16 f16, BF16 bf16]
+            NanMax nanmax [F32 f32, F64 f64, F16 f16, BF16 bf16],
+            PowerSum power_sum [F32 f32, F64 f64, F16 f16, BF16 bf16]
         }
     };
 }
@@ -223,7 +224,7 @@ macro_rules! op_enum {
         /// assert_eq!(Op::ALL.iter().map(|o| o.name()).collect::<Vec<_>>(), [
         ///     "sum", "min", "max", "argmin", "argmax", "dot", "sum_squares", "norm", "mean", "prod", "all", "any",
         ///     "count_nonzero", "aminmax", "nansum", "nanmean", "norm1", "norm_inf", "norm_neg_inf",
-        ///     "moments", "logsumexp", "nanmin", "nanmax",
+        ///     "moments", "logsumexp", "nanmin", "nanmax", "power_sum",
         /// ]);
         /// assert_eq!(Op::from_name("max"), Some(Op::Max));
         /// assert!(Op::Max.is_plain() && !Op::ArgMax.is_plain());

@@ -185,8 +185,10 @@ pub enum Error {
         b: usize,
     },
 
-    /// An operation that has no result for no elements (arg-min/max).
-    #[error("{op}: no elements, so no index to return")]
+    /// An operation that has no result for no elements: arg-min/max (no
+    /// index to return), the ∞-norms, a p-norm of negative order (no
+    /// identity, as in torch).
+    #[error("{op}: no elements, and no result for none (no identity or index to return)")]
     Empty {
         /// The operation.
         op: &'static str,

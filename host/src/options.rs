@@ -59,6 +59,12 @@ pub struct Options {
     /// ([`Reducer::reduce_shaped`](crate::Reducer::reduce_shaped));
     /// [`Strategy::Auto`] chooses by shape. Flat reductions ignore it.
     pub strategy: Strategy,
+    /// The exponent `p` of [`PowerSum`](crate::op::PowerSum), `Σ |x|ᵖ`
+    /// (the p-norm's sum: [`Reducer::norm_p`](crate::Reducer::norm_p));
+    /// `None` is 2, torch's default order. Finite and not 0, else
+    /// [`Error::Invalid`](crate::Error::Invalid) before any GPU work; the
+    /// other operations take none (setting it is the same error).
+    pub p: Option<f64>,
 }
 
 /// How much a float result may depend on where it runs, in CCCL's terms

@@ -146,6 +146,7 @@ macro_rules! with_operation {
             $crate::reduction::Op::Norm1 => $crate::with_operation!(@float $crate::reduction::op::Norm1, $dtype, |$R, $T| $body, $unsupported),
             $crate::reduction::Op::NormInf => $crate::with_operation!(@float $crate::reduction::op::NormInf, $dtype, |$R, $T| $body, $unsupported),
             $crate::reduction::Op::NormNegInf => $crate::with_operation!(@float $crate::reduction::op::NormNegInf, $dtype, |$R, $T| $body, $unsupported),
+            $crate::reduction::Op::PowerSum => $crate::with_operation!(@float $crate::reduction::op::PowerSum, $dtype, |$R, $T| $body, $unsupported),
         }
     };
     (@any $op:ty, $dtype:expr, |$R:ident, $T:ident| $body:expr) => {{

@@ -298,6 +298,37 @@ pub fn logsumexp_reference<T: Number>(a: &[T], depth: usize, epsilon: f64) -> (f
     (result, (depth + 16) as f64 * epsilon * (result.abs() + max.abs() + 1.0))
 }
 
+/// `Σ |x|ᵖ` of `a` (each term `|x|ᵖ` in `f64`, summed exactly) and the
+/// bound on a GPU result (a kernel whose longest chain of additions is
+/// `depth`, accumulator unit roundoff `epsilon`): each term within twice
+/// the bound of `gpu::op::power` (`f32` accumulators: `(|p| + 1)·2⁻²⁰ +
+/// |p·log₂|x||·2⁻²¹`; `f64`: `(8·|p·ln|x|| + 16)·ε₆₄`), plus the sum's
+/// `(depth + 2)·ε·Σ term`, plus a smallest subnormal a term (those below it
+/// vanish). A NaN gives NaN; a zero with `p < 0` (or an infinity with
+/// `p > 0`) `+inf`. A sum whose bound reaches past the accumulator's
+/// largest value may be `+inf` on the GPU ([`judge`] accepts it).
+pub fn power_sum_reference<T: Number>(a: &[T], p: f64, depth: usize, epsilon: f64) -> (f64, f64) {
+    let wide = epsilon < f32::EPSILON as f64;
+    let terms: Vec<f64> = a.iter().map(|x| x.to_f64().abs().powf(p)).collect();
+    if terms.iter().any(|t| t.is_nan()) {
+        return (f64::NAN, 0.0);
+    }
+    let s = float_sum(&terms);
+    if s.is_infinite() {
+        return (s, 0.0);
+    }
+    let per_term = |x: f64| {
+        if wide {
+            (8.0 * (p * x.ln()).abs() + 16.0) * f64::EPSILON
+        } else {
+            (p.abs() + 1.0) * 2f64.powi(-20) + (p * x.log2()).abs() * 2f64.powi(-21)
+        }
+    };
+    let smallest = if wide { f64::from_bits(1) } else { f32::from_bits(1) as f64 };
+    let spread: f64 = a.iter().zip(&terms).map(|(x, t)| t * per_term(x.to_f64().abs())).sum();
+    (s, spread + (depth + 2) as f64 * epsilon * s + a.len() as f64 * smallest)
+}
+
 /// Whether `got` is within `judge_moments`'s bounds of `want`, the mean
 /// and `M2` of `n` finite elements at most `deviation` from their mean, and
 /// the bounds as text.
@@ -337,7 +368,9 @@ pub fn epsilon<T: Element>() -> f64 {
 /// `(depth + 2)·ε·Σ|term|` for a kernel whose longest chain of additions is
 /// `depth` (exactly, for `None`: inputs whose sums are exact in any order),
 /// then the norm's square root or the mean's division; float products
-/// within `(n + 1)·ε` relatively (each product rounds once, in any order).
+/// within `(n + 1)·ε` relatively (each product rounds once, in any order);
+/// `power_sum` with exponent `p` (`None`: the default, 2) within
+/// [`power_sum_reference`]'s bound.
 /// An empty row or segment has the identity's result.
 pub fn judge<R: Reduction<T>, T: Element + Number + Outcome>(
     op: Op,
@@ -345,6 +378,7 @@ pub fn judge<R: Reduction<T>, T: Element + Number + Outcome>(
     b: &[T],
     got: R::Out,
     depth: Option<usize>,
+    p: Option<f64>,
 ) -> (bool, String)
 where
     R::Out: Outcome,
@@ -414,6 +448,15 @@ where
             let ok = (g - expected).abs() <= tol || g == expected || (g.is_nan() && expected.is_nan());
             (ok, format!("{expected} ± {tol:.3e}"))
         }
+        Op::PowerSum => {
+            let p = p.unwrap_or(reduction::op::power::DEFAULT_EXPONENT);
+            let (expected, tol) = power_sum_reference(a, p, depth.unwrap_or(64), epsilon::<T>());
+            let g = got.num();
+            let largest = if epsilon::<T>() == f64::EPSILON { f64::MAX } else { f32::MAX as f64 };
+            let overflows = g == f64::INFINITY && expected + tol > largest; // a term or the sum past the top
+            let ok = (g - expected).abs() <= tol || g == expected || overflows || (g.is_nan() && expected.is_nan());
+            (ok, format!("{expected} ± {tol:.3e} (p = {p})"))
+        }
         Op::Moments => {
             // the result's bits as a `MeanM2` (the operation's output)
             let (mean, m2) = (got.num(), got.second().map_or(f64::NAN, |(v, _)| v));
@@ -461,7 +504,7 @@ where
 {
     let n = a.len();
     let depth = super::op_depth::<R, T>(reducer, n, opts)?;
-    let (ok, expected) = judge::<R, T>(op, a, b, got, Some(depth));
+    let (ok, expected) = judge::<R, T>(op, a, b, got, Some(depth), opts.p);
     let block = match opts.block {
         Some(block) => block,
         None => reducer.plan::<R, T>(n.max(1), opts)?.block, // the library's choice

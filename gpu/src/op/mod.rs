@@ -15,6 +15,7 @@
 //! | [`Moments`] (`var`, `std`, `var_mean`, `std_mean`) | [`Welford`]: count, mean, `M2` in `f64` | [`MeanM2`]: mean and `M2` in `f64` | [`moments`] |
 //! | [`ArgMin`], [`ArgMax`] | value and index | [`Arg`]: value and `u64` index | [`arg`] |
 //! | [`Dot`], [`SumSquares`], [`Norm`], [`Mean`], [`Norm1`], [`NormInf`], [`NormNegInf`] | `f32` (`f64` for `f64`) | the same | [`transform`] |
+//! | [`PowerSum`] (the p-norm's sum of powers, `p` set at run time) | `f32` (`f64` for `f64`) | the same | [`power`] |
 //! | [`exact::DdSum`] (the accurate `f64` sum) | [`exact::DoubleDouble`] | `f64` | [`exact`] |
 //!
 //! The reproducible (`gpu_to_gpu`) kernel runs the float sums in the order
@@ -55,6 +56,7 @@ pub mod logical;
 pub mod logsumexp;
 pub mod moments;
 pub mod nan;
+pub mod power;
 pub mod range;
 pub mod transform;
 
@@ -64,6 +66,7 @@ pub use logical::{All, Any, CountNonzero};
 pub use logsumexp::{ExpLn, LogSumExp, MaxSum};
 pub use moments::{MeanM2, Moments, Welford};
 pub use nan::{NanMax, NanMean, NanMeanParts, NanMin, NanSum, SumCount};
+pub use power::PowerSum;
 pub use range::{AMinMax, MinMax};
 pub use transform::{Dot, Mean, Norm, Norm1, NormInf, NormNegInf, SumSquares};
 

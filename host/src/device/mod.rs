@@ -10,7 +10,8 @@ use std::sync::atomic::AtomicUsize;
 use std::sync::{Arc, Mutex};
 
 use cudarc::driver::sys::{self, CUdevice_attribute as Attr};
-use cudarc::driver::{CudaContext, CudaEvent, CudaFunction, CudaStream, DriverError};
+use cudarc::driver::{CudaContext, CudaEvent, CudaFunction, CudaStream, DevicePtr, DriverError};
+use gpu::op::power::EXPONENT_SYMBOL;
 
 pub(crate) use memory::Mapped;
 
@@ -109,8 +110,14 @@ pub struct Gpu {
     stream: Arc<CudaStream>,
     info: DeviceInfo,
     ptx: Ptx,
-    /// Each loaded entry and the PTX types of its parameters.
-    functions: Mutex<HashMap<String, (CudaFunction, Vec<String>)>>,
+    /// Each loaded entry, the PTX types of its parameters and the address
+    /// of its module's exponent ([`gpu::op::power::EXPONENT_SYMBOL`]), if
+    /// the module has one.
+    functions: Mutex<HashMap<String, Loaded>>,
+    /// The exponent last queued for each module global (its address: the
+    /// bits), held from writing it to queuing the launch that reads it, so
+    /// that no other thread's write comes between.
+    exponents: Mutex<HashMap<u64, u64>>,
     resident: Mutex<HashMap<(String, u32), u32>>,
     allocations: AtomicUsize,
 }
@@ -119,6 +126,22 @@ impl std::fmt::Debug for Gpu {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Gpu").field("info", &self.info).field("ptx", &self.ptx.origin()).finish()
     }
+}
+
+/// Whether a module's code reads the exponent global (a `power_sum`
+/// entry's): every module declares it (`Ptx::module_for` keeps the
+/// declarations), only those entries load it.
+fn reads_exponent(module: &str) -> bool {
+    module.lines().any(|l| l.contains(EXPONENT_SYMBOL) && !l.trim_start().starts_with('.'))
+}
+
+/// A loaded entry: its function, its parameters' PTX types, and the device
+/// address of its module's exponent, if it reads one.
+#[derive(Clone)]
+struct Loaded {
+    func: CudaFunction,
+    params: Vec<String>,
+    exponent: Option<u64>,
 }
 
 /// Why no GPU can be used here, or `None` if one can: the reason tests
@@ -200,6 +223,7 @@ impl Gpu {
             info,
             ptx,
             functions: Mutex::default(),
+            exponents: Mutex::default(),
             resident: Mutex::default(),
             allocations: AtomicUsize::new(0),
         })
@@ -249,7 +273,7 @@ impl Gpu {
     /// # Ok::<(), reduction::Error>(())
     /// ```
     pub fn function(&self, entry: &str) -> Result<CudaFunction> {
-        self.loaded(entry).map(|(f, _)| f)
+        self.loaded(entry).map(|l| l.func)
     }
 
     /// [`Gpu::function`], refused with [`Error::Signature`] unless the
@@ -265,9 +289,9 @@ impl Gpu {
     /// # Ok::<(), reduction::Error>(())
     /// ```
     pub fn function_for(&self, entry: &str, params: &[&str]) -> Result<CudaFunction> {
-        let (f, found) = self.loaded(entry)?;
+        let Loaded { func, params: found, .. } = self.loaded(entry)?;
         if found.iter().map(String::as_str).eq(params.iter().copied()) {
-            return Ok(f);
+            return Ok(func);
         }
         Err(Error::Signature {
             entry: entry.to_string(),
@@ -277,20 +301,68 @@ impl Gpu {
         })
     }
 
-    /// The entry and its parameters' PTX types, loaded on first use.
-    fn loaded(&self, entry: &str) -> Result<(CudaFunction, Vec<String>)> {
+    /// The entry, its parameters' PTX types and its exponent's address,
+    /// loaded on first use.
+    fn loaded(&self, entry: &str) -> Result<Loaded> {
         let mut cache = self.functions.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
         if let Some(f) = cache.get(entry) {
             return Ok(f.clone());
         }
         let src = self.ptx.module_for(entry)?;
         let params = Ptx::from_text(src.as_str(), "").params(entry).unwrap_or_default();
+        let has_exponent = reads_exponent(&src);
         let load_err =
             |source| Error::ModuleLoad { entry: entry.to_string(), ptx: self.ptx.origin().to_string(), source };
         let module = self.ctx.load_module(cudarc::nvrtc::Ptx::from_src(src)).map_err(load_err)?;
-        let f = module.load_function(entry).map_err(load_err)?;
-        cache.insert(entry.to_string(), (f.clone(), params.clone()));
-        Ok((f, params))
+        let func = module.load_function(entry).map_err(load_err)?;
+        // the function holds its module, and so the global, while it is cached
+        let exponent = match has_exponent {
+            true => {
+                Some(module.get_global(EXPONENT_SYMBOL, &self.stream).map_err(load_err)?.device_ptr(&self.stream).0)
+            }
+            false => None,
+        };
+        let loaded = Loaded { func, params, exponent };
+        cache.insert(entry.to_string(), loaded.clone());
+        Ok(loaded)
+    }
+
+    /// Queue `launch` of `entry` with `exponent` (a
+    /// [`PowerSum`](gpu::op::PowerSum) entry's `p`) in its module's global,
+    /// written first on the stream where the last launch of the entry had
+    /// another (two `cuMemsetD32Async`: no host memory, nothing waited
+    /// for); with `None` (every other operation: the plan has none),
+    /// `launch` alone. [`Error::Invalid`] for an exponent and an entry that
+    /// reads none, before anything is queued.
+    pub(crate) fn launch_with_exponent(
+        &self,
+        entry: &str,
+        exponent: Option<f64>,
+        launch: impl FnOnce() -> Result<()>,
+    ) -> Result<()> {
+        let Some(p) = exponent else {
+            return launch();
+        };
+        let Some(addr) = self.loaded(entry)?.exponent else {
+            return Err(Error::Invalid(format!("{entry}: takes no exponent (p = {p})")));
+        };
+        let mut queued = self.exponents.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        let bits = p.to_bits();
+        if queued.get(&addr) != Some(&bits) {
+            queued.remove(&addr); // unknown until both halves are queued
+            let stream = self.stream.cu_stream();
+            for (offset, half) in [(0, bits as u32), (4, (bits >> 32) as u32)] {
+                // SAFETY: `addr` is the 8-byte global of the entry's module
+                // (little-endian words), which the cached function keeps
+                // loaded; each memset writes one aligned word of it, in
+                // stream order: after the launches that read the old value.
+                unsafe { cudarc::driver::sys::cuMemsetD32Async(addr + offset, half, 1, stream) }
+                    .result()
+                    .map_err(driver("cuMemsetD32Async"))?;
+            }
+            queued.insert(addr, bits);
+        }
+        launch()
     }
 
     /// Blocks of kernel `entry` that fit on the whole GPU at once, launched
@@ -370,5 +442,25 @@ impl Gpu {
     /// ```
     pub fn synchronize(&self) -> Result<()> {
         self.stream.synchronize().map_err(driver("cuStreamSynchronize"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every entry's module declares the exponent; only `power_sum`'s read it.
+    #[test]
+    fn only_power_sum_entries_read_the_exponent() {
+        let ptx = Ptx::embedded();
+        for entry in ["single_pass_b256_sum_f32", "segments_norm_f32", "reduce3_sum_i32", "reproducible_sum_f64"] {
+            let module = ptx.module_for(entry).unwrap();
+            assert!(module.contains(EXPONENT_SYMBOL) && !reads_exponent(&module), "{entry}");
+        }
+        let power: Vec<&str> = ptx.entries().filter(|e| e.contains("_power_sum_")).collect();
+        assert_eq!(power.len(), 44); // 4 types: 6 blocks of the default kernel, 5 shaped kernels
+        for entry in power {
+            assert!(reads_exponent(&ptx.module_for(entry).unwrap()), "{entry}");
+        }
     }
 }

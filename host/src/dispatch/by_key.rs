@@ -94,5 +94,15 @@ pub fn by_key_plan(kernel: &'static Kernel, dtype: DType, n: usize, card: &impl 
     let needed = n.div_ceil(kernel.elements_per_block()).max(1);
     let grid = resident.min(u32::try_from(needed).unwrap_or(u32::MAX));
     let levels = vec![Level { launches: vec![Launch { in_offset: 0, n, grid, out_offset: 0 }], outputs: 0 }];
-    Ok(Plan { kernel: row, entry, block: BY_KEY_BLOCK, levels, smem, partials: 0, inputs: 2, acc_bytes: dtype.size() })
+    Ok(Plan {
+        kernel: row,
+        entry,
+        block: BY_KEY_BLOCK,
+        levels,
+        smem,
+        partials: 0,
+        inputs: 2,
+        acc_bytes: dtype.size(),
+        exponent: None,
+    })
 }

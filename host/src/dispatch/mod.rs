@@ -180,6 +180,38 @@ pub struct Plan {
     pub inputs: u32,
     /// Bytes of one accumulator.
     pub acc_bytes: usize,
+    /// The exponent the launch sets for [`PowerSum`](gpu::op::PowerSum)
+    /// ([`exponent`]); `None` for every other operation.
+    pub exponent: Option<f64>,
+}
+
+/// The exponent a launch of the operation named `op` sets with `options`:
+/// [`PowerSum`](gpu::op::PowerSum)'s `p` (2 when none is given, torch's
+/// default order), `None` for the other operations. An exponent that is not
+/// finite or is 0 (the norms of order 0 and ±∞ are `count_nonzero`,
+/// `norm_inf` and `norm_neg_inf`), or one given to another operation, is
+/// [`Error::Invalid`].
+///
+/// ```
+/// use reduction::{Options, dispatch::exponent};
+/// let cube = Options { p: Some(3.0), ..Options::default() };
+/// assert_eq!(exponent("power_sum", &cube)?, Some(3.0));
+/// assert_eq!(exponent("power_sum", &Options::default())?, Some(2.0));
+/// assert_eq!(exponent("sum", &Options::default())?, None);
+/// assert!(exponent("sum", &cube).is_err());
+/// assert!(exponent("power_sum", &Options { p: Some(f64::INFINITY), ..cube }).is_err());
+/// # Ok::<(), reduction::Error>(())
+/// ```
+pub fn exponent(op: &str, options: &Options) -> Result<Option<f64>> {
+    let power = op == Op::PowerSum.name();
+    match options.p {
+        None => Ok(power.then_some(gpu::op::power::DEFAULT_EXPONENT)),
+        Some(p) if power && p.is_finite() && p != 0.0 => Ok(Some(p)),
+        Some(p) if power => Err(Error::Invalid(format!(
+            "p = {p}: power_sum takes a finite exponent other than 0 (the norms of order 0 and ±inf are count_nonzero, norm_inf and norm_neg_inf)"
+        ))),
+        Some(p) => Err(Error::Invalid(format!("p = {p}: {op} takes no exponent (only power_sum does)"))),
+    }
 }
 
 /// The plan for `request` on `card`: the reproducible or accurate kernel
@@ -199,6 +231,7 @@ pub struct Plan {
 /// # Ok::<(), reduction::Error>(())
 /// ```
 pub fn plan(request: &Request, card: &impl Limits) -> Result<Plan> {
+    let exponent = exponent(request.op, &request.options)?;
     if let Some(mode) = mode_kernel(request.op, request.ty, &request.options)? {
         return mode_plan(request, mode, card);
     }
@@ -216,7 +249,8 @@ pub fn plan(request: &Request, card: &impl Limits) -> Result<Plan> {
     let levels = flat_levels(request, kernel, &entry, block, card)?;
     let partials = if kernel.scheme == Scheme::SinglePass { levels[0].launches[0].grid as usize } else { 0 };
     let smem = kernel.scheme.smem(block, request.elem_bytes);
-    Ok(Plan { kernel, entry, block, levels, smem, partials, inputs: request.inputs, acc_bytes: request.acc_bytes })
+    let (inputs, acc_bytes) = (request.inputs, request.acc_bytes);
+    Ok(Plan { kernel, entry, block, levels, smem, partials, inputs, acc_bytes, exponent })
 }
 
 /// The kernel and block for `n` elements of the operation named `op`: the

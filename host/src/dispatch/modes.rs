@@ -204,6 +204,7 @@ pub(super) fn mode_plan(request: &Request, mode: ModeKernel, card: &impl Limits)
         partials: job.partials,
         inputs: request.inputs,
         acc_bytes: job.acc_bytes,
+        exponent: None, // no mode kernel takes power_sum
     })
 }
 

@@ -88,34 +88,39 @@ impl Gpu {
         let mut args = self.stream().launch_builder(&job.func);
         args.arg(a).arg(&b_addr).arg(&n).arg(&partials.addr).arg(ticket).arg(&out.addr).arg(&out.done);
         let cfg = LaunchConfig { grid_dim: (grid, 1, 1), block_dim: (block, 1, 1), shared_mem_bytes: smem };
-        // SAFETY: `single_pass_*` entries (and the mode entries `reproducible_*`
-        // and `accurate_sum_*`, same signature: `gpu/src/entries.rs`; their
-        // partials are the `need` accumulators of their plan, checked above,
-        // and their shared memory MODES_SMEM) have the signature (const T*, const
-        // T*, u64, Acc*, u32*, Out*, u32*) for this T and the operation named
-        // in the entry (`single_pass_entries!`; the job was planned with that
-        // operation's accumulator size and input count). The kernel reads
-        // a[0..n], and b[0..n] only for two-input operations (b is then a
-        // live view of n elements, checked above; else null), writes
-        // partials[0..grid] (accumulators of `acc_bytes`, room checked
-        // above), ticket[0], out[0] and (when not null) done[0] (`out` and its
-        // flag are memory their maker holds for the launch, with room for
-        // one output), and uses SINGLE_PASS_SMEM bytes of shared memory,
-        // which the launch provides. Launches that share the ticket are
-        // ordered by the stream.
-        unsafe { args.launch(cfg) }.map_err(|source| launch_error(entry, &cfg, source))?;
-        Ok(())
+        // a `power_sum` entry reads its exponent from its module: written first
+        self.launch_with_exponent(entry, job.plan.exponent, || {
+            // SAFETY: `single_pass_*` entries (and the mode entries `reproducible_*`
+            // and `accurate_sum_*`, same signature: `gpu/src/entries.rs`; their
+            // partials are the `need` accumulators of their plan, checked above,
+            // and their shared memory MODES_SMEM) have the signature (const T*, const
+            // T*, u64, Acc*, u32*, Out*, u32*) for this T and the operation named
+            // in the entry (`single_pass_entries!`; the job was planned with that
+            // operation's accumulator size and input count). The kernel reads
+            // a[0..n], and b[0..n] only for two-input operations (b is then a
+            // live view of n elements, checked above; else null), writes
+            // partials[0..grid] (accumulators of `acc_bytes`, room checked
+            // above), ticket[0], out[0] and (when not null) done[0] (`out` and its
+            // flag are memory their maker holds for the launch, with room for
+            // one output), and uses SINGLE_PASS_SMEM bytes of shared memory,
+            // which the launch provides. Launches that share the ticket are
+            // ordered by the stream.
+            unsafe { args.launch(cfg) }.map(drop).map_err(|source| launch_error(entry, &cfg, source))
+        })
     }
 
     /// Launch a shaped kernel (`segments_*` or `columns_*`, as `plan`
     /// says) on `a` (and `b` for a two-input operation) with `shape`, its
     /// scratch in `partials` and `tickets` (zero; the kernel leaves them
-    /// zero) and one result per row, column or segment in `out`.
+    /// zero) and one result per row, column or segment in `out`; a
+    /// `power_sum` entry with its `exponent`
+    /// ([`dispatch::exponent`](crate::dispatch::exponent)).
     #[allow(clippy::too_many_arguments)]
     pub(crate) fn launch_shaped<T: DeviceRepr>(
         &self,
         plan: &crate::dispatch::ShapePlan,
         inputs: u32,
+        exponent: Option<f64>,
         a: &CudaView<'_, T>,
         b: Option<&CudaView<'_, T>>,
         shape: crate::shape::Shape<'_>,
@@ -183,27 +188,28 @@ impl Gpu {
             use cudarc::driver::sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES as MAX_DYNAMIC;
             func.set_attribute(MAX_DYNAMIC, plan.smem as i32).map_err(|source| launch_error(entry, &cfg, source))?;
         }
-        // SAFETY: `segments_{op}_{type}` entries (and `rows_short_`,
-        // `rows_long_`, which `plan` picks only for rows that meet
-        // `shape::short_row_vectors` with aligned inputs, or `shape::long_rows`
-        // with its tile) have the signature (const T*,
-        // const T*, u64 n, const u64* offsets, u64 count, u64 cols, u64
-        // pitch, u64 tile, u32 lanes, Acc*, u32*, Out*) and
-        // `columns_{op}_{type}` (const T*, const T*, u64 rows, u64 cols, u64
-        // pitch, u32 wide, u32 chunks, Acc*, u32*, Out*) for this T and the operation of the entry's
-        // name (`gpu/src/entries.rs`; `plan` named it from R and T, and
-        // sized `partials` with R's accumulator). Every element the kernel
-        // reads lies in the shape, which `shape.check` put within `a` (and
-        // `b`, of the same length, checked); the offsets were checked
-        // non-decreasing when the `Offsets` were made and ending within `a`
-        // above, and `Offsets` holds count + 1 of them on this GPU. It writes
-        // partials[..plan.partials], tickets[..plan.tickets] (zero, left
-        // zero) and out[..results], each checked above (`Out`s are memory
-        // their makers hold for the launch), and uses `plan.smem` bytes of
-        // shared memory, which the launch provides. Launches sharing the
-        // scratch are ordered by the stream.
-        unsafe { args.launch(cfg) }.map_err(|source| launch_error(entry, &cfg, source))?;
-        Ok(())
+        self.launch_with_exponent(entry, exponent, || {
+            // SAFETY: `segments_{op}_{type}` entries (and `rows_short_`,
+            // `rows_long_`, which `plan` picks only for rows that meet
+            // `shape::short_row_vectors` with aligned inputs, or `shape::long_rows`
+            // with its tile) have the signature (const T*,
+            // const T*, u64 n, const u64* offsets, u64 count, u64 cols, u64
+            // pitch, u64 tile, u32 lanes, Acc*, u32*, Out*) and
+            // `columns_{op}_{type}` (const T*, const T*, u64 rows, u64 cols, u64
+            // pitch, u32 wide, u32 chunks, Acc*, u32*, Out*) for this T and the operation of the entry's
+            // name (`gpu/src/entries.rs`; `plan` named it from R and T, and
+            // sized `partials` with R's accumulator). Every element the kernel
+            // reads lies in the shape, which `shape.check` put within `a` (and
+            // `b`, of the same length, checked); the offsets were checked
+            // non-decreasing when the `Offsets` were made and ending within `a`
+            // above, and `Offsets` holds count + 1 of them on this GPU. It writes
+            // partials[..plan.partials], tickets[..plan.tickets] (zero, left
+            // zero) and out[..results], each checked above (`Out`s are memory
+            // their makers hold for the launch), and uses `plan.smem` bytes of
+            // shared memory, which the launch provides. Launches sharing the
+            // scratch are ordered by the stream.
+            unsafe { args.launch(cfg) }.map(drop).map_err(|source| launch_error(entry, &cfg, source))
+        })
     }
 
     /// Launch the by-key kernel of `plan` `(keys: *const u32, values: *const

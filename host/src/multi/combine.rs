@@ -42,8 +42,10 @@ pub(super) fn combine<R: Sharded<T>, T: Element>(gathered: &[u8]) -> Result<R::O
 #[cfg(test)]
 mod tests {
     use super::*;
-    use gpu::half::f16;
-    use gpu::op::{AMinMax, All, Any, ArgMax, ArgMin, CountNonzero, Mean, Min, Moments, NanMean, Norm, Prod, Sum};
+    use gpu::half::{bf16, f16};
+    use gpu::op::{
+        AMinMax, All, Any, ArgMax, ArgMin, CountNonzero, Mean, Min, Moments, NanMean, Norm, PowerSum, Prod, Sum,
+    };
 
     /// A rank's slot: the result's bytes at 0, the count at `COUNT_AT`.
     fn slot(result: &[u8], n: u64) -> Vec<u8> {
@@ -133,6 +135,20 @@ mod tests {
         let none = [slot(&[], 0), slot(&[], 0)].concat();
         let m = combine::<Moments, f64>(&none).unwrap();
         assert!(m.mean.is_nan() && m.var(0, 1.0).is_nan());
+    }
+
+    /// The p-norm's sum across ranks: each rank's `Σ |x|ᵖ` added in rank
+    /// order (an empty rank skipped, an infinite one kept), one root after.
+    #[test]
+    fn power_sums_add_across_ranks() {
+        let ranks = [slot(&27.0f32.to_le_bytes(), 3), slot(&[], 0), slot(&37.0f32.to_le_bytes(), 2)].concat();
+        let s = combine::<PowerSum, bf16>(&ranks).unwrap();
+        assert_eq!(s, 64.0);
+        assert!((gpu::op::power::root(s as f64, 3.0) - 4.0).abs() < 1e-15);
+        let zero = [slot(&8.0f64.to_le_bytes(), 2), slot(&f64::INFINITY.to_le_bytes(), 1)].concat();
+        assert_eq!(gpu::op::power::root(combine::<PowerSum, f64>(&zero).unwrap(), -1.0), 0.0);
+        let none = [slot(&[], 0), slot(&[], 0)].concat();
+        assert_eq!(combine::<PowerSum, f32>(&none).unwrap(), 0.0);
     }
 
     #[test]

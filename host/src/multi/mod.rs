@@ -261,6 +261,17 @@ impl MultiReducer {
     /// # Ok::<(), reduction::Error>(())
     /// ```
     pub fn reduce<R: Sharded<T>, T: Element, D: Input<T> + ?Sized>(&self, shards: &[&[&D]]) -> Result<R::Out> {
+        self.reduce_with::<R, T, D>(shards, &Options::default())
+    }
+
+    /// [`reduce`](Self::reduce) with `opts` for every shard's kernel (the
+    /// exponent of `PowerSum`).
+    pub(crate) fn reduce_with<R: Sharded<T>, T: Element, D: Input<T> + ?Sized>(
+        &self,
+        shards: &[&[&D]],
+        opts: &Options,
+    ) -> Result<R::Out> {
+        crate::dispatch::exponent(R::NAME, opts)?;
         let lens = self.checked_lens::<R, T, D>(shards)?;
         let local: u64 = lens.iter().sum();
         if R::NEEDS_AN_ELEMENT && local == 0 && self.world == self.reducers.len() {
@@ -274,7 +285,7 @@ impl MultiReducer {
             r.gpu().stream().memcpy_htod(&bytes, slot).map_err(driver("cuMemcpyHtoD"))?;
             if n > 0 {
                 let (addr, _guard) = slot.device_ptr_mut(r.gpu().stream());
-                r.enqueue_to::<R::Shard, T, D>(inputs, &Options::default(), Out { addr, len: 1, done: 0 })?;
+                r.enqueue_to::<R::Shard, T, D>(inputs, opts, Out { addr, len: 1, done: 0 })?;
             }
         }
         let gathered = self.gather(&mut exchange)?;
@@ -349,7 +360,7 @@ impl MultiReducer {
     /// ```
     pub fn reduce_host<R: Sharded<T>, T: Element>(&self, data: &[T]) -> Result<R::Out> {
         let parts: Vec<&[T]> = self.split(data.len()).into_iter().map(|p| &data[p]).collect();
-        self.one_input::<R, T, [T]>(&parts)
+        self.one_input::<R, T, [T]>(&parts, &Options::default())
     }
 }
 

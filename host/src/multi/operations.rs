@@ -3,10 +3,15 @@
 //! the shards, one per GPU of this process or this rank's own.
 
 use crate::error::{Error, Result};
-use crate::input::{Element, Input};
+use crate::input::{Element, Input, len};
 use crate::multi::{MultiReducer, Sharded};
+use crate::options::Options;
 use crate::reducer::Output;
-use gpu::op::{Arg, ArgMax, ArgMin, Dot, Max, Mean, Min, Norm, Reduction, Sum, SumSquares};
+use gpu::op::power::{Order, root};
+use gpu::op::{
+    Arg, ArgMax, ArgMin, CountNonzero, Dot, Max, Mean, Min, Norm, Norm1, NormInf, NormNegInf, PowerSum, Reduction, Sum,
+    SumSquares,
+};
 
 impl MultiReducer {
     /// The sum over every shard (one per GPU of this process).
@@ -14,7 +19,7 @@ impl MultiReducer {
     where
         Sum: Sharded<T>,
     {
-        self.one_input::<Sum, T, D>(shards)
+        self.one_input::<Sum, T, D>(shards, &Options::default())
     }
 
     /// The smallest element of all shards.
@@ -22,7 +27,7 @@ impl MultiReducer {
     where
         Min: Sharded<T>,
     {
-        self.one_input::<Min, T, D>(shards)
+        self.one_input::<Min, T, D>(shards, &Options::default())
     }
 
     /// The largest element of all shards.
@@ -30,7 +35,7 @@ impl MultiReducer {
     where
         Max: Sharded<T>,
     {
-        self.one_input::<Max, T, D>(shards)
+        self.one_input::<Max, T, D>(shards, &Options::default())
     }
 
     /// The smallest element and its global index (shards in rank order,
@@ -40,7 +45,7 @@ impl MultiReducer {
     where
         ArgMin: Sharded<T> + Reduction<T, Out = Arg<T>>,
     {
-        self.one_input::<ArgMin, T, D>(shards)
+        self.one_input::<ArgMin, T, D>(shards, &Options::default())
     }
 
     /// The largest element and its global index (see [`argmin`](Self::argmin)).
@@ -48,7 +53,7 @@ impl MultiReducer {
     where
         ArgMax: Sharded<T> + Reduction<T, Out = Arg<T>>,
     {
-        self.one_input::<ArgMax, T, D>(shards)
+        self.one_input::<ArgMax, T, D>(shards, &Options::default())
     }
 
     /// `Σ a[i]·b[i]`, `a` and `b` sharded alike (shard `k` of both on GPU `k`).
@@ -69,7 +74,7 @@ impl MultiReducer {
     where
         SumSquares: Sharded<T>,
     {
-        self.one_input::<SumSquares, T, D>(shards)
+        self.one_input::<SumSquares, T, D>(shards, &Options::default())
     }
 
     /// The L2 norm of all shards together.
@@ -77,7 +82,7 @@ impl MultiReducer {
     where
         Norm: Sharded<T>,
     {
-        self.one_input::<Norm, T, D>(shards)
+        self.one_input::<Norm, T, D>(shards, &Options::default())
     }
 
     /// The mean of all shards together.
@@ -85,12 +90,49 @@ impl MultiReducer {
     where
         Mean: Sharded<T>,
     {
-        self.one_input::<Mean, T, D>(shards)
+        self.one_input::<Mean, T, D>(shards, &Options::default())
     }
 
-    pub(super) fn one_input<R: Sharded<T>, T: Element, D: Input<T> + ?Sized>(&self, shards: &[&D]) -> Result<R::Out> {
+    /// The p-norm of all shards together ([`Reducer::norm_p`](crate::Reducer::norm_p)'s
+    /// orders and results): for a `p` other than 0, 1, 2 and ±∞, each
+    /// GPU's `Σ |x|ᵖ` ([`PowerSum`]) added in rank order, one root on the
+    /// host. No elements in this process's shards (and no other process)
+    /// with `p < 0`: [`Error::Empty`].
+    pub fn norm_p<T: Element, D: Input<T> + ?Sized, A: Into<f64>>(&self, shards: &[&D], p: f64) -> Result<f64>
+    where
+        PowerSum: Sharded<T> + Reduction<T, Out = A>,
+        Norm1: Sharded<T> + Reduction<T, Out = A>,
+        Norm: Sharded<T> + Reduction<T, Out = A>,
+        NormInf: Sharded<T> + Reduction<T, Out = A>,
+        NormNegInf: Sharded<T> + Reduction<T, Out = A>,
+        CountNonzero: Sharded<T> + Reduction<T, Out = u64>,
+    {
+        let order = Order::of(p).ok_or_else(|| Error::Invalid(format!("norm_p: p = {p} (a number, or ±inf)")))?;
+        let none = Options::default();
+        Ok(match order {
+            Order::Count => self.one_input::<CountNonzero, T, D>(shards, &none)? as f64,
+            Order::One => self.one_input::<Norm1, T, D>(shards, &none)?.into(),
+            Order::Two => self.one_input::<Norm, T, D>(shards, &none)?.into(),
+            Order::Inf => self.one_input::<NormInf, T, D>(shards, &none)?.into(),
+            Order::NegInf => self.one_input::<NormNegInf, T, D>(shards, &none)?.into(),
+            Order::Power(p) => {
+                let elements: usize = shards.iter().map(|d| len(&d.source())).sum();
+                if p < 0.0 && elements == 0 && self.world_size() == self.reducers().len() {
+                    return Err(Error::Empty { op: "norm_p (p < 0)" });
+                }
+                let s = self.one_input::<PowerSum, T, D>(shards, &Options { p: Some(p), ..none })?;
+                root(s.into(), p)
+            }
+        })
+    }
+
+    pub(super) fn one_input<R: Sharded<T>, T: Element, D: Input<T> + ?Sized>(
+        &self,
+        shards: &[&D],
+        opts: &Options,
+    ) -> Result<R::Out> {
         let shards: Vec<[&D; 1]> = shards.iter().map(|s| [*s]).collect();
         let shards: Vec<&[&D]> = shards.iter().map(|s| &s[..]).collect();
-        self.reduce::<R, T, D>(&shards)
+        self.reduce_with::<R, T, D>(&shards, opts)
     }
 }

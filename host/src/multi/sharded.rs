@@ -6,8 +6,8 @@ use std::ops::Range;
 use gpu::half::{bf16, f16};
 use gpu::op::{
     AMinMax, All, Any, Arg, ArgMax, ArgMin, CountNonzero, Dot, LogSumExp, Max, MaxSum, Mean, MeanM2, Min, MinMax,
-    Moments, NanMax, NanMean, NanMeanParts, NanMin, NanSum, Norm, Norm1, NormInf, NormNegInf, Prod, Reduction, Sum,
-    SumSquares, Welford,
+    Moments, NanMax, NanMean, NanMeanParts, NanMin, NanSum, Norm, Norm1, NormInf, NormNegInf, PowerSum, Prod,
+    Reduction, Sum, SumSquares, Welford,
 };
 
 /// An operation the [`MultiReducer`](super::MultiReducer) runs over shards:
@@ -67,6 +67,7 @@ as_is!(NanSum: f32, f64, f16, bf16);
 as_is!(Norm1: f32, f64, f16, bf16);
 as_is!(NormInf: f32, f64, f16, bf16);
 as_is!(NormNegInf: f32, f64, f16, bf16);
+as_is!(PowerSum: f32, f64, f16, bf16);
 as_is!(NanMin: f32, f64);
 as_is!(NanMax: f32, f64);
 

@@ -149,6 +149,7 @@ impl Reducer {
         opts: &Options,
     ) -> Result<R::Out> {
         if check_inputs::<R, T, D>(inputs)? == 0 {
+            dispatch::exponent(R::NAME, opts)?; // checked before the result of none too
             return empty::<R, T>();
         }
         self.with_inputs::<T, D, _>(inputs, false, |work, a, b| self.run_locked::<R, T>(work, &a, b.as_ref(), opts))
@@ -192,6 +193,7 @@ impl Reducer {
         if out.is_empty() {
             return Err(Error::SliceTooShort { len: 0, n: 1 });
         }
+        dispatch::exponent(R::NAME, opts)?;
         let (out, _guard) = Out::of_given(out, self.gpu())?;
         match n {
             0 => write_value(self.gpu(), out.addr, empty::<R, T>()?),

@@ -1,13 +1,17 @@
 //! The operations people reduce, on [`Reducer`]: sum, min, max, arg-min/max,
-//! dot product, sum of squares, L2 norm, mean, variance and standard deviation, for every type the
+//! dot product, sum of squares, L2 and p-norms, mean, variance and standard deviation, for every type the
 //! operation has (`Op::types`): [`Reducer::reduce`] with the default
 //! options, the result on the host.
 
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::input::{Element, Input};
 use crate::options::Options;
 use crate::reducer::Reducer;
-use gpu::op::{Arg, ArgMax, ArgMin, Dot, Max, Mean, MeanM2, Min, Moments, Norm, Reduction, Sum, SumSquares};
+use gpu::op::power::{Order, root};
+use gpu::op::{
+    Arg, ArgMax, ArgMin, CountNonzero, Dot, Max, Mean, MeanM2, Min, Moments, Norm, Norm1, NormInf, NormNegInf,
+    PowerSum, Reduction, Sum, SumSquares,
+};
 
 /// What operation `R` returns for elements of `T`.
 pub type Output<R, T> = <R as Reduction<T>>::Out;
@@ -134,6 +138,53 @@ impl Reducer {
         Norm: Reduction<T>,
     {
         self.reduce::<Norm, T, D>(&[data], &Options::default())
+    }
+
+    /// The p-norm, `torch.linalg.vector_norm(x, ord=p)`, in `f64` for every
+    /// element type: the nonzero count for `p = 0`, `Σ |x|` for 1,
+    /// `√Σ x²` for 2, `max |x|` for `+inf`, `min |x|` for `-inf`
+    /// (the library's own norms), and `(Σ |x|ᵖ)^(1/p)` for any other `p`:
+    /// one pass of [`PowerSum`] (its terms from the GPU's approximate
+    /// `exp2` and `log2` for `f32` and the half types: within about 2⁻²⁰
+    /// relatively, `gpu::op::power`), the root in `f64` on the host. No
+    /// elements give 0, or [`Error::Empty`](crate::Error::Empty) for `p < 0`
+    /// and `p = ±inf` (no identity, as in torch); NaN for `p` is
+    /// [`Error::Invalid`](crate::Error::Invalid). For rows, columns and
+    /// segments, [`reduce_shaped`](Self::reduce_shaped) `PowerSum` with
+    /// `Options { p: Some(p), .. }` and take `gpu::op::power::root` of each.
+    ///
+    /// ```no_run
+    /// let r = reduction::Reducer::new()?;
+    /// let x = vec![3.0f32, -4.0, 0.0];
+    /// assert_eq!((r.norm_p(&x, 2.0)?, r.norm_p(&x, 0.0)?, r.norm_p(&x, f64::INFINITY)?), (5.0, 2.0, 4.0));
+    /// assert!((r.norm_p(&x, 3.0)? - 91f64.cbrt()).abs() < 1e-4);
+    /// assert!(r.norm_p(&Vec::<f32>::new(), -1.0).is_err()); // no identity
+    /// # Ok::<(), reduction::Error>(())
+    /// ```
+    pub fn norm_p<T: Element, D: Input<T> + ?Sized, A: Into<f64>>(&self, data: &D, p: f64) -> Result<f64>
+    where
+        PowerSum: Reduction<T, Out = A>,
+        Norm1: Reduction<T, Out = A>,
+        Norm: Reduction<T, Out = A>,
+        NormInf: Reduction<T, Out = A>,
+        NormNegInf: Reduction<T, Out = A>,
+        CountNonzero: Reduction<T, Out = u64>,
+    {
+        let order = Order::of(p).ok_or_else(|| Error::Invalid(format!("norm_p: p = {p} (a number, or ±inf)")))?;
+        Ok(match order {
+            Order::Count => self.reduce::<CountNonzero, T, D>(&[data], &Options::default())? as f64,
+            Order::One => self.reduce::<Norm1, T, D>(&[data], &Options::default())?.into(),
+            Order::Two => self.reduce::<Norm, T, D>(&[data], &Options::default())?.into(),
+            Order::Inf => self.reduce::<NormInf, T, D>(&[data], &Options::default())?.into(),
+            Order::NegInf => self.reduce::<NormNegInf, T, D>(&[data], &Options::default())?.into(),
+            Order::Power(p) => {
+                if p < 0.0 && crate::input::len(&data.source()) == 0 {
+                    return Err(Error::Empty { op: "norm_p (p < 0)" });
+                }
+                let s = self.reduce::<PowerSum, T, D>(&[data], &Options { p: Some(p), ..Options::default() })?;
+                root(s.into(), p)
+            }
+        })
     }
 
     /// The mean (NaN for no elements, like `torch.mean`).

@@ -5,7 +5,7 @@
 use cudarc::driver::{CudaSlice, CudaView, CudaViewMut, DevicePtr};
 
 use crate::dispatch::{ShapePlan, shape_plan};
-use crate::dispatch::{library_type, shaped_mode};
+use crate::dispatch::{exponent, library_type, shaped_mode};
 use crate::error::{Error, Result, driver};
 use crate::input::check_inputs;
 use crate::input::{Element, Input, Source};
@@ -187,7 +187,8 @@ impl Reducer {
             gpu.stream().memset_zeros(tickets).map_err(driver("cuMemsetD8"))?;
         }
         let partials = Out::bytes_of(partials, gpu, acc);
-        gpu.launch_shaped(&plan, R::INPUTS, a, b, shape, partials, &mut tickets.as_view_mut(), out)
+        let exponent = exponent(R::NAME, opts)?;
+        gpu.launch_shaped(&plan, R::INPUTS, exponent, a, b, shape, partials, &mut tickets.as_view_mut(), out)
     }
 
     /// Run `f` with the shaped reductions' buffers, locked.
@@ -240,6 +241,7 @@ fn check_shaped<R: Reduction<T>, T: Element>(n: usize, shape: Shape<'_>, opts: &
         return refuse("a block size or grid cap (the shaped kernels run blocks of 256, grids from the shape)", "none");
     }
     shaped_mode(R::NAME, T::NAME, opts)?;
+    exponent(R::NAME, opts)?;
     let op = Op::from_name(R::NAME).ok_or_else(|| Error::Unsupported {
         kernel: "reduce_shaped".into(),
         what: format!("the operation {} (the shaped kernels are built for the library's operations)", R::NAME),
