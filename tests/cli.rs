@@ -119,6 +119,19 @@ fn main() {
             )?;
             fails_in_one_line(&["latency", "--timing", "queued,x"], USAGE, "unknown timing \"x\"")
         }),
+        cpu_trial("cli::bad_exponent", || {
+            fails_in_one_line(&["ops", "--op", "power_sum", "--p", "0"], USAGE, "--p: p = 0")?;
+            fails_in_one_line(&["ops", "--op", "power_sum", "--p", "inf"], USAGE, "--p: p = inf")?;
+            fails_in_one_line(&["ops", "--op", "sum", "--p", "3"], USAGE, "which --op does not name")
+        }),
+        gpu_trial("cli::ops_power_sum_with_an_exponent", || {
+            let args = ["ops", "--op", "power_sum", "--p", "-2.5", "--type", "f32,bf16", "--n", "2^20", "--runs", "3"];
+            let out = reduce(&args)?;
+            let text = String::from_utf8_lossy(&out.stdout);
+            ensure(out.status.success(), || format!("exit {:?}: {text}", out.status.code()))?;
+            let rows: Vec<&str> = text.lines().filter(|l| l.starts_with("power_sum(-2.5) ")).collect();
+            ensure(rows.len() == 2 && rows.iter().all(|l| l.contains(" OK ")), || format!("not two OK rows:\n{text}"))
+        }),
         cpu_trial("cli::bad_type", || fails_in_one_line(&["run", "--type", "f8"], USAGE, "unknown type")),
         cpu_trial("cli::bad_op", || fails_in_one_line(&["run", "--op", "median"], USAGE, "unknown operation")),
         cpu_trial("cli::op_the_type_lacks", || {

@@ -4,11 +4,13 @@ CuPy (CUB), timed as the Rust side is: CUDA events around the call only,
 together exceed the L2 four times, random data. GB/s count every input byte
 read. Run on the GPU machine beside `reduce ops` in the same command:
 
-    python3 cli/baselines/ops_vendor.py 2^22,2^28 [RUNS] [--timing host-loop|queued|host-loop,queued] [--op OP,...]
+    python3 cli/baselines/ops_vendor.py 2^22,2^28 [RUNS] [--timing host-loop|queued|host-loop,queued] [--op OP,...] [--p P]
 
 Prints one JSON object per line: library, operation, type, n, timing,
 median_us, gbps. `--op` keeps only these operations (the names of `reduce
-ops --op`).
+ops --op`). `--p P` (default 3) is the order of the p-norm timed beside
+`reduce ops --op power_sum --p P`: torch's `vector_norm(x, ord=P)` and
+CuPy's `linalg.norm(x, ord=P)`, in rows named `power_sum(P)`.
 
 Timing, as `reduce ops --timing` (cli/src/timing.rs):
 
@@ -152,7 +154,7 @@ def timed_covered(fn, sets, runs, timing):
             sleep_ms *= 4
 
 
-def torch_cases(n):
+def torch_cases(n, p=3.0):
     g = torch.Generator(device="cuda").manual_seed(1)
     f32 = lambda: torch.rand(n, device="cuda", generator=g) * 2 - 1  # noqa: E731
     yield "sum", "bf16", 1, lambda: (f32().to(torch.bfloat16),), lambda x: torch.sum(x, dtype=torch.float32)
@@ -183,9 +185,11 @@ def torch_cases(n):
         # the library's `moments` is var, std, var_mean and std_mean in one pass
         yield "moments", ty, 1, make, torch.var_mean
         yield "logsumexp", ty, 1, make, lambda x: torch.logsumexp(x, 0)
+        # the p-norm: the library's `power_sum` and one root on the host
+        yield f"power_sum({p:g})", ty, 1, make, lambda x: torch.linalg.vector_norm(x, ord=p, dtype=torch.float32)
 
 
-def cupy_cases(n):
+def cupy_cases(n, p=3.0):
     rng = cupy.random.default_rng(1)
     f32 = lambda: rng.random(n, dtype=cupy.float32) * 2 - 1  # noqa: E731
     yield "sum", "f16", 1, lambda: (f32().astype(cupy.float16),), lambda x: cupy.sum(x, dtype=cupy.float32)
@@ -203,12 +207,14 @@ def cupy_cases(n):
     yield "moments", "f32", 1, lambda: (f32(),), cupy.var
     yield "nanmin", "f32", 1, lambda: (f32(),), cupy.nanmin
     yield "nanmax", "f32", 1, lambda: (f32(),), cupy.nanmax
+    yield f"power_sum({p:g})", "f32", 1, lambda: (f32(),), lambda x: cupy.linalg.norm(x, ord=p)
 
 
 def arguments(argv):
-    """(sizes, runs, timings, ops) from `SIZES [RUNS] [--timing LIST] [--op LIST]` (ops: None for all)."""
+    """(sizes, runs, timings, ops, p) from `SIZES [RUNS] [--timing LIST] [--op LIST] [--p P]` (ops: None for all)."""
     timings = ["host-loop"]
     ops = None
+    p = 3.0
     rest = []
     it = iter(argv)
 
@@ -220,6 +226,12 @@ def arguments(argv):
             ops = {o for o in value(a).split(",") if o}
             if not ops:
                 sys.exit("error: --op: a comma-separated list of operations")
+        elif a == "--p" or a.startswith("--p="):
+            v = value(a)
+            try:
+                p = float(v)
+            except ValueError:
+                sys.exit(f"error: --p {v!r}: a number")
         elif a == "--timing" or a.startswith("--timing="):
             v = value(a)
             timings = [t for t in v.split(",") if t]
@@ -229,22 +241,24 @@ def arguments(argv):
         else:
             rest.append(a)
     if not rest:
-        sys.exit("usage: ops_vendor.py SIZES [RUNS] [--timing host-loop|queued|host-loop,queued] [--op OP,...]")
+        sys.exit("usage: ops_vendor.py SIZES [RUNS] [--timing host-loop|queued|host-loop,queued] [--op OP,...] [--p P]")
     sizes = [count(s) for s in rest[0].split(",")]
     runs = int(rest[1]) if len(rest) > 1 else 100
-    return sizes, runs, list(dict.fromkeys(timings)), ops
+    return sizes, runs, list(dict.fromkeys(timings)), ops, p
 
 
 def main():
-    sizes, runs, timings, ops = arguments(sys.argv[1:])
+    sizes, runs, timings, ops, p = arguments(sys.argv[1:])
     for n in sizes:
-        libs = [("torch", torch_cases(n))] + ([("cupy", cupy_cases(n))] if cupy is not None else [])
+        libs = [("torch", torch_cases(n, p))] + ([("cupy", cupy_cases(n, p))] if cupy is not None else [])
         for lib, cases in libs:
             # CuPy on torch's current stream: torch's events and sleep order its calls too
             same_stream = (cupy.cuda.ExternalStream(torch.cuda.current_stream().cuda_stream) if lib == "cupy"
                            else contextlib.nullcontext())
             with same_stream:
-                run_cases(lib, (c for c in cases if ops is None or c[0] in ops), n, runs, timings)
+                # `--op power_sum` keeps the p-norm's rows, `power_sum(P)`
+                wanted = (c for c in cases if ops is None or c[0].split("(")[0] in ops)
+                run_cases(lib, wanted, n, runs, timings)
             if lib == "cupy":
                 cupy.get_default_memory_pool().free_all_blocks()
             torch.cuda.empty_cache()

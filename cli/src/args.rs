@@ -159,6 +159,10 @@ pub(crate) enum Command {
         /// Element types, comma-separated.
         #[arg(long = "type", value_delimiter = ',', default_value = "f32,bf16")]
         ty: Vec<String>,
+        /// The exponent of `power_sum`, Σ |x|^p (the p-norm's sum; default
+        /// 2): finite and not 0.
+        #[arg(long, allow_negative_numbers = true)]
+        p: Option<f64>,
         /// Threads per block (default: the library's choice for each size).
         #[arg(long)]
         block: Option<u32>,

@@ -159,7 +159,8 @@ pub(crate) fn execute(job: Job) -> Result<bool> {
                 for &(op, t) in &a.pairs {
                     for &timing in &a.timings {
                         for &result in &a.results {
-                            let mode = Options { max_grid: a.max_grid, ..Options::default() };
+                            let p = if op == Op::PowerSum { a.p } else { None };
+                            let mode = Options { max_grid: a.max_grid, p, ..Options::default() };
                             let row = reduce::ops_bench::measure(
                                 &r, op, t, n, a.block, a.runs, a.seed, mode, timing, result,
                             )?;

@@ -65,7 +65,8 @@ impl std::str::FromStr for ResultTo {
 /// One operation on one type and size.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct OpRow {
-    /// The operation's name (`argmax`).
+    /// The operation's name (`argmax`; `power_sum(3)` with its exponent
+    /// when one was given).
     pub op: String,
     /// The element type's name (`bf16`).
     pub ty: String,
@@ -146,12 +147,15 @@ where
             let stats = time_runs_with(gpu, timing, WARMUP, runs, |i| {
                 r.enqueue(&prepared, &inputs[i % inputs.len()], &mut view)
             })?;
-            checked = verify_on::<R, T>(r, op, &host, block, out.read(gpu)?)?;
+            checked = verify_on::<R, T>(r, op, &host, block, mode, out.read(gpu)?)?;
             stats
         }
     };
     Ok(OpRow {
-        op: op.name().to_string(),
+        op: match mode.p {
+            Some(p) => format!("{}({p})", op.name()),
+            None => op.name().to_string(),
+        },
         ty: T::NAME.to_string(),
         mode: mode_name(&mode).to_string(),
         n,
@@ -184,17 +188,19 @@ where
         (0..R::INPUTS as u64).map(|k| generate(Pattern::Random, n, seed + k)).collect::<Result<_>>()?;
     let refs: Vec<&[T]> = host.iter().map(Vec::as_slice).collect();
     let got = r.reduce::<R, T, [T]>(&refs, &Options { block: Some(block), ..mode })?;
-    let checked = verify_on::<R, T>(r, op, &host, block, got)?;
+    let checked = verify_on::<R, T>(r, op, &host, block, mode, got)?;
     Ok((host, checked))
 }
 
 /// The check of `got` against the CPU's result of `op` on `host` (its
-/// inputs: one, or two for a dot product) at `block` threads.
+/// inputs: one, or two for a dot product) at `block` threads, with the
+/// exponent of `mode`.
 fn verify_on<R: Reduction<T>, T: Element + Number + Outcome>(
     r: &Reducer,
     op: Op,
     host: &[Vec<T>],
     block: u32,
+    mode: Options,
     got: R::Out,
 ) -> Result<Checked>
 where
@@ -202,7 +208,7 @@ where
 {
     let a = &host[0];
     // the error bound of the default kernel at that block
-    let at = Options { block: Some(block), ..Options::default() };
+    let at = Options { block: Some(block), p: mode.p, ..Options::default() };
     verify_op::<R, T>(r, op, a, host.get(1).unwrap_or(a), &at, got)
 }
 

@@ -63,6 +63,8 @@ pub(crate) enum Job {
 
 pub(crate) struct OpsArgs {
     pub(crate) pairs: Vec<(Op, DType)>,
+    /// The exponent of `power_sum`.
+    pub(crate) p: Option<f64>,
     pub(crate) sizes: Vec<usize>,
     pub(crate) block: Option<u32>,
     pub(crate) max_grid: Option<u32>,
@@ -455,13 +457,20 @@ pub(crate) fn validate(cli: Cli) -> std::result::Result<Job, String> {
             }
             Job::Latency(gpu, n, dtype, runs, seed, max_grid, distinct(timing))
         }
-        Command::Ops { n, op: ops, ty, block, max_grid, runs, seed, timing, result, json } => {
+        Command::Ops { n, op: ops, ty, p, block, max_grid, runs, seed, timing, result, json } => {
             at_least_one("--runs", runs)?;
             if max_grid == Some(0) {
                 return Err("--max-grid must be at least 1".into());
             }
             let types = ty.iter().map(|t| dtype(t)).collect::<std::result::Result<Vec<_>, _>>()?;
             let ops = ops.iter().map(|o| op(o)).collect::<std::result::Result<Vec<_>, _>>()?;
+            if let Some(p) = p {
+                if !ops.contains(&Op::PowerSum) {
+                    return Err(format!("--p {p}: the exponent of power_sum, which --op does not name"));
+                }
+                let power = reduction::Options { p: Some(p), ..reduction::Options::default() };
+                reduction::dispatch::exponent(Op::PowerSum.name(), &power).map_err(|e| format!("--p: {e}"))?;
+            }
             for &size in &n {
                 at_least_one("every --n", size)?;
                 size_fits(size.saturating_mul(2), &types)?; // two inputs for a dot product
@@ -482,6 +491,7 @@ pub(crate) fn validate(cli: Cli) -> std::result::Result<Job, String> {
                 gpu,
                 OpsArgs {
                     pairs,
+                    p,
                     sizes: n,
                     block,
                     max_grid,
