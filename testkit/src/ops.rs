@@ -325,7 +325,9 @@ pub fn power_sum_reference<T: Number>(a: &[T], p: f64, depth: usize, epsilon: f6
         }
     };
     let smallest = if wide { f64::from_bits(1) } else { f32::from_bits(1) as f64 };
-    let spread: f64 = a.iter().zip(&terms).map(|(x, t)| t * per_term(x.to_f64().abs())).sum();
+    // a zero term (|x| = 0 with p > 0, or an infinity with p < 0) is exact
+    let spread: f64 =
+        a.iter().zip(&terms).filter(|(_, t)| **t > 0.0).map(|(x, t)| t * per_term(x.to_f64().abs())).sum();
     (s, spread + (depth + 2) as f64 * epsilon * s + a.len() as f64 * smallest)
 }
 
@@ -533,6 +535,15 @@ mod tests {
         assert_eq!(arg_reference(Op::ArgMax, &[f32::NAN, 1.0]), Some(0));
         assert_eq!(arg_reference(Op::ArgMin, &[0.0f32, -0.0]), Some(0)); // equal: the first
         assert_eq!(arg_reference(Op::ArgMax, &[bf16::from_f32(-1.0), bf16::from_f32(2.0)]), Some(1));
+    }
+
+    #[test]
+    fn power_sums_and_their_bound() {
+        let (s, tol) = power_sum_reference(&[0.0f32, -2.0, 1.0], 3.0, 10, f32::EPSILON as f64);
+        assert_eq!(s, 9.0);
+        assert!(tol > 0.0 && tol < 1e-4, "{tol}"); // finite with a zero among the terms
+        assert_eq!(power_sum_reference(&[0.0f64, 2.0], -1.0, 10, f64::EPSILON).0, f64::INFINITY);
+        assert!(power_sum_reference(&[f16::from_f32(1.0), f16::NAN], 2.0, 10, 1e-7).0.is_nan());
     }
 
     #[test]
