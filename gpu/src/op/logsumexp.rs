@@ -90,32 +90,14 @@ impl ExpLn for f32 {
     const ONE: f32 = 1.0;
     #[inline(always)]
     fn exp_neg(self) -> f32 {
-        let x = self * core::f32::consts::LOG2_E;
-        #[cfg(target_arch = "nvptx64")]
-        {
-            let r: f32;
-            // SAFETY: pure arithmetic on registers.
-            unsafe {
-                core::arch::asm!("ex2.approx.ftz.f32 {r}, {x};", r = out(reg32) r, x = in(reg32) x, options(pure, nomem, nostack))
-            };
-            r
-        }
-        #[cfg(not(target_arch = "nvptx64"))]
-        x.exp2()
+        super::approx::exp2_ftz(self * core::f32::consts::LOG2_E)
     }
     #[inline(always)]
     fn ln(self) -> f32 {
         #[cfg(target_arch = "nvptx64")]
-        {
-            let r: f32;
-            // SAFETY: pure arithmetic on registers.
-            unsafe {
-                core::arch::asm!("lg2.approx.ftz.f32 {r}, {x};", r = out(reg32) r, x = in(reg32) self, options(pure, nomem, nostack))
-            };
-            r * core::f32::consts::LN_2
-        }
+        return super::approx::log2_ftz(self) * core::f32::consts::LN_2;
         #[cfg(not(target_arch = "nvptx64"))]
-        self.ln()
+        return self.ln();
     }
 }
 

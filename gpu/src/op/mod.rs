@@ -48,6 +48,7 @@
 //! So the result does not depend on the order in which a kernel visits the
 //! elements.
 
+pub mod approx;
 pub mod arg;
 pub mod exact;
 pub mod fixed_order;

@@ -21,8 +21,8 @@
 //! norms of order 0 and ±∞ are `count_nonzero`, `norm_inf` and
 //! `norm_neg_inf`).
 
-use super::Reduction;
 use super::logsumexp::{ExpLn, exp_in_range};
+use super::{Reduction, approx};
 use crate::half::{bf16, f16};
 
 /// The name of the module global that holds the exponent (an `f64`) on the
@@ -72,7 +72,7 @@ pub struct PowerSum;
 /// ```
 #[inline(always)]
 pub fn pow_abs_f32(x: f32, p: f32) -> f32 {
-    exp2_approx(p * log2_approx(x.abs()))
+    approx::exp2(p * approx::log2(x.abs()))
 }
 
 /// `|x|ᵖ` in `f64`: `e^(p·ln|x|)` with the logarithm and exponential of
@@ -104,38 +104,6 @@ fn exp_f64(x: f64) -> f64 {
         return f64::INFINITY;
     }
     exp_in_range(x)
-}
-
-/// `log₂ x` for `x ≥ 0`: PTX `lg2.approx.f32` (subnormals kept).
-#[inline(always)]
-fn log2_approx(x: f32) -> f32 {
-    #[cfg(target_arch = "nvptx64")]
-    {
-        let r: f32;
-        // SAFETY: pure arithmetic on registers.
-        unsafe {
-            core::arch::asm!("lg2.approx.f32 {r}, {x};", r = out(reg32) r, x = in(reg32) x, options(pure, nomem, nostack))
-        };
-        r
-    }
-    #[cfg(not(target_arch = "nvptx64"))]
-    x.log2()
-}
-
-/// `2ˣ`: PTX `ex2.approx.f32` (subnormal results kept).
-#[inline(always)]
-fn exp2_approx(x: f32) -> f32 {
-    #[cfg(target_arch = "nvptx64")]
-    {
-        let r: f32;
-        // SAFETY: pure arithmetic on registers.
-        unsafe {
-            core::arch::asm!("ex2.approx.f32 {r}, {x};", r = out(reg32) r, x = in(reg32) x, options(pure, nomem, nostack))
-        };
-        r
-    }
-    #[cfg(not(target_arch = "nvptx64"))]
-    x.exp2()
 }
 
 macro_rules! power_sum {
