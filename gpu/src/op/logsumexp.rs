@@ -162,7 +162,7 @@ impl ExpLn for f64 {
     const INF: f64 = f64::INFINITY;
     const NAN: f64 = f64::NAN;
     const ONE: f64 = 1.0;
-    /// [`exp_in_range`], 0 below its range.
+    /// `exp_in_range`, 0 below its range.
     #[inline(always)]
     fn exp_neg(self) -> f64 {
         if self.is_nan() {
