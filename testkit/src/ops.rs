@@ -306,10 +306,39 @@ pub fn logsumexp_reference<T: Number>(a: &[T], depth: usize, epsilon: f64) -> (f
 /// `(depth + 2)·ε·Σ term`, plus a smallest subnormal a term (those below it
 /// vanish). A NaN gives NaN; a zero with `p < 0` (or an infinity with
 /// `p > 0`) `+inf`. A sum whose bound reaches past the accumulator's
-/// largest value may be `+inf` on the GPU ([`judge`] accepts it).
-pub fn power_sum_reference<T: Number>(a: &[T], p: f64, depth: usize, epsilon: f64) -> (f64, f64) {
+/// largest value may be `+inf` on the GPU ([`judge`] accepts it). The
+/// terms and their bounds are computed on every core (a `pow` and a
+/// logarithm an element: 2^28 of them take seconds on one), the sum in order.
+pub fn power_sum_reference<T: Number + Sync>(a: &[T], p: f64, depth: usize, epsilon: f64) -> (f64, f64) {
     let wide = epsilon < f32::EPSILON as f64;
-    let terms: Vec<f64> = a.iter().map(|x| x.to_f64().abs().powf(p)).collect();
+    let per_term = move |x: f64| {
+        if wide {
+            (8.0 * (p * x.ln()).abs() + 16.0) * f64::EPSILON
+        } else {
+            (p.abs() + 1.0) * 2f64.powi(-20) + (p * x.log2()).abs() * 2f64.powi(-21)
+        }
+    };
+    // each term, and the spread of the terms' bounds (a zero term, |x| = 0
+    // with p > 0 or an infinity with p < 0, is exact)
+    let part = move |xs: &[T], terms: &mut [f64]| {
+        let mut spread = 0.0;
+        for (x, t) in xs.iter().zip(terms) {
+            let v = x.to_f64().abs();
+            *t = v.powf(p);
+            if *t > 0.0 {
+                spread += *t * per_term(v);
+            }
+        }
+        spread
+    };
+    let mut terms = vec![0.0; a.len()];
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let chunk = a.len().div_ceil(cores).max(1 << 16);
+    let spread: f64 = std::thread::scope(|scope| {
+        let parts: Vec<_> =
+            a.chunks(chunk).zip(terms.chunks_mut(chunk)).map(|(xs, ts)| scope.spawn(move || part(xs, ts))).collect();
+        parts.into_iter().map(|h| h.join().unwrap_or(f64::NAN)).sum() // a failed part fails the check
+    });
     if terms.iter().any(|t| t.is_nan()) {
         return (f64::NAN, 0.0);
     }
@@ -317,17 +346,7 @@ pub fn power_sum_reference<T: Number>(a: &[T], p: f64, depth: usize, epsilon: f6
     if s.is_infinite() {
         return (s, 0.0);
     }
-    let per_term = |x: f64| {
-        if wide {
-            (8.0 * (p * x.ln()).abs() + 16.0) * f64::EPSILON
-        } else {
-            (p.abs() + 1.0) * 2f64.powi(-20) + (p * x.log2()).abs() * 2f64.powi(-21)
-        }
-    };
     let smallest = if wide { f64::from_bits(1) } else { f32::from_bits(1) as f64 };
-    // a zero term (|x| = 0 with p > 0, or an infinity with p < 0) is exact
-    let spread: f64 =
-        a.iter().zip(&terms).filter(|(_, t)| **t > 0.0).map(|(x, t)| t * per_term(x.to_f64().abs())).sum();
     (s, spread + (depth + 2) as f64 * epsilon * s + a.len() as f64 * smallest)
 }
 
@@ -535,6 +554,23 @@ mod tests {
         assert_eq!(arg_reference(Op::ArgMax, &[f32::NAN, 1.0]), Some(0));
         assert_eq!(arg_reference(Op::ArgMin, &[0.0f32, -0.0]), Some(0)); // equal: the first
         assert_eq!(arg_reference(Op::ArgMax, &[bf16::from_f32(-1.0), bf16::from_f32(2.0)]), Some(1));
+    }
+
+    /// The terms computed in parts on every core give the sum and bound
+    /// of one pass in order.
+    #[test]
+    fn power_sums_in_parts_are_the_serial_ones() {
+        let x: Vec<f32> = (0..(1 << 20) + 7).map(|i| ((i % 1000) as f32 - 499.5) / 500.0).collect();
+        let (s, tol) = power_sum_reference(&x, 2.5, 64, f32::EPSILON as f64);
+        let terms: Vec<f64> = x.iter().map(|&v| (v.abs() as f64).powf(2.5)).collect();
+        assert_eq!(s, float_sum(&terms));
+        let serial: f64 = x
+            .iter()
+            .zip(&terms)
+            .map(|(&v, t)| t * (3.5 * 2f64.powi(-20) + (2.5 * (v.abs() as f64).log2()).abs() * 2f64.powi(-21)))
+            .sum();
+        let rest = 66.0 * f32::EPSILON as f64 * s + x.len() as f64 * f32::from_bits(1) as f64;
+        assert!((tol - rest - serial).abs() <= 1e-9 * serial, "{tol} {serial}");
     }
 
     #[test]
