@@ -148,32 +148,46 @@ pub(crate) fn execute(job: Job) -> Result<bool> {
             Ok(all_ok)
         }
         Job::Bench(gpu, a) => bench(&gpu, a),
-        Job::Ops(gpu, a) => {
+        Job::Ops(gpu, mut a) => {
             let r = gpu.open()?;
             println!("{}, default kernel, medians of {} runs, inputs rotated past the L2", r.gpu().info().name, a.runs);
             for timing in &a.timings {
                 println!("{}", timing.describe());
             }
-            let mut rows = Vec::new();
+            // each row printed (and the JSON rewritten) as it is measured: a
+            // row that fails, or a run cut short, leaves the others
+            print!("{}", reduce::ops_bench::table(&[]));
+            let (mut rows, mut all_ok) = (Vec::new(), true);
             for &n in &a.sizes {
                 for &(op, t) in &a.pairs {
                     for &timing in &a.timings {
                         for &result in &a.results {
                             let p = if op == Op::PowerSum { a.p } else { None };
                             let mode = Options { max_grid: a.max_grid, p, ..Options::default() };
-                            let row = reduce::ops_bench::measure(
+                            match reduce::ops_bench::measure(
                                 &r, op, t, n, a.block, a.runs, a.seed, mode, timing, result,
-                            )?;
-                            rows.push(row);
+                            ) {
+                                Ok(row) => {
+                                    print!("{}", reduce::ops_bench::table_rows(std::slice::from_ref(&row)));
+                                    all_ok &= row.ok;
+                                    rows.push(row);
+                                }
+                                Err(e) => {
+                                    println!("{:<12} {:<5} {:>11}  not measured: {e}", op.name(), t.name(), n);
+                                    all_ok = false;
+                                }
+                            }
+                            std::io::Write::flush(&mut std::io::stdout()).ok();
+                            if let Some(out) = a.json.as_mut() {
+                                let text =
+                                    serde_json::to_string_pretty(&rows).map_err(|e| Error::Invalid(e.to_string()))?;
+                                write_output(out, text)?;
+                            }
                         }
                     }
                 }
             }
-            print!("{}", reduce::ops_bench::table(&rows));
-            if let Some(out) = a.json {
-                write_output(out, serde_json::to_string_pretty(&rows).map_err(|e| Error::Invalid(e.to_string()))?)?;
-            }
-            Ok(rows.iter().all(|row| row.ok))
+            Ok(all_ok)
         }
         Job::Modes(gpu, n, types, runs, seed, json) => {
             let r = gpu.open()?;
@@ -183,9 +197,12 @@ pub(crate) fn execute(job: Job) -> Result<bool> {
             );
             let rows = reduce::ops_bench::modes(&r, &types, n, runs, seed)?;
             print!("{}", reduce::ops_bench::modes_table(&rows));
-            if let Some(out) = json {
+            if let Some(mut out) = json {
                 let plain: Vec<_> = rows.iter().map(|(row, _)| row.clone()).collect();
-                write_output(out, serde_json::to_string_pretty(&plain).map_err(|e| Error::Invalid(e.to_string()))?)?;
+                write_output(
+                    &mut out,
+                    serde_json::to_string_pretty(&plain).map_err(|e| Error::Invalid(e.to_string()))?,
+                )?;
             }
             Ok(rows.iter().all(|(row, _)| row.ok))
         }
@@ -210,8 +227,11 @@ pub(crate) fn execute(job: Job) -> Result<bool> {
                 println!("{}", reduce::shapes_bench::line(&row));
                 rows.push(row);
             }
-            if let Some(out) = json {
-                write_output(out, serde_json::to_string_pretty(&rows).map_err(|e| Error::Invalid(e.to_string()))?)?;
+            if let Some(mut out) = json {
+                write_output(
+                    &mut out,
+                    serde_json::to_string_pretty(&rows).map_err(|e| Error::Invalid(e.to_string()))?,
+                )?;
             }
             Ok(rows.iter().all(|row| row.ok))
         }
@@ -223,8 +243,8 @@ pub(crate) fn execute(job: Job) -> Result<bool> {
             let rows = reduce::explain::profile(&ncu, &kernels, n, block, &args, &mut text)?;
             println!("ncu --clock-control none --set full, n = {n} {}, block {block}, one launch each", dtype.name());
             print!("{}", reduce::explain::table(&rows, n));
-            if let Some(out) = raw {
-                write_output(out, text)?;
+            if let Some(mut out) = raw {
+                write_output(&mut out, text)?;
             }
             let missing: Vec<&str> = rows.iter().filter(|(_, m)| m.is_none()).map(|(k, _)| k.id).collect();
             if !missing.is_empty() {
@@ -288,11 +308,11 @@ fn bench(gpu: &Gpu, a: BenchArgs) -> Result<bool> {
     report.add_cuda(column);
     progress.finish_and_clear();
     print!("{}", report.text());
-    if let Some(out) = a.json {
-        write_output(out, serde_json::to_string_pretty(&report).map_err(|e| Error::Invalid(e.to_string()))?)?;
+    if let Some(mut out) = a.json {
+        write_output(&mut out, serde_json::to_string_pretty(&report).map_err(|e| Error::Invalid(e.to_string()))?)?;
     }
-    if let Some(out) = a.svg {
-        write_output(out, reduce::svg::chart(&report))?;
+    if let Some(mut out) = a.svg {
+        write_output(&mut out, reduce::svg::chart(&report))?;
     }
     Ok(report.rust_ok())
 }
@@ -327,7 +347,7 @@ fn cuda_cells<O: ReduceOp<T>, T: Element + Reference + Sample>(
 }
 
 /// Replace what an output file opened by [`output`] holds with `text`.
-fn write_output((path, mut file): (PathBuf, File), text: String) -> Result<()> {
+fn write_output((path, file): &mut (PathBuf, File), text: String) -> Result<()> {
     use std::io::Write;
     file.set_len(0)
         .and_then(|()| file.write_all(text.as_bytes()))

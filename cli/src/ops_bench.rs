@@ -302,12 +302,18 @@ pub fn unsupported(op: Op, ty: DType) -> reduction::Error {
     ))
 }
 
-/// The rows as a table.
+/// The rows as a table: the header, then [`table_rows`].
 pub fn table(rows: &[OpRow]) -> String {
-    let mut s = format!(
+    let header = format!(
         "{:<12} {:<5} {:>11} {:>5} {:>5} {:>11} {:>9}  {:<9} {:<6} {:<8} {}\n",
         "operation", "type", "n", "block", "grid", "median µs", "GB/s", "timing", "result", "check", "GPU / CPU"
     );
+    header + &table_rows(rows)
+}
+
+/// The rows' lines of [`table`], without its header.
+pub fn table_rows(rows: &[OpRow]) -> String {
+    let mut s = String::new();
     for row in rows {
         s += &format!(
             "{:<12} {:<5} {:>11} {:>5} {:>5} {:>11.2} {:>9.1}  {:<9} {:<6} {:<8} {} / {}\n",
