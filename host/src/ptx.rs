@@ -167,7 +167,7 @@ impl Ptx {
     /// ```
     /// let ptx = reduction::Ptx::embedded();
     /// let one = ptx.module_for("reduce3_sum_i32").unwrap();
-    /// assert_eq!(reduction::Ptx::from_text(one, "one").entries().collect::<Vec<_>>(), ["reduce3_sum_i32"]);
+    /// assert_eq!(reduction::Ptx::from_text(one.as_str(), "one").entries().collect::<Vec<_>>(), ["reduce3_sum_i32"]);
     /// assert!(matches!(ptx.module_for("nope"), Err(reduction::Error::MissingEntry { .. })));
     /// ```
     pub fn module_for(&self, entry: &str) -> Result<String> {
@@ -197,8 +197,55 @@ impl Ptx {
     }
 }
 
+/// The block size compiled into an entry named `{kernel}_b{block}_{op}_{type}`
+/// (`reduce7_b256_max_f64`: 256; `gpu/src/entries.rs`), which it is only
+/// ever launched with; none for `{kernel}_{op}_{type}`.
+pub(crate) fn compiled_block(entry: &str) -> Option<u32> {
+    entry.split('_').find_map(|part| part.strip_prefix('b')?.parse().ok())
+}
+
+/// `module` (from [`Ptx::module_for`]) with its one entry declaring that
+/// blocks of `block` threads run it (`.maxntid`, CUDA's
+/// `__launch_bounds__`): the JIT then fits its registers to such a block (at
+/// most 64 a thread for 1024). Only for an entry that would otherwise take
+/// more than its own block allows (the declaration makes the JIT use up to
+/// that many registers everywhere, and fewer blocks an SM for kernels that
+/// fit two).
+pub(crate) fn with_block_bound(module: &str, block: u32) -> String {
+    let mut out = String::with_capacity(module.len() + 32);
+    let mut params = false; // within the entry's parameter list
+    for line in module.lines() {
+        out.push_str(line);
+        out.push('\n');
+        if entry_name(line).is_some() {
+            params = true;
+        } else if params && line.starts_with(')') {
+            out.push_str(&format!(".maxntid {block}, 1, 1\n"));
+            params = false;
+        }
+    }
+    out
+}
+
 /// `reduce3_sum_i32` from `.visible .entry reduce3_sum_i32(`.
 fn entry_name(line: &str) -> Option<&str> {
     let rest = line.strip_prefix(".visible .entry ").or_else(|| line.strip_prefix(".entry "))?;
     rest.split('(').next().map(str::trim)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_entry_of_one_block_declares_it_where_its_parameters_end() {
+        assert_eq!(compiled_block("single_pass_b1024_moments_bf16"), Some(1024));
+        assert_eq!(compiled_block("reduce7_b32_max_f64"), Some(32));
+        assert_eq!((compiled_block("reduce3_sum_i32"), compiled_block("segments_sum_bf16")), (None, None));
+        let one = Ptx::embedded().module_for("single_pass_b1024_sum_f32").unwrap();
+        let bounded = with_block_bound(&one, 1024);
+        assert!(bounded.contains("\n)\n.maxntid 1024, 1, 1\n{"), "{}", &bounded[..bounded.len().min(2000)]);
+        assert_eq!(bounded.matches(".maxntid").count(), 1);
+        assert_eq!(bounded.len(), one.len() + ".maxntid 1024, 1, 1\n".len());
+    }
 }

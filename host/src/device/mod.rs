@@ -144,6 +144,23 @@ struct Loaded {
     exponent: Option<u64>,
 }
 
+/// The most threads a block of `func` can have (its registers may allow
+/// fewer than 1024).
+fn max_threads(func: &CudaFunction) -> Result<u32> {
+    let mut threads = 0i32;
+    // SAFETY: reads one attribute of a loaded function into an int.
+    unsafe {
+        sys::cuFuncGetAttribute(
+            &mut threads,
+            sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK,
+            func.cu_function(),
+        )
+    }
+    .result()
+    .map_err(driver("cuFuncGetAttribute"))?;
+    Ok(threads.max(0) as u32)
+}
+
 /// Why no GPU can be used here, or `None` if one can: the reason tests
 /// print after `SKIPPED:`.
 ///
@@ -313,8 +330,20 @@ impl Gpu {
         let has_exponent = reads_exponent(&src);
         let load_err =
             |source| Error::ModuleLoad { entry: entry.to_string(), ptx: self.ptx.origin().to_string(), source };
-        let module = self.ctx.load_module(cudarc::nvrtc::Ptx::from_src(src)).map_err(load_err)?;
-        let func = module.load_function(entry).map_err(load_err)?;
+        let load = |text: String| {
+            let module = self.ctx.load_module(cudarc::nvrtc::Ptx::from_src(text)).map_err(load_err)?;
+            let func = module.load_function(entry).map_err(load_err)?;
+            Ok::<_, Error>((module, func))
+        };
+        let (mut module, mut func) = load(src.clone())?;
+        // an entry of one block size whose registers leave no room for that
+        // block (the variance's at 1024 threads: 70) is compiled again,
+        // told its block (at most 64 registers, a few spilled)
+        if let Some(block) = crate::ptx::compiled_block(entry)
+            && max_threads(&func)? < block
+        {
+            (module, func) = load(crate::ptx::with_block_bound(&src, block))?;
+        }
         // the function holds its module, and so the global, while it is cached
         let exponent = match has_exponent {
             true => {
@@ -399,19 +428,7 @@ impl Gpu {
     /// # Ok::<(), reduction::Error>(())
     /// ```
     pub fn max_threads_per_block(&self, entry: &str) -> Result<u32> {
-        let func = self.function(entry)?;
-        let mut threads = 0i32;
-        // SAFETY: reads one attribute of a loaded function into an int.
-        unsafe {
-            sys::cuFuncGetAttribute(
-                &mut threads,
-                sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK,
-                func.cu_function(),
-            )
-        }
-        .result()
-        .map_err(driver("cuFuncGetAttribute"))?;
-        Ok(threads.max(0) as u32)
+        max_threads(&self.function(entry)?)
     }
 
     /// An event that records time (cudarc's default event does not).

@@ -331,10 +331,11 @@ pub(crate) fn shape_fit(card: &impl Limits, portable: bool) -> Fit {
 /// The block size to launch and its entry (`entry(block)`): the one
 /// `asked` for, else `default` stepped down to the largest power of two the
 /// entry's registers allow. `most(entry)` is the most threads a block of it
-/// may have on this card (the driver compiles the PTX for the GPU at hand:
-/// an arg-max of bf16 built for 1024 threads needs 67 registers a thread on
-/// an A100, more than 64). Asking for more is a typed error, before any
-/// launch.
+/// may have on this card (the driver compiles the PTX for the GPU at hand,
+/// and an entry that then needs more than 64 registers a thread for its
+/// 1024 is compiled again within them, `Gpu::loaded`; other kernels' block
+/// sizes are limited by their registers alone). Asking for more is a typed
+/// error, before any launch.
 pub(super) fn fit_block(
     asked: Option<u32>,
     default: u32,
