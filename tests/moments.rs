@@ -10,7 +10,7 @@ mod common;
 
 use common::{ensure, gpu_trial, reducer};
 use libtest_mimic::Failed;
-use reduction::half::bf16;
+use reduction::half::{bf16, f16};
 use reduction::op::{MeanM2, Moments};
 use reduction::{Op, Options};
 use testkit::data::{Pattern, generate};
@@ -21,6 +21,7 @@ fn main() {
         gpu_trial("moments::large_mean_small_spread", large_mean),
         gpu_trial("moments::torch_results_for_few_elements", few_elements),
         gpu_trial("moments::var_std_and_means", finished),
+        gpu_trial("moments::blocks_of_1024_threads", blocks_of_1024),
         gpu_trial("planted::wrong_moments_fail_the_check", planted),
     ])
 }
@@ -99,6 +100,28 @@ fn finished() -> Result<(), Failed> {
         ensure(close(s, var.sqrt()) && close(r.std(&x, c)?, var.sqrt()), || format!("correction {c}: std {s}"))?;
         ensure((m - mean).abs() <= 1e-15 && m == m_again, || format!("correction {c}: mean {m}, want {mean}"))?;
     }
+    Ok(())
+}
+
+/// The variance's entries for blocks of 1024 threads need more registers
+/// than such a block allows (70-72 a thread) until they are compiled told
+/// their block: every type runs at 1024 threads and is right.
+fn blocks_of_1024() -> Result<(), Failed> {
+    let r = reducer();
+    let opts = Options { block: Some(1024), ..Options::default() };
+    let n = (1 << 21) + 5;
+    macro_rules! one {
+        ($($t:ty)*) => {$({
+            let entry = format!("single_pass_b1024_moments_{}", stringify!($t));
+            let most = r.gpu().max_threads_per_block(&entry)?;
+            ensure(most >= 1024, || format!("{entry}: at most {most} threads a block"))?;
+            let x: Vec<$t> = generate(Pattern::Random, n, 31)?;
+            let got = r.reduce::<Moments, $t, _>(&[&x], &opts)?;
+            let c = verify_op::<Moments, $t>(r, Op::Moments, &x, &x, &opts, got)?;
+            ensure(c.ok, || format!("{entry}: {} against {}", c.got, c.expected))?;
+        })*};
+    }
+    one!(f32 f64 bf16 f16);
     Ok(())
 }
 
