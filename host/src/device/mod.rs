@@ -140,7 +140,7 @@ fn reads_exponent(module: &str) -> bool {
 #[derive(Clone)]
 struct Loaded {
     func: CudaFunction,
-    params: Vec<String>,
+    params: std::sync::Arc<[String]>, // shared: a launch of power_sum clones this
     exponent: Option<u64>,
 }
 
@@ -326,7 +326,7 @@ impl Gpu {
             return Ok(f.clone());
         }
         let src = self.ptx.module_for(entry)?;
-        let params = Ptx::from_text(src.as_str(), "").params(entry).unwrap_or_default();
+        let params = Ptx::from_text(src.as_str(), "").params(entry).unwrap_or_default().into();
         let has_exponent = reads_exponent(&src);
         let load_err =
             |source| Error::ModuleLoad { entry: entry.to_string(), ptx: self.ptx.origin().to_string(), source };

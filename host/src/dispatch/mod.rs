@@ -214,6 +214,31 @@ pub fn exponent(op: &str, options: &Options) -> Result<Option<f64>> {
     }
 }
 
+/// How `norm_p` computes the norm of order `p` ([`Order`](gpu::op::power::Order):
+/// a count, one of the library's norms, or `PowerSum` and a root) of an
+/// input known to be empty or not (`empty`; `None` where other processes
+/// hold parts of it). NaN is [`Error::Invalid`]; a negative order of no
+/// elements is [`Error::Empty`], as torch's infinite result would be
+/// meaningless; both before any GPU work.
+///
+/// ```
+/// use gpu::op::power::Order;
+/// use reduction::dispatch::norm_order;
+/// assert!(matches!(norm_order(3.0, Some(false)), Ok(Order::Power(3.0))));
+/// assert!(matches!(norm_order(f64::NEG_INFINITY, Some(true)), Ok(Order::NegInf)));
+/// assert!(matches!(norm_order(-0.5, Some(true)), Err(reduction::Error::Empty { .. })));
+/// assert!(matches!(norm_order(-0.5, None), Ok(Order::Power(-0.5))));
+/// assert!(norm_order(f64::NAN, Some(false)).is_err());
+/// ```
+pub fn norm_order(p: f64, empty: Option<bool>) -> Result<gpu::op::power::Order> {
+    use gpu::op::power::Order;
+    let order = Order::of(p).ok_or_else(|| Error::Invalid(format!("norm_p: p = {p} (a number, or ±inf)")))?;
+    match order {
+        Order::Power(p) if p < 0.0 && empty == Some(true) => Err(Error::Empty { op: "norm_p (p < 0)" }),
+        order => Ok(order),
+    }
+}
+
 /// The plan for `request` on `card`: the reproducible or accurate kernel
 /// where the options ask for one, else the kernel asked for (or the
 /// default) at the block asked for (or the card's default, stepped down

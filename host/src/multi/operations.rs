@@ -107,7 +107,10 @@ impl MultiReducer {
         NormNegInf: Sharded<T> + Reduction<T, Out = A>,
         CountNonzero: Sharded<T> + Reduction<T, Out = u64>,
     {
-        let order = Order::of(p).ok_or_else(|| Error::Invalid(format!("norm_p: p = {p} (a number, or ±inf)")))?;
+        // all of the input is here when no other process holds a part
+        let whole = self.world_size() == self.reducers().len();
+        let elements: usize = shards.iter().map(|d| len(&d.source())).sum();
+        let order = crate::dispatch::norm_order(p, whole.then_some(elements == 0))?;
         let none = Options::default();
         Ok(match order {
             Order::Count => self.one_input::<CountNonzero, T, D>(shards, &none)? as f64,
@@ -116,10 +119,6 @@ impl MultiReducer {
             Order::Inf => self.one_input::<NormInf, T, D>(shards, &none)?.into(),
             Order::NegInf => self.one_input::<NormNegInf, T, D>(shards, &none)?.into(),
             Order::Power(p) => {
-                let elements: usize = shards.iter().map(|d| len(&d.source())).sum();
-                if p < 0.0 && elements == 0 && self.world_size() == self.reducers().len() {
-                    return Err(Error::Empty { op: "norm_p (p < 0)" });
-                }
                 let s = self.one_input::<PowerSum, T, D>(shards, &Options { p: Some(p), ..none })?;
                 root(s.into(), p)
             }

@@ -3,7 +3,7 @@
 //! operation has (`Op::types`): [`Reducer::reduce`] with the default
 //! options, the result on the host.
 
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::input::{Element, Input};
 use crate::options::Options;
 use crate::reducer::Reducer;
@@ -170,7 +170,7 @@ impl Reducer {
         NormNegInf: Reduction<T, Out = A>,
         CountNonzero: Reduction<T, Out = u64>,
     {
-        let order = Order::of(p).ok_or_else(|| Error::Invalid(format!("norm_p: p = {p} (a number, or ±inf)")))?;
+        let order = crate::dispatch::norm_order(p, Some(crate::input::len(&data.source()) == 0))?;
         Ok(match order {
             Order::Count => self.reduce::<CountNonzero, T, D>(&[data], &Options::default())? as f64,
             Order::One => self.reduce::<Norm1, T, D>(&[data], &Options::default())?.into(),
@@ -178,9 +178,6 @@ impl Reducer {
             Order::Inf => self.reduce::<NormInf, T, D>(&[data], &Options::default())?.into(),
             Order::NegInf => self.reduce::<NormNegInf, T, D>(&[data], &Options::default())?.into(),
             Order::Power(p) => {
-                if p < 0.0 && crate::input::len(&data.source()) == 0 {
-                    return Err(Error::Empty { op: "norm_p (p < 0)" });
-                }
                 let s = self.reduce::<PowerSum, T, D>(&[data], &Options { p: Some(p), ..Options::default() })?;
                 root(s.into(), p)
             }
