@@ -87,7 +87,7 @@ pub(crate) fn check_ptx(args: &[String]) -> Result<(), String> {
             println!("    {p}");
         }
         for w in &report.too_wide {
-            println!("    note: {w} (launched at a smaller block: the dispatch steps it down)");
+            println!("    note: {w} (the library compiles it again told its block when it loads it: 64 registers)");
         }
         if !output.status.success() {
             println!("    ptxas failed; see {}", log_path.display());
