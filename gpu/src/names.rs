@@ -341,3 +341,19 @@ pub const HOLD_RELEASED: u32 = 1;
 
 /// The hold kernel's outcome when it gave up waiting for the flag.
 pub const HOLD_TIMED_OUT: u32 = 2;
+
+/// The block size compiled into an entry named `{kernel}_b{block}_{op}_{type}`
+/// (`entries.rs`), which it is only ever launched with; `None` for
+/// `{kernel}_{op}_{type}`, whose block is chosen at launch. For the host
+/// (its string handling has panic paths no kernel may carry).
+///
+/// ```
+/// use gpu::names::compiled_block;
+/// assert_eq!(compiled_block("single_pass_b1024_moments_bf16"), Some(1024));
+/// assert_eq!(compiled_block("reduce7_b32_max_f64"), Some(32));
+/// assert_eq!((compiled_block("reduce3_sum_i32"), compiled_block("segments_sum_bf16")), (None, None));
+/// ```
+#[cfg(not(target_arch = "nvptx64"))]
+pub fn compiled_block(entry: &str) -> Option<u32> {
+    entry.split('_').find_map(|part| part.strip_prefix('b')?.parse().ok())
+}

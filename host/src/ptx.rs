@@ -197,13 +197,6 @@ impl Ptx {
     }
 }
 
-/// The block size compiled into an entry named `{kernel}_b{block}_{op}_{type}`
-/// (`reduce7_b256_max_f64`: 256; `gpu/src/entries.rs`), which it is only
-/// ever launched with; none for `{kernel}_{op}_{type}`.
-pub(crate) fn compiled_block(entry: &str) -> Option<u32> {
-    entry.split('_').find_map(|part| part.strip_prefix('b')?.parse().ok())
-}
-
 /// `module` (from [`Ptx::module_for`]) with its one entry declaring that
 /// blocks of `block` threads run it (`.maxntid`, CUDA's
 /// `__launch_bounds__`): the JIT then fits its registers to such a block (at
@@ -239,9 +232,6 @@ mod tests {
 
     #[test]
     fn an_entry_of_one_block_declares_it_where_its_parameters_end() {
-        assert_eq!(compiled_block("single_pass_b1024_moments_bf16"), Some(1024));
-        assert_eq!(compiled_block("reduce7_b32_max_f64"), Some(32));
-        assert_eq!((compiled_block("reduce3_sum_i32"), compiled_block("segments_sum_bf16")), (None, None));
         let one = Ptx::embedded().module_for("single_pass_b1024_sum_f32").unwrap();
         let bounded = with_block_bound(&one, 1024);
         assert!(bounded.contains("\n)\n.maxntid 1024, 1, 1\n{"), "{}", &bounded[..bounded.len().min(2000)]);

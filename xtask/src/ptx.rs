@@ -141,7 +141,7 @@ impl PtxasReport {
                 if let Some(regs) = rest.split(' ').next().and_then(|n| n.parse::<u32>().ok()) {
                     report.max_registers = report.max_registers.max(regs);
                     // a block's registers come from one SM's 64K, eight a thread at a time
-                    if let Some(block) = fixed_block(&current)
+                    if let Some(block) = gpu::names::compiled_block(&current)
                         && regs.div_ceil(8) * 8 * block > 65536
                     {
                         report.too_wide.push(format!("{current}: {regs} registers x {block} threads exceed 65536"));
@@ -153,12 +153,6 @@ impl PtxasReport {
         }
         report
     }
-}
-
-/// The block size an entry is built for, from its name (`single_pass_b1024_sum_f32`:
-/// 1024); `None` for entries that take it at run time.
-fn fixed_block(entry: &str) -> Option<u32> {
-    entry.split('_').find_map(|w| w.strip_prefix('b').and_then(|n| n.parse().ok()))
 }
 
 #[cfg(test)]

@@ -339,7 +339,7 @@ impl Gpu {
         // an entry of one block size whose registers leave no room for that
         // block (the variance's at 1024 threads: 70) is compiled again,
         // told its block (at most 64 registers, a few spilled)
-        if let Some(block) = crate::ptx::compiled_block(entry)
+        if let Some(block) = gpu::names::compiled_block(entry)
             && max_threads(&func)? < block
         {
             (module, func) = load(crate::ptx::with_block_bound(&src, block))?;
