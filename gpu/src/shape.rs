@@ -122,21 +122,24 @@ const fn pow2_at_or_below(x: u64) -> u64 {
     if x == 0 { 1 } else { 1 << (63 - x.leading_zeros()) }
 }
 
-/// Warp tiles of `tile` elements over `n` elements: at least one, so that
-/// empty segments are written too.
+/// Warp tiles of `tile` elements (a power of two, as every tile the
+/// planner makes) over `n` elements: at least one, so that empty segments
+/// are written too.
 ///
 /// ```
 /// assert_eq!(gpu::shape::tiles(0, 4096), 1);
 /// assert_eq!(gpu::shape::tiles(4097, 4096), 2);
 /// ```
 pub const fn tiles(n: u64, tile: u64) -> u64 {
-    let t = n.div_ceil(tile);
+    let t = (n >> tile.trailing_zeros()) + (n & tile.wrapping_sub(1) != 0) as u64;
     if t == 0 { 1 } else { t }
 }
 
-/// The tile (of `tile` elements) that holds element `i`.
+/// The tile (of `tile` elements, a power of two) that holds element `i`:
+/// a shift, not a division (a 64-bit division is a long subroutine on the
+/// GPU).
 pub const fn tile_of(i: u64, tile: u64) -> u64 {
-    i / tile
+    i >> tile.trailing_zeros()
 }
 
 /// Lanes per team when a tile holds `segments` segments (or pieces) over
