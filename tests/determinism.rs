@@ -544,7 +544,7 @@ fn shaped_cases(r: &Reducer) -> Result<(usize, Vec<(String, ShapeCase)>), Failed
     let offsets = r.offsets(&offsets_of(&fit, 0))?;
     // short segments with a long one every 100 (a heavy tail: `segments_tailed`, whose warps read long pieces)
     let tailed: Vec<u64> = (0..20_000u64).map(|k| if k % 100 == 0 { 20_000 } else { 1 + splitmix64(k) % 8 }).collect();
-    let (tailed, scanned) = (r.offsets(&offsets_of(&tailed, 0))?, r.offsets(&offsets_of(&tailed, 0))?);
+    let tailed = r.offsets(&offsets_of(&tailed, 0))?;
     let m = |rows, cols, pitch| Matrix::new(rows, cols).pitch(pitch);
     Ok((
         n,
@@ -570,12 +570,8 @@ fn shaped_cases(r: &Reducer) -> Result<(usize, Vec<(String, ShapeCase)>), Failed
                 "columns 2^16x64 wide 2 chunks 7".into(),
                 ShapeCase::Columns(m(1 << 16, 64, 64), Strategy::Columns { wide: 2, chunks: 7 }),
             ),
-            ("segments 0..2^20 (segments_scan)".into(), ShapeCase::Segments(offsets, Strategy::Auto)),
-            ("segments 1..8, every 100th 20000 (segments_scan)".into(), ShapeCase::Segments(scanned, Strategy::Auto)),
-            (
-                "segments 1..8, every 100th 20000 (teams: segments_tailed)".into(),
-                ShapeCase::Segments(tailed, Strategy::Segments { tile_bytes: 0, lanes: 0 }),
-            ),
+            ("segments 0..2^20".into(), ShapeCase::Segments(offsets, Strategy::Auto)),
+            ("segments 1..8, every 100th 20000 (tailed)".into(), ShapeCase::Segments(tailed, Strategy::Auto)),
         ],
     ))
 }

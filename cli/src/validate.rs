@@ -281,11 +281,7 @@ pub(crate) fn validate(cli: Cli) -> std::result::Result<Job, String> {
             use reduce::shapes_bench::{Case, matrices, segment_cases, sweep_cases};
             use reduction::shape::Strategy;
             let mut cases: Vec<_> = matrices().into_iter().map(|c| (c, Strategy::Auto)).collect();
-            // segments: the automatic choice (`segments_scan`), and the warp teams beside it
-            let teams = Strategy::Segments { tile_bytes: 0, lanes: 0 };
-            for c in segment_cases().map_err(|e| e.to_string())? {
-                cases.extend([(c.clone(), Strategy::Auto), (c, teams)]);
-            }
+            cases.extend(segment_cases().map_err(|e| e.to_string())?.into_iter().map(|c| (c, Strategy::Auto)));
             if sweep {
                 for c in sweep_cases() {
                     let teams = [1, 2, 4, 8, 16, 32].map(|lanes| Strategy::Segments { tile_bytes: 0, lanes });

@@ -136,10 +136,6 @@ macro_rules! shape_entries {
             let segs = crate::shape::Segments { offsets: o, count: c, cols, pitch: p };
             segments::segments::<$t, $Op, true>(a, b, n, segs, tile, l, pieces, tk, out)
         });
-        segments_entry!(${concat(segments_scan_, $op, _, $t)}, $Op, $t, |a, b, n, o, c, cols, p, tile, l, pieces, tk, out| {
-            let segs = crate::shape::Segments { offsets: o, count: c, cols, pitch: p };
-            segments_scan::segments_scan::<$t, $Op>(a, b, n, segs, tile, pieces, tk, out)
-        });
         segments_entry!(${concat(rows_short_, $op, _, $t)}, $Op, $t, |a, b, n, o, c, cols, p, tile, l, pieces, tk, out| {
             segments::short_rows::<$t, $Op>(a, b, n, cols, tile, out)
         });

@@ -311,28 +311,6 @@ impl Segments {
     }
 }
 
-/// The segment index that names no segment: in `kernels/segments_scan.rs`,
-/// what is open before the first segment starts (elements before
-/// `offsets[0]` belong to none).
-pub const NO_SEGMENT: u64 = u64::MAX;
-
-/// Rounds of 32 16-byte vectors a lane of `segments_scan` loads at once
-/// where no segment starts (eight loads in flight, folded four at a time:
-/// the kernel's registers allow fewer warps than `single_pass` has, so each
-/// keeps more bytes in flight): its tiles are whole numbers of them.
-pub const SCAN_ROUNDS: usize = 8;
-
-/// Dynamic shared memory of `segments_scan` for elements of `size` bytes: a
-/// byte per element of a round (32 16-byte vectors), per warp.
-///
-/// ```
-/// assert_eq!(gpu::shape::scan_smem(4), 8 * 128);
-/// assert_eq!(gpu::shape::scan_smem(2), 8 * 256);
-/// ```
-pub const fn scan_smem(size: usize) -> u32 {
-    SHAPE_WARPS * 32 * (16 / size as u32)
-}
-
 /// The tile (of `tile` elements) of a non-empty segment `begin..end`'s
 /// first and last element: the segment is written at once when they are
 /// equal, else through a partial per tile.

@@ -208,18 +208,15 @@ impl Shape<'_> {
 /// field leaves that choice automatic.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum Strategy {
-    /// Everything chosen by shape: for CSR segments of 16-byte-aligned
-    /// input, flat reads of each warp tile split among the segments by a
-    /// segmented scan (`segments_scan`, whatever the lengths); for rows and
-    /// other segments, the warp tile from the average segment and the
-    /// teams per tile; the tile width and the row chunks that fill the GPU
-    /// (columns).
+    /// Everything chosen by shape: the warp tile from the average segment
+    /// and the teams per tile (rows, segments); the tile width and the row
+    /// chunks that fill the GPU (columns).
     #[default]
     Auto,
-    /// Rows and segments in warp teams (`segments`, and the rows kernels):
-    /// tiles of `tile_bytes` (a power of two, 16 to 256 KiB; a warp's, or
-    /// for the rows kernels a block's) and teams of `lanes` lanes (1, 2, 4,
-    /// 8, 16 or 32; 32 is a warp per segment).
+    /// Rows and segments: tiles of `tile_bytes` (a power of two, 16 to
+    /// 256 KiB; a warp's, or for the rows kernels a block's)
+    /// and teams of `lanes` lanes (1, 2, 4, 8, 16 or 32; 32 is a warp per
+    /// segment).
     Segments {
         /// Bytes of input per tile; 0 chooses.
         tile_bytes: u32,

@@ -43,8 +43,7 @@ use gpu::names::Op;
 use gpu::op::Reduction;
 use gpu::op::fixed_order::{WARP, team_tree, warp_tree};
 use gpu::shape::{
-    COLUMN_ROWS, Columns, NO_SEGMENT, SCAN_ROUNDS, SHAPE_BLOCK, Segments, lanes_for, piece_lanes, piece_slot,
-    tile_span, tiles, vector_columns,
+    COLUMN_ROWS, Columns, SHAPE_BLOCK, Segments, lanes_for, piece_lanes, tile_span, tiles, vector_columns,
 };
 
 /// Operation `R` on each row, column or segment of `inputs` (one, or two of
@@ -99,10 +98,6 @@ pub fn shaped_fixed_order<R: Reduction<T>, T: Element>(
     Ok(match p.kernel {
         ShapeKernel::RowsShort => short_rows::<R, T>(a, b, segs.count, segs.cols),
         ShapeKernel::RowsLong => long_rows::<R, T>(a, b, segs.count, segs.cols, p.tile),
-        ShapeKernel::SegmentsScan => match shape {
-            Shape::Segments(o) => segments_scan::<R, T>(a, b, &o.host, p.tile),
-            _ => unreachable!("the planner takes segments_scan for CSR segments only"),
-        },
         // SAFETY: `segs` points into `o.host`, `count + 1` offsets checked
         // non-decreasing and within the input by `plan`; rows checked by `plan` too.
         kernel => unsafe {
@@ -189,187 +184,6 @@ unsafe fn segments<R: Reduction<T>, T: Copy>(
                 return R::finish(piece(t0), e0 - b0);
             }
             R::finish(combine_pieces::<R, T>((t0..=t1).map(piece)), e0 - b0)
-        })
-        .collect()
-}
-
-/// The `segments_scan` kernel's result for each CSR segment of `offsets`
-/// over `a` (and `b`), in warp tiles of `tile` elements: each warp's work
-/// replayed lane by lane (`kernels/segments_scan.rs` says what it does).
-fn segments_scan<R: Reduction<T>, T: Copy>(a: &[T], b: &[T], offsets: &[u64], tile: u64) -> Vec<R::Out> {
-    let count = offsets.len() as u64 - 1;
-    let n = offsets[count as usize];
-    let width = (16 / size_of::<T>()) as u64;
-    let round = WARP as u64 * width;
-    let tile = tile.max(round);
-    let off = |s: u64| if s > count { u64::MAX } else { offsets[s as usize] };
-    let empty = R::finish(R::IDENTITY, 0);
-    let mut out: Vec<Option<R::Out>> = vec![None; count as usize];
-    let count_tiles = tiles(n, tile);
-    let mut pieces = vec![R::IDENTITY; 2 * count_tiles as usize];
-    for me in 0..count_tiles {
-        let (w0, w1) = (me * tile, ((me + 1) * tile).min(n));
-        // a segment's value over this tile: written, or its piece
-        let mut emit = |out: &mut Vec<Option<R::Out>>, v: R::Acc, s: u64, b0: u64, e0: u64| {
-            if b0 >= w0 && e0 <= w1 {
-                out[s as usize] = Some(R::finish(v, e0 - b0));
-            } else {
-                pieces[piece_slot(me, e0 > w1) as usize] = v;
-            }
-        };
-        let mut wb = offsets.partition_point(|&o| o < w0) as u64;
-        let mut window: [u64; WARP] = std::array::from_fn(|k| off(wb + k as u64));
-        let mut open = if wb > 0 && window[0] > w0 { wb - 1 } else { NO_SEGMENT };
-        let mut open_start = if open == NO_SEGMENT { 0 } else { off(open) };
-        let mut acc = [R::IDENTITY; WARP];
-        let mut spread = true; // acc in every lane, else in lane 0 alone
-        let vec_at = |e: u64, base: u64| vector::<R, T>(a, b, e, base);
-        let mut r = w0;
-        while r < w1 {
-            let group = SCAN_ROUNDS as u64 * round;
-            if window[0] >= r + group && r + group <= w1 {
-                for (l, acc) in acc.iter_mut().enumerate() {
-                    let m = |v: u64| vec_at(r + v * round + l as u64 * width, open_start);
-                    for h in [0, 4] {
-                        *acc = R::combine(*acc, R::combine(R::combine(m(h), m(h + 1)), R::combine(m(h + 2), m(h + 3))));
-                    }
-                }
-                spread = true;
-                r += group;
-                continue;
-            }
-            let rounds = (w1 - r).div_ceil(round).min(SCAN_ROUNDS as u64);
-            for v in 0..rounds {
-                let rv = r + v * round;
-                let end = (rv + round).min(w1);
-                if window[0] >= end && end == rv + round {
-                    for (l, acc) in acc.iter_mut().enumerate() {
-                        *acc = R::combine(*acc, vec_at(rv + l as u64 * width, open_start));
-                    }
-                    spread = true;
-                    continue;
-                }
-                let mut from = rv;
-                while from < end {
-                    let to = window[WARP - 1].min(end);
-                    let mut map = vec![u8::MAX; round as usize];
-                    let mut taken = 0;
-                    for k in 0..WARP - 1 {
-                        if window[k] < end {
-                            taken += 1;
-                            if window[k + 1] == window[k] {
-                                out[(wb + k as u64) as usize] = Some(empty);
-                            } else {
-                                map[(window[k] - rv) as usize] = k as u8;
-                            }
-                        }
-                    }
-                    // each lane's last start, packed, and the maximum over the lanes up to it
-                    let mut upto = [0u32; WARP];
-                    for l in 0..WARP {
-                        let mut last = 0;
-                        for k in 0..width as usize {
-                            let q = l * width as usize + k;
-                            if map[q] != u8::MAX {
-                                last = ((q as u32) << 8 | map[q] as u32) + 1;
-                            }
-                        }
-                        upto[l] = if l == 0 { last } else { last.max(upto[l - 1]) };
-                    }
-                    let mut run = [R::IDENTITY; WARP];
-                    let mut head = [R::IDENTITY; WARP];
-                    let mut starts = [false; WARP];
-                    let mut heads = [(NO_SEGMENT, 0u64, 0u64); WARP]; // (id, start, end) of the closing segment
-                    for l in 0..WARP {
-                        let ev = rv + l as u64 * width;
-                        let before = if l == 0 { 0 } else { upto[l - 1] };
-                        let (head_id, head_start) = match before {
-                            0 => (open, open_start),
-                            p => (wb + ((p - 1) & 0xFF) as u64, rv + ((p - 1) >> 8) as u64),
-                        };
-                        let (mut seg, mut seg_start) = (head_id, head_start);
-                        heads[l] = (head_id, head_start, 0);
-                        for k in 0..width {
-                            let i = ev + k;
-                            let m = map[(l as u64 * width + k) as usize];
-                            if m != u8::MAX {
-                                if !starts[l] {
-                                    (head[l], heads[l].2, starts[l]) = (run[l], i, true);
-                                } else {
-                                    out[seg as usize] = Some(R::finish(run[l], i - seg_start));
-                                }
-                                (run[l], seg, seg_start) = (R::IDENTITY, wb + m as u64, i);
-                            }
-                            if from <= i && i < to {
-                                run[l] = R::combine(run[l], R::map(a[i as usize], b[i as usize], i - seg_start));
-                            }
-                        }
-                    }
-                    let carry = if spread { warp_tree(acc, R::combine) } else { acc[0] };
-                    let flags: u32 = (0..WARP).filter(|&l| starts[l]).map(|l| 1u32 << l).sum();
-                    // Hillis and Steele's segmented scan, each step on the values before it
-                    let mut scanned = run;
-                    let mut d = 1;
-                    while d < WARP {
-                        let before = scanned;
-                        for l in d..WARP {
-                            let low = l + 1 - d;
-                            if (flags as u64 >> low) & ((1u64 << (l + 1 - low)) - 1) == 0 {
-                                scanned[l] = R::combine(before[l - d], before[l]);
-                            }
-                        }
-                        d *= 2;
-                    }
-                    for l in 0..WARP {
-                        let (id, start, close_at) = heads[l];
-                        if !starts[l] || id >= count {
-                            continue;
-                        }
-                        let closing = if l == 0 {
-                            carry
-                        } else if flags & ((1u32 << l) - 1) != 0 {
-                            scanned[l - 1]
-                        } else {
-                            R::combine(carry, scanned[l - 1])
-                        };
-                        emit(&mut out, R::combine(closing, head[l]), id, start, close_at);
-                    }
-                    let tail = scanned[WARP - 1];
-                    acc = [R::IDENTITY; WARP];
-                    acc[0] = if flags != 0 { tail } else { R::combine(carry, tail) };
-                    spread = false;
-                    let newest = upto[WARP - 1];
-                    if newest != 0 {
-                        open = wb + ((newest - 1) & 0xFF) as u64;
-                        open_start = rv + ((newest - 1) >> 8) as u64;
-                    }
-                    wb += taken;
-                    window = std::array::from_fn(|k| off(wb + k as u64));
-                    from = to;
-                }
-            }
-            r += group;
-        }
-        let v = if spread { warp_tree(acc, R::combine) } else { acc[0] };
-        if open < count {
-            emit(&mut out, v, open, open_start, off(open + 1));
-        }
-        if me + 1 == count_tiles {
-            for s in wb..count {
-                out[s as usize] = Some(empty);
-            }
-        }
-    }
-    (0..count as usize)
-        .map(|s| match out[s] {
-            Some(v) => v,
-            // a segment across tiles: its pieces, combined by the last warp
-            None => {
-                let (b0, e0) = (offsets[s], offsets[s + 1]);
-                let (t0, t1) = tile_span(b0, e0, tile);
-                let v = combine_pieces::<R, T>((t0..=t1).map(|t| pieces[piece_slot(t, t < t1) as usize]));
-                R::finish(v, e0 - b0)
-            }
         })
         .collect()
 }
@@ -586,33 +400,6 @@ mod tests {
                     assert_eq!(got, want, "tile {tile} lanes {lanes} tailed {tailed}");
                 }
             }
-        }
-    }
-
-    /// The scan kernel's twin, on every kind of offsets: elements before the
-    /// first segment, runs of empty segments (more than a window holds),
-    /// segments of one element (more starts in a round than the window
-    /// holds), segments across tiles, empty segments at the end; an
-    /// arg-max, whose index is counted from each segment's start.
-    #[test]
-    fn scan_segments_count_every_element_once() {
-        let n = 300_000u64;
-        let mut offsets = vec![5u64, 5, 9];
-        offsets.extend((0..40).map(|_| 9)); // 40 empty segments
-        offsets.extend((10..400).step_by(1)); // segments of one element
-        offsets.extend([1000, 1003, 4096, 4097, 8191, 8192, 40_000, 40_000, 200_000, 299_999, n, n, n]);
-        let x = exact(n as usize);
-        let want: Vec<f64> = offsets.windows(2).map(|w| x[w[0] as usize..w[1] as usize].iter().sum()).collect();
-        for tile in [512, 4096, 32768] {
-            assert_eq!(segments_scan::<Sum, f64>(&x, &x, &offsets, tile), want, "tile {tile}");
-        }
-        let y: Vec<f32> = (0..n).map(|i| ((i * 2654435761) % 1000) as f32).collect();
-        let got = segments_scan::<gpu::op::ArgMax, f32>(&y, &y, &offsets, 1024);
-        for (s, w) in offsets.windows(2).enumerate() {
-            let seg = &y[w[0] as usize..w[1] as usize];
-            let best = seg.iter().cloned().fold(f32::NEG_INFINITY, f32::max);
-            let want = seg.iter().position(|&v| v == best).map_or(u64::MAX, |i| i as u64);
-            assert_eq!(got[s].index, want, "segment {s} {w:?}");
         }
     }
 

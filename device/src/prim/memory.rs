@@ -148,17 +148,6 @@ impl<T: Copy, const L: usize> Lanes<T> for [T; L] {
     }
 }
 
-/// PTX `prefetch.global.L1 [p]`: bring the line at `p` into the SM's L1
-/// cache, holding no register; a later load of it hits the cache.
-///
-/// # Safety
-/// `p` must point into global memory (a prefetch of a bad address is
-/// ignored by the hardware, but the pointer must be a global one).
-#[inline(always)]
-pub unsafe fn prefetch_l1<T>(p: *const T) {
-    core::arch::asm!("prefetch.global.L1 [{p}];", p = in(reg64) p, options(nostack, readonly, preserves_flags));
-}
-
 /// The four 32-bit words at `p + 16 × i`, through the read-only path.
 ///
 /// # Safety

@@ -18,8 +18,7 @@ pub use atomic::{
 };
 pub use clock::globaltimer;
 pub use memory::{
-    Lanes, Vector, load, load_relaxed, load_u64, load_volatile, load16_as, prefetch_l1, store, store_u64,
-    store_volatile,
+    Lanes, Vector, load, load_relaxed, load_u64, load_volatile, load16_as, store, store_u64, store_volatile,
 };
 pub use shared::{DynShared, dyn_shared, dynamic_smem_size};
 pub use thread::{WARP_SIZE, block_dim_x, block_idx_x, grid_dim_x, lane_id, sync_threads, thread_idx_x, warp_id};

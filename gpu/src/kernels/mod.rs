@@ -17,9 +17,7 @@
 //! exactly rounded sum (`docs/src/guide/determinism.md`).
 //!
 //! `segments` (step 14) and `columns` (step 15) give one result per row,
-//! CSR segment or column (`docs/src/guide/shapes.md`); `segments_scan` is
-//! step 14's second form, for CSR segments of any length law: the warp reads
-//! its tile as the flat kernels do and splits it among the segments after.
+//! CSR segment or column (`docs/src/guide/shapes.md`).
 //!
 //! `by_key` and `by_key_hash` solve a different problem, one sum per key
 //! for many keys (the voting-and-shuffling article's warp-aggregated atomics; `docs/src/guide/by-key.md`).
@@ -50,6 +48,5 @@ pub mod reduce8_warp_tile;
 pub mod reduce9_warp_shuffle;
 pub mod reproducible;
 pub mod segments;
-pub mod segments_scan;
 pub mod single_pass;
 pub mod vectorized;

@@ -3,10 +3,10 @@
 //! memory and scratch, from the shape, the strategy and the card's fit.
 
 use crate::error::{Error, Result};
-use crate::registry::{COLUMNS, Kernel, ROWS_LONG, ROWS_SHORT, SEGMENTS, SEGMENTS_SCAN, SEGMENTS_TAILED};
+use crate::registry::{COLUMNS, Kernel, ROWS_LONG, ROWS_SHORT, SEGMENTS, SEGMENTS_TAILED};
 use crate::shape::{AUTO_LANES, Fit, MAX_TILE_BYTES, MIN_TILE_BYTES, Offsets, Shape, Strategy};
 use gpu::names::{DType, Op};
-use gpu::shape::{Columns, SHAPE_WARPS, columns_smem, long_rows, scan_smem, short_row_vectors, tiles};
+use gpu::shape::{Columns, SHAPE_WARPS, columns_smem, long_rows, short_row_vectors, tiles};
 
 /// Which shaped kernel a plan launches (`gpu/src/kernels/segments.rs`,
 /// `columns.rs`): its registry row and the entry `{id}_{op}_{type}`.
@@ -18,10 +18,6 @@ pub enum ShapeKernel {
     /// as `segments` but for pieces far longer than their team was sized
     /// for (`gpu::shape::piece_lanes`), which the whole warp reads.
     SegmentsTailed,
-    /// `segments_scan`: CSR segments of aligned input under
-    /// [`Strategy::Auto`]: flat reads of each warp tile, split among the
-    /// segments by a segmented scan, whatever their lengths.
-    SegmentsScan,
     /// `rows_short`: rows of 1 to 32 aligned 16-byte vectors, back to back
     /// (`gpu::shape::short_row_vectors`), a tile per block, a lane a
     /// vector; its own order.
@@ -35,10 +31,9 @@ pub enum ShapeKernel {
 
 impl ShapeKernel {
     /// Every shaped kernel.
-    pub const ALL: [ShapeKernel; 6] = [
+    pub const ALL: [ShapeKernel; 5] = [
         ShapeKernel::Segments,
         ShapeKernel::SegmentsTailed,
-        ShapeKernel::SegmentsScan,
         ShapeKernel::RowsShort,
         ShapeKernel::RowsLong,
         ShapeKernel::Columns,
@@ -49,7 +44,6 @@ impl ShapeKernel {
         match self {
             ShapeKernel::Segments => &SEGMENTS,
             ShapeKernel::SegmentsTailed => &SEGMENTS_TAILED,
-            ShapeKernel::SegmentsScan => &SEGMENTS_SCAN,
             ShapeKernel::RowsShort => &ROWS_SHORT,
             ShapeKernel::RowsLong => &ROWS_LONG,
             ShapeKernel::Columns => &COLUMNS,
@@ -134,9 +128,7 @@ pub fn shape_plan(
             if !(split == 0 || split.is_power_of_two() && split <= 32) {
                 return Err(wrong("lanes: 0 (automatic), 1, 2, 4, 8, 16 or 32"));
             }
-            // CSR segments of aligned input, nothing fixed: flat reads and a scan
-            let scan = matches!(shape, Shape::Segments(_)) && aligned && strategy == Strategy::Auto;
-            let tailed = !scan && matches!(shape, Shape::Segments(o) if split == 0 && heavy_tail(o));
+            let tailed = matches!(shape, Shape::Segments(o) if split == 0 && heavy_tail(o));
             let tile_bytes = match tile_bytes {
                 0 => {
                     let t = gpu::shape::tile_bytes(n as u64, shape.results() as u64, size, fit.min_warps);
@@ -153,7 +145,6 @@ pub fn shape_plan(
                     ShapeKernel::RowsShort
                 }
                 Shape::Rows(m) if long_rows(m.cols as u64, m.pitch as u64, tile, split) => ShapeKernel::RowsLong,
-                _ if scan => ShapeKernel::SegmentsScan,
                 _ if tailed => ShapeKernel::SegmentsTailed,
                 _ => ShapeKernel::Segments,
             };
@@ -161,7 +152,6 @@ pub fn shape_plan(
             let (blocks, smem) = match kernel {
                 ShapeKernel::RowsLong => (warp_tiles, SHAPE_WARPS * acc_bytes as u32),
                 ShapeKernel::RowsShort => (warp_tiles, 0),
-                ShapeKernel::SegmentsScan => (warp_tiles.div_ceil(SHAPE_WARPS as u64), scan_smem(size)),
                 ShapeKernel::Segments | ShapeKernel::SegmentsTailed | ShapeKernel::Columns => {
                     (warp_tiles.div_ceil(SHAPE_WARPS as u64), 0)
                 }

@@ -17,7 +17,7 @@ use gpu::names::{DType, MODE_TYPES, Op, REPRODUCIBLE_OPS, by_key_types};
 use rows::SINGLE_PASS;
 pub use rows::{
     ACCURATE, BY_KEY_ATOMIC, BY_KEY_BALLOT, BY_KEY_HASH, BY_KEY_MATCH, COLUMNS, HOLD, KERNELS, REGISTRY, REPRODUCIBLE,
-    ROWS_LONG, ROWS_SHORT, SEGMENTS, SEGMENTS_SCAN, SEGMENTS_TAILED,
+    ROWS_LONG, ROWS_SHORT, SEGMENTS, SEGMENTS_TAILED,
 };
 pub use scheme::{BlockParam, PerThread, Scheme, shared_mem_bytes};
 

@@ -137,7 +137,6 @@ pub const REGISTRY: &[Kernel] = &[
     ACCURATE,
     SEGMENTS,
     SEGMENTS_TAILED,
-    SEGMENTS_SCAN,
     ROWS_SHORT,
     ROWS_LONG,
     COLUMNS,
@@ -168,15 +167,6 @@ pub const SEGMENTS_TAILED: Kernel = row(
     "segments_tailed",
     "one result per segment: warp teams, long pieces by the warp",
     "ours",
-    Family::Shaped,
-    Scheme::Segmented,
-);
-/// CSR segments of any length law: the warp reads its tile as the flat
-/// kernels do and splits it among the segments by a segmented scan.
-pub const SEGMENTS_SCAN: Kernel = row(
-    "segments_scan",
-    "one result per segment: flat reads, a segmented scan",
-    "ours (after Merrill and Garland)",
     Family::Shaped,
     Scheme::Segmented,
 );
