@@ -252,17 +252,8 @@ where
     threadfence(); // the other blocks' pieces, written before their tickets
     let mut acc = R::IDENTITY;
     let mut k = lane_id() as u64;
-    // four loads asked for before any is combined (thousands of pieces for a
-    // segment of 1 GiB: one at a time, each an L2 round trip, they would take
-    // tens of microseconds), combined in the same order
-    let piece = |k: u64| load_relaxed(pieces.add(slot(k) as usize), 0);
-    while k + 3 * 32 < count {
-        let (p, q, r, s) = (piece(k), piece(k + 32), piece(k + 64), piece(k + 96));
-        acc = R::combine(R::combine(R::combine(R::combine(acc, p), q), r), s);
-        k += 4 * 32;
-    }
     while k < count {
-        acc = R::combine(acc, piece(k));
+        acc = R::combine(acc, load_relaxed(pieces.add(slot(k) as usize), 0));
         k += 32;
     }
     warp_reduce(acc, R::combine)
