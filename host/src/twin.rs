@@ -131,7 +131,8 @@ fn short_rows<R: Reduction<T>, T: Copy>(a: &[T], b: &[T], rows: u64, cols: u64) 
 /// (`shape::piece_lanes`).
 ///
 /// # Safety
-/// As for `Segments::bounds`; every segment within `a[..n]`.
+/// As for `Segments::bounds`; every segment within `a[..n]`; `tile` a
+/// power of two (`shape::tiles` shifts by it).
 unsafe fn segments<R: Reduction<T>, T: Copy>(
     a: &[T],
     b: &[T],

@@ -97,7 +97,8 @@ pub unsafe fn warp_search(mut lo: u64, mut hi: u64, pred: impl Fn(u64) -> bool) 
 /// # Safety
 /// `a[0..n]` (and `b[0..n]` for two inputs) valid and aligned; every
 /// segment within `0..n` and the offsets non-decreasing (the host checks
-/// them); `tile` at least 16 bytes' worth of elements; `pieces` with
+/// them); `tile` a power of two (`shape::tiles` shifts by it), at least 16
+/// bytes' worth of elements; `pieces` with
 /// `2 · tiles(n, tile)` accumulators, `tickets[0..count]`
 /// zero and not used by a concurrent launch; `out[0..count]` writable; the
 /// launch as the module's *Launch* line says; `lanes` a power of two up to
