@@ -11,6 +11,7 @@ mod common;
 
 use common::{cpu_trial, ensure, gpu_trial, reducer};
 use libtest_mimic::{Failed, Trial};
+use reduction::half::f16;
 use reduction::op::exact::{DdSum, DoubleDouble};
 use reduction::op::fixed_order::{FixedOrder, Geometry, fixed_order};
 use reduction::shape::offsets_of;
@@ -64,6 +65,7 @@ fn main() {
         gpu_trial("gpu_to_gpu::shaped_mean_f32", shaped_all::<Mean, f32>),
         gpu_trial("gpu_to_gpu::shaped_moments_f32", shaped_all::<Moments, f32>),
         gpu_trial("gpu_to_gpu::shaped_moments_f64", shaped_all::<Moments, f64>),
+        gpu_trial("gpu_to_gpu::shaped_logsumexp_f32", shaped_all::<LogSumExp, f32>),
         gpu_trial("gpu_to_gpu::shaped_logsumexp_f64", shaped_all::<LogSumExp, f64>),
         gpu_trial("gpu_to_gpu::shaped_unaligned_views", shaped_unaligned),
         gpu_trial("gpu_to_gpu::shaped_planted_other_order_fails", shaped_planted),
@@ -694,7 +696,7 @@ fn shaped_errors() -> Result<(), Failed> {
         r.reduce_shaped::<Sum, i32, [i32]>(&[&[1; 12][..]], shape, &REPRO).err(),
         r.reduce_shaped::<Sum, f32, [f32]>(&[&x], shape, &Options { accurate: true, ..REPRO }).err(),
         r.reduce_shaped::<Sum, f32, [f32]>(&[&x], shape, &Options { block: Some(128), ..REPRO }).err(),
-        r.reduce_shaped::<LogSumExp, f32, [f32]>(&[&x], shape, &REPRO).err(),
+        r.reduce_shaped::<LogSumExp, f16, [f16]>(&[&[f16::from_f32(1.0); 12][..]], shape, &REPRO).err(),
     ];
     for e in errors {
         ensure(matches!(e, Some(Error::Unsupported { .. })), || format!("{e:?}"))?;
@@ -733,6 +735,20 @@ fn reproducible_near_exact() -> Result<(), Failed> {
         let (lse, _) = logsumexp_reference(&x, 0, 0.0);
         let got = fixed_order::<LogSumExp, f32>(&x, &x) as f64;
         ensure((got - lse).abs() <= 1e-5 * (1.0 + lse.abs()), || format!("n={n}: logsumexp {got} vs {lse}"))?;
+    }
+    // along a shape: the portable form's twin, every row and column
+    let x: Vec<f32> = generate(Pattern::Random, 1 << 20, 6)?;
+    let (rows, cols) = (256, 4096);
+    let m = Matrix::new(rows, cols);
+    let column = |c: usize| (0..rows).map(|r| x[r * cols + c]).collect::<Vec<f32>>();
+    for (shape, results) in [(Shape::Rows(m), rows), (Shape::Columns(m), cols)] {
+        let got = shaped_fixed_order::<LogSumExp, f32>(&[&x], shape, Strategy::Auto)?;
+        ensure(got.len() == results, || format!("{shape:?}: {} results", got.len()))?;
+        for (k, &g) in got.iter().enumerate() {
+            let part = if results == rows { x[k * cols..(k + 1) * cols].to_vec() } else { column(k) };
+            let (lse, _) = logsumexp_reference(&part, 0, 0.0);
+            ensure((g as f64 - lse).abs() <= 1e-5 * (1.0 + lse.abs()), || format!("{shape:?} {k}: {g} vs {lse}"))?;
+        }
     }
     Ok(())
 }

@@ -162,6 +162,14 @@ macro_rules! shape_entries {
 }
 with_operations!(shape_entries!());
 
+// The portable forms of `with_portable_shapes!` (`names.rs`), for `gpu_to_gpu`.
+macro_rules! portable_shape_entries {
+    (; $($V:ident: $Op:ident $op:ident [$($T:ident $t:ident),*]),*) => {
+        shape_entries!(; $($Op $op [$($T $t),*]),*);
+    };
+}
+with_portable_shapes!(portable_shape_entries!());
+
 // ---- Reproducible and accurate sums (`kernels/reproducible.rs`, `kernels/accurate.rs`) ----
 //
 // `reproducible_{op}_{type}` for the operations and types of

@@ -92,6 +92,20 @@ macro_rules! with_shard_parts {
     };
 }
 
+/// Calls `$m!(args; LogSumExp: PortableLogSumExp logsumexp_portable [F32 f32])`: the
+/// shaped kernels' forms of an operation whose own entries take the GPU's
+/// approximate instructions, with IEEE arithmetic alone in their place (the
+/// same bits on every GPU and the CPU), for `gpu_to_gpu`. Entries of the
+/// shaped kernels only, which the host's dispatch picks; not operations of
+/// their own.
+macro_rules! with_portable_shapes {
+    ($m:ident ! ( $($args:tt)* )) => {
+        $m! { $($args)* ;
+            LogSumExp: PortableLogSumExp logsumexp_portable [F32 f32]
+        }
+    };
+}
+
 /// Calls `$m!(args; Sum sum, Dot dot, ...; f32 f64)`: the operations the
 /// reproducible (`gpu_to_gpu`) kernel is compiled for, and its types: the
 /// float sums, the operations built on them, the variance's moments and
@@ -329,6 +343,21 @@ macro_rules! shard_parts_list {
     };
 }
 with_shard_parts!(shard_parts_list!());
+
+macro_rules! portable_shapes_list {
+    (; $($V:ident: $Op:ident $name:ident [$($T:ident $t:ident),*]),*) => {
+        /// The shaped kernels' portable forms (`with_portable_shapes!`):
+        /// each name, the operation it stands for under `gpu_to_gpu`, and
+        /// its element types.
+        ///
+        /// ```
+        /// use gpu::names::{DType, Op, PORTABLE_SHAPES};
+        /// assert_eq!(PORTABLE_SHAPES, [("logsumexp_portable", Op::LogSumExp, &[DType::F32][..])]);
+        /// ```
+        pub const PORTABLE_SHAPES: &[(&str, Op, &[DType])] = &[$((stringify!($name), Op::$V, &[$(DType::$T),*])),*];
+    };
+}
+with_portable_shapes!(portable_shapes_list!());
 
 /// The entry of the hold kernel (`kernels/hold.rs`): `hold(flag: *const
 /// u32, outcome: *mut u32, timeout_ns: u64)`, which spins until the host

@@ -40,8 +40,8 @@ use crate::error::Result;
 use crate::input::Element;
 use crate::shape::{Fit, Shape, Strategy};
 use gpu::names::Op;
-use gpu::op::Reduction;
 use gpu::op::fixed_order::{WARP, team_tree, warp_tree};
+use gpu::op::{PortableLogSumExp, Reduction};
 use gpu::shape::{
     COLUMN_ROWS, Columns, SHAPE_BLOCK, Segments, lanes_for, piece_lanes, tile_span, tiles, vector_columns,
 };
@@ -78,6 +78,21 @@ pub fn shaped_fixed_order<R: Reduction<T>, T: Element>(
     };
     let op = Op::from_name(R::NAME)
         .ok_or_else(|| crate::error::Error::Invalid(format!("{}: not an operation of the shaped kernels", R::NAME)))?;
+    match crate::dispatch::portable_form(R::NAME, T::NAME) {
+        Some(form) => portable::<R, T>(form, a, b, op, shape, strategy),
+        None => in_order::<R, T>(a, b, op, shape, strategy),
+    }
+}
+
+/// Operation `R` (the library's `op`) on each row, column or segment of
+/// `a` (and `b`) in the order of the shaped kernels.
+fn in_order<R: Reduction<T>, T: Element>(
+    a: &[T],
+    b: &[T],
+    op: Op,
+    shape: Shape<'_>,
+    strategy: Strategy,
+) -> Result<Vec<R::Out>> {
     let size = size_of::<T>();
     // the order of an aligned input: the plan the GPU path makes for one
     let aligned = match shape {
@@ -105,6 +120,33 @@ pub fn shaped_fixed_order<R: Reduction<T>, T: Element>(
             segments::<R, T>(a, b, segs, shape.extent()? as u64, p.tile, p.split, tailed)
         },
     })
+}
+
+/// The twin of a portable form (`dispatch::portable_form`), which the GPU
+/// runs for `R` on `T` under `gpu_to_gpu`: logsumexp of `f32` as
+/// [`PortableLogSumExp`], in the same order.
+fn portable<R: Reduction<T>, T: Element>(
+    form: &str,
+    a: &[T],
+    b: &[T],
+    op: Op,
+    shape: Shape<'_>,
+    strategy: Strategy,
+) -> Result<Vec<R::Out>> {
+    let unknown = || crate::error::Error::Invalid(format!("{form}: the shaped twin has no such form of {}", R::NAME));
+    let (Some(a), Some(b)) = (as_f32(a), as_f32(b)) else { return Err(unknown()) };
+    if form != "logsumexp_portable" {
+        return Err(unknown());
+    }
+    let out = in_order::<PortableLogSumExp, f32>(a, b, op, shape, strategy)?;
+    (Box::new(out) as Box<dyn std::any::Any>).downcast::<Vec<R::Out>>().map(|out| *out).map_err(|_| unknown())
+}
+
+/// `x` as `f32`s, if `T` is `f32`.
+fn as_f32<T: Element>(x: &[T]) -> Option<&[f32]> {
+    // SAFETY: `T` is `f32`: the same slice, typed as what it is
+    (std::any::TypeId::of::<T>() == std::any::TypeId::of::<f32>())
+        .then(|| unsafe { std::slice::from_raw_parts(x.as_ptr().cast::<f32>(), x.len()) })
 }
 
 /// The `rows_short` kernel's result for `rows` rows of `cols` elements, back

@@ -14,7 +14,8 @@
 //! exponential and a logarithm of this module's own, within 1 unit in the
 //! last place; the GPU has none in hardware).
 //!
-//! Under `gpu_to_gpu` (the reproducible kernel, `fixed_order`), `f32` takes
+//! Under `gpu_to_gpu` (the reproducible kernel, `fixed_order`, and the
+//! shaped kernels' [`PortableLogSumExp`] entries), `f32` takes
 //! [`exp_neg_exact`] and the `f64` logarithm instead of the approximate
 //! instructions: IEEE additions and multiplications only, so that every GPU
 //! and the CPU twin give the same bits.
@@ -271,12 +272,6 @@ fn merge_with<A: ExpLn>(a: MaxSum<A>, b: MaxSum<A>, exp: impl Fn(A) -> A) -> Max
     MaxSum { max: hi.max, sum: hi.sum + lo.sum * scale }
 }
 
-/// [`merge_with`] the type's own exponential.
-#[inline(always)]
-fn merge<A: ExpLn>(a: MaxSum<A>, b: MaxSum<A>) -> MaxSum<A> {
-    merge_with(a, b, A::exp_neg)
-}
-
 /// The result of a part: `max + ln sum` with the logarithm `ln`; none, or
 /// `-inf` only, give `-inf`; `+inf` gives `+inf` (not `inf + ln s`).
 #[inline(always)]
@@ -288,17 +283,19 @@ fn result_with<A: ExpLn>(acc: MaxSum<A>, ln: impl Fn(A) -> A) -> A {
 }
 
 /// A vector's lanes: their maximum and the sum of `exp(x − max)`, one
-/// exponential a lane; lanes with a NaN or an infinity merge one by one.
+/// exponential `exp` a lane; lanes with a NaN or an infinity merge one by
+/// one.
 #[inline(always)]
 #[allow(clippy::eq_op)] // `x != x`: the NaN test, for either float type
-fn lanes<A: ExpLn, const L: usize>(x: [A; L]) -> MaxSum<A> {
+fn lanes_with<A: ExpLn, const L: usize>(x: [A; L], exp: impl Fn(A) -> A + Copy) -> MaxSum<A> {
     let max = super::pairwise(x, |a, b| if b > a { b } else { a });
     let finite = max != A::INF && max != A::NEG_INF && !(0..L).any(|k| x[k] != x[k]);
     if finite {
-        let sum = super::pairwise(core::array::from_fn::<A, L, _>(|k| (x[k] - max).exp_neg()), |a, b| a + b);
+        let sum = super::pairwise(core::array::from_fn::<A, L, _>(|k| exp(x[k] - max)), |a, b| a + b);
         MaxSum { max, sum }
     } else {
-        super::pairwise(core::array::from_fn::<MaxSum<A>, L, _>(|k| MaxSum { max: x[k], sum: A::ONE }), merge)
+        let parts = core::array::from_fn::<MaxSum<A>, L, _>(|k| MaxSum { max: x[k], sum: A::ONE });
+        super::pairwise(parts, |a, b| merge_with(a, b, exp))
     }
 }
 
@@ -315,19 +312,20 @@ macro_rules! logsumexp {
             }
             #[inline(always)]
             fn combine(a: MaxSum<$a>, b: MaxSum<$a>) -> MaxSum<$a> {
-                merge(a, b)
+                merge_with(a, b, ExpLn::exp_neg)
             }
             #[inline(always)]
             fn map_lanes<const L: usize>(x: [$t; L], _: [$t; L], _: u64) -> MaxSum<$a> {
-                lanes(core::array::from_fn::<$a, L, _>(|k| {
+                let x = core::array::from_fn::<$a, L, _>(|k| {
                     let $x = x[k];
                     $widen
-                }))
+                });
+                lanes_with(x, ExpLn::exp_neg)
             }
             /// A column's rows merge as one part, as a vector's lanes do.
             #[inline(always)]
             fn fold_strided<const L: usize>(acc: MaxSum<$a>, x: [$t; L], y: [$t; L], first: u64, _: u64) -> MaxSum<$a> {
-                merge(acc, <Self as Reduction<$t>>::map_lanes(x, y, first))
+                merge_with(acc, <Self as Reduction<$t>>::map_lanes(x, y, first), ExpLn::exp_neg)
             }
             #[inline(always)]
             fn finish(acc: MaxSum<$a>, _: u64) -> $a {
@@ -343,21 +341,70 @@ logsumexp! {
     bf16 in f32: |x| x.to_f32();
 }
 
-/// The reproducible `f32` logsumexp: [`exp_neg_exact`] for every
-/// exponential, the `f64` logarithm for the last one (see the module docs).
+/// `log Σ exp(x)` of `f32`, as [`LogSumExp`] but with the exponential and
+/// the logarithm of IEEE additions and multiplications alone
+/// ([`exp_neg_exact`] for every exponential, the `f64` logarithm for the
+/// last one, see the module docs): the same bits on every GPU and on the
+/// CPU. The shaped kernels run it for a `gpu_to_gpu` logsumexp of `f32`
+/// (entries `{kernel}_logsumexp_portable_f32`, `names::PORTABLE_SHAPES`);
+/// the flat reproducible kernel's steps are its `combine` and `finish`
+/// ([`FixedOrder`](super::fixed_order::FixedOrder) for [`LogSumExp`]).
+///
+/// ```
+/// use gpu::op::{LogSumExp, PortableLogSumExp, Reduction};
+/// let x = [1.0f32, -2.5, 3.25, 0.5];
+/// let fold = |a, &v| PortableLogSumExp::combine(a, <PortableLogSumExp as Reduction<f32>>::map(v, v, 0));
+/// let got = PortableLogSumExp::finish(x.iter().fold(PortableLogSumExp::IDENTITY, fold), 4);
+/// let want = x.iter().map(|&v| (v as f64).exp()).sum::<f64>().ln();
+/// assert!((got as f64 - want).abs() < 4.0 * f32::EPSILON as f64 * want);
+/// assert_eq!(<PortableLogSumExp as Reduction<f32>>::NAME, <LogSumExp as Reduction<f32>>::NAME);
+/// ```
+#[derive(Clone, Copy, Debug, Default)]
+pub struct PortableLogSumExp;
+
+impl Reduction<f32> for PortableLogSumExp {
+    type Acc = MaxSum<f32>;
+    type Out = f32;
+    const NAME: &'static str = "logsumexp";
+    const IDENTITY: MaxSum<f32> = MaxSum { max: f32::NEG_INFINITY, sum: 0.0 };
+    #[inline(always)]
+    fn map(x: f32, _: f32, _: u64) -> MaxSum<f32> {
+        MaxSum { max: x, sum: 1.0 }
+    }
+    #[inline(always)]
+    fn combine(a: MaxSum<f32>, b: MaxSum<f32>) -> MaxSum<f32> {
+        merge_with(a, b, exp_neg_exact)
+    }
+    #[inline(always)]
+    fn map_lanes<const L: usize>(x: [f32; L], _: [f32; L], _: u64) -> MaxSum<f32> {
+        lanes_with(x, exp_neg_exact)
+    }
+    /// A column's rows merge as one part, as a vector's lanes do.
+    #[inline(always)]
+    fn fold_strided<const L: usize>(acc: MaxSum<f32>, x: [f32; L], y: [f32; L], first: u64, _: u64) -> MaxSum<f32> {
+        Self::combine(acc, Self::map_lanes(x, y, first))
+    }
+    #[inline(always)]
+    fn finish(acc: MaxSum<f32>, _: u64) -> f32 {
+        result_with(MaxSum { max: acc.max as f64, sum: acc.sum as f64 }, ExpLn::ln) as f32
+    }
+}
+
+/// The reproducible `f32` logsumexp: [`PortableLogSumExp`]'s arithmetic,
+/// an element at a time.
 impl super::fixed_order::FixedOrder<f32> for LogSumExp {
     #[inline(always)]
-    fn accumulate(acc: MaxSum<f32>, x: f32, _: f32, _: u64) -> MaxSum<f32> {
-        merge_with(acc, MaxSum { max: x, sum: 1.0 }, exp_neg_exact)
+    fn accumulate(acc: MaxSum<f32>, x: f32, y: f32, i: u64) -> MaxSum<f32> {
+        PortableLogSumExp::combine(acc, <PortableLogSumExp as Reduction<f32>>::map(x, y, i))
     }
 
     #[inline(always)]
     fn merge(a: MaxSum<f32>, b: MaxSum<f32>) -> MaxSum<f32> {
-        merge_with(a, b, exp_neg_exact)
+        PortableLogSumExp::combine(a, b)
     }
 
     #[inline(always)]
-    fn result(acc: MaxSum<f32>, _: u64) -> f32 {
-        result_with(MaxSum { max: acc.max as f64, sum: acc.sum as f64 }, ExpLn::ln) as f32
+    fn result(acc: MaxSum<f32>, n: u64) -> f32 {
+        PortableLogSumExp::finish(acc, n)
     }
 }

@@ -12,6 +12,7 @@
 //! | [`AMinMax`] | [`MinMax`] of the element (`f32` for the half types) | [`MinMax`] of the element | [`range`] |
 //! | [`NanSum`], [`NanMean`], [`NanMin`], [`NanMax`] | as `Sum`, a [`SumCount`], as `Min`, `Max` | as `Sum`, `Mean`, the element | [`nan`] |
 //! | [`LogSumExp`] | [`MaxSum`]: running maximum and rescaled sum, `f32` (`f64` for `f64`) | the accumulator's float | [`logsumexp`] |
+//! | [`PortableLogSumExp`] (the shaped kernels' `gpu_to_gpu` logsumexp of `f32`) | [`MaxSum`] of `f32` | `f32` | [`logsumexp`] |
 //! | [`Moments`] (`var`, `std`, `var_mean`, `std_mean`) | [`Welford`]: count, mean, `M2` in `f64` | [`MeanM2`]: mean and `M2` in `f64` | [`moments`] |
 //! | [`ArgMin`], [`ArgMax`] | value and index | [`Arg`]: value and `u64` index | [`arg`] |
 //! | [`Dot`], [`SumSquares`], [`Norm`], [`Mean`], [`Norm1`], [`NormInf`], [`NormNegInf`] | `f32` (`f64` for `f64`) | the same | [`transform`] |
@@ -64,7 +65,7 @@ pub mod transform;
 pub use arg::{Arg, ArgMax, ArgMin};
 pub use fold::{Max, Min, Prod, Sum};
 pub use logical::{All, Any, CountNonzero};
-pub use logsumexp::{ExpLn, LogSumExp, MaxSum};
+pub use logsumexp::{ExpLn, LogSumExp, MaxSum, PortableLogSumExp};
 pub use moments::{MeanM2, Moments, Welford};
 pub use nan::{NanMax, NanMean, NanMeanParts, NanMin, NanSum, SumCount};
 pub use power::PowerSum;

@@ -14,7 +14,7 @@ use crate::error::{Error, Result};
 use crate::options::{Determinism, Options};
 use crate::registry::Kernel;
 use gpu::layout::{ACCURATE_WORDS, MODES_SMEM};
-use gpu::names::{DType, MODE_TYPES, Op, REPRODUCIBLE_OPS};
+use gpu::names::{DType, MODE_TYPES, Op, PORTABLE_SHAPES, REPRODUCIBLE_OPS};
 use gpu::op::fixed_order::{Geometry, Layout, WARP, layout, tree_len};
 
 /// Which of the mode kernels runs.
@@ -91,23 +91,25 @@ pub(crate) fn mode_kernel(op: &str, name: &str, opts: &Options) -> Result<Option
 /// Whether the shaped kernels can give `op` on the element type named
 /// `name` the level `opts` ask for: under `gpu_to_gpu`, an operation of the
 /// reproducible kernel ([`mode_kernel`]) whose arithmetic a CPU repeats bit
-/// for bit; not logsumexp of `f32`, whose shaped kernels take the GPU's
-/// approximate `exp2` and `log2` (its flat reproducible kernel does not).
-pub(crate) fn shaped_mode(op: &str, name: &str, opts: &Options) -> Result<()> {
+/// for bit. `Some(form)`: the entries `{kernel}_{form}_{type}` run in place
+/// of `{kernel}_{op}_{type}` ([`portable_form`]: logsumexp of `f32`, whose
+/// own entries take the GPU's approximate `exp2` and `log2`).
+pub(crate) fn shaped_mode(op: &str, name: &str, opts: &Options) -> Result<Option<&'static str>> {
     if opts.determinism == Determinism::RunToRun {
-        return Ok(());
+        return Ok(None);
     }
     mode_kernel(op, name, opts)?;
-    if op == Op::LogSumExp.name() && name != DType::F64.name() {
-        return Err(Error::Unsupported {
-            kernel: "reduce_shaped".into(),
-            what: format!(
-                "gpu_to_gpu logsumexp of {name} along a shape (its exponential is the GPU's approximate one)"
-            ),
-            valid: "logsumexp of f64 along a shape, or of f32 flat".into(),
-        });
-    }
-    Ok(())
+    Ok(portable_form(op, name))
+}
+
+/// The portable form of the shaped kernels (`names::PORTABLE_SHAPES`) that
+/// stands for `op` on the type named `name` under `gpu_to_gpu`, if it has
+/// one.
+pub(crate) fn portable_form(op: &str, name: &str) -> Option<&'static str> {
+    PORTABLE_SHAPES
+        .iter()
+        .find(|(_, o, types)| o.name() == op && types.iter().any(|t| t.name() == name))
+        .map(|&(form, ..)| form)
 }
 
 /// The PTX entry of a mode kernel.
@@ -233,11 +235,14 @@ mod tests {
         }
         let both = Options { accurate: true, determinism: Determinism::GpuToGpu, ..Options::default() };
         assert_eq!(mode_kernel("sum", "f64", &both).unwrap(), Some(ModeKernel::AccurateF64));
-        // flat logsumexp of f32 is reproducible; along a shape only of f64
+        // logsumexp of f32 is reproducible flat, and along a shape in its portable form
         assert_eq!(mode_kernel("logsumexp", "f32", &repro).unwrap(), Some(ModeKernel::Reproducible));
-        let e = shaped_mode("logsumexp", "f32", &repro).unwrap_err();
+        assert_eq!(shaped_mode("logsumexp", "f32", &repro).unwrap(), Some("logsumexp_portable"));
+        assert_eq!(shaped_mode("logsumexp", "f32", &Options::default()).unwrap(), None);
+        assert_eq!(shaped_mode("logsumexp", "f64", &repro).unwrap(), None);
+        assert_eq!(shaped_mode("moments", "f32", &repro).unwrap(), None);
+        let e = shaped_mode("logsumexp", "f16", &repro).unwrap_err();
         assert!(matches!(e, Error::Unsupported { .. }) && !e.to_string().contains('\n'), "{e}");
-        assert!(shaped_mode("logsumexp", "f64", &repro).is_ok() && shaped_mode("moments", "f32", &repro).is_ok());
     }
 
     #[test]

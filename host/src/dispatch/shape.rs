@@ -73,6 +73,17 @@ pub struct ShapePlan {
     pub tickets: usize,
 }
 
+impl ShapePlan {
+    /// The plan with the entries of the portable form `form`
+    /// (`dispatch::shaped_mode`), if any: `{kernel}_{form}_{type}`.
+    pub(crate) fn in_form(self, form: Option<&str>, ty: DType) -> ShapePlan {
+        match form {
+            Some(form) => ShapePlan { entry: self.kernel.row().entry_named(0, form, ty.name()), ..self },
+            None => self,
+        }
+    }
+}
+
 /// Plan operation `op` on `ty` (accumulators of `acc_bytes`) over `n`
 /// elements shaped as `shape`, for a GPU of fit `fit` (its tiles, column
 /// blocks and teams: `Tuning::fit`; `Fit::PORTABLE` for the `gpu_to_gpu`

@@ -59,7 +59,7 @@ impl Reducer {
     ///
     /// Options: `strategy` splits the work ([`Strategy::Auto`](crate::shape::Strategy)
     /// chooses by shape); `determinism: Determinism::GpuToGpu` (f32/f64 sum,
-    /// dot, sum_squares, norm, mean, moments; logsumexp of f64) gives the bits of
+    /// dot, sum_squares, norm, mean, moments, logsumexp) gives the bits of
     /// [`shaped_fixed_order`](crate::twin::shaped_fixed_order), the CPU
     /// twin, on any GPU: the order depends on the shape, the offsets and the
     /// strategy only, and a device view that does not start on a 16-byte
@@ -180,7 +180,8 @@ impl Reducer {
         };
         let acc = size_of::<R::Acc>();
         let ty = library_type(T::NAME, "reduce_shaped")?;
-        let plan: ShapePlan = shape_plan(op, ty, acc, a.len(), shape, opts.strategy, aligned, self.fit(opts))?;
+        let plan: ShapePlan = shape_plan(op, ty, acc, a.len(), shape, opts.strategy, aligned, self.fit(opts))?
+            .in_form(shaped_mode(R::NAME, T::NAME, opts)?, ty);
         grow(gpu, partials, (plan.partials * acc).div_ceil(8), "partial results")?;
         if tickets.len() < plan.tickets {
             grow(gpu, tickets, plan.tickets, "tickets")?;

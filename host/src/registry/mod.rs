@@ -259,6 +259,12 @@ impl Kernel {
                 }
             }
         }
+        if self.family == Family::Shaped {
+            // the portable forms for `gpu_to_gpu` (`names::PORTABLE_SHAPES`)
+            for (form, _, types) in gpu::names::PORTABLE_SHAPES {
+                entries.extend(types.iter().map(|ty| self.entry_named(0, form, ty.name())));
+            }
+        }
         entries
     }
 }
