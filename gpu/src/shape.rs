@@ -5,7 +5,7 @@
 //!
 //! **Segments** (one result per row of a matrix, or per CSR segment
 //! `offsets[s]..offsets[s+1]`): the input is cut into *warp tiles* of
-//! 16 to 256 KiB ([`tile_bytes`]), whatever the segments are. A warp reduces every segment
+//! 16 to 256 KiB ([`tile_bytes`], [`filling_tile_bytes`]), whatever the segments are. A warp reduces every segment
 //! that overlaps its tile, in *teams* of `lanes` threads (1 to 32) that
 //! each take one segment at a time; a segment that lies in one tile is
 //! written at once, one that crosses tiles leaves a partial per tile, and
@@ -106,8 +106,33 @@ pub const fn tile_bytes(n: u64, count: u64, size: usize, min_warps: u64) -> u64 
         Some(a) => a,
         None => total,
     };
-    let fill = pow2_at_or_below(total / if min_warps == 0 { 1 } else { min_warps });
-    let t = if average.next_power_of_two() < fill { average.next_power_of_two() } else { fill };
+    let fill = fill_bytes(total, min_warps);
+    within_tiles(if average.next_power_of_two() < fill { average.next_power_of_two() } else { fill })
+}
+
+/// The warp tile for `n` elements of `size` bytes that keeps `warps` warps
+/// busy, whatever the segments: the largest power of two that makes
+/// `warps` tiles, within `MIN_TILE_BYTES..=MAX_TILE_BYTES` (the host's
+/// choice for segments of even lengths).
+///
+/// ```
+/// use gpu::shape::filling_tile_bytes;
+/// assert_eq!(filling_tile_bytes(1 << 28, 4, 4096), 256 * 1024); // 1 GiB on 4096 warps
+/// assert_eq!(filling_tile_bytes(1 << 26, 4, 4096), 64 * 1024);
+/// assert_eq!(filling_tile_bytes(1 << 20, 4, 4096), 16 * 1024);
+/// assert_eq!(filling_tile_bytes(1 << 40, 4, 0), 256 * 1024);
+/// ```
+pub const fn filling_tile_bytes(n: u64, size: usize, warps: u64) -> u64 {
+    within_tiles(fill_bytes(n.saturating_mul(size as u64), warps))
+}
+
+/// The power of two at or below `total` bytes over `warps` warps.
+const fn fill_bytes(total: u64, warps: u64) -> u64 {
+    pow2_at_or_below(total / if warps == 0 { 1 } else { warps })
+}
+
+/// `t` within `MIN_TILE_BYTES..=MAX_TILE_BYTES`.
+const fn within_tiles(t: u64) -> u64 {
     if t < MIN_TILE_BYTES {
         MIN_TILE_BYTES
     } else if t > MAX_TILE_BYTES {

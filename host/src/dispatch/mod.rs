@@ -33,7 +33,10 @@ pub use by_key::{BY_KEY_BLOCK, HASH_SLOTS, by_key_plan};
 pub use levels::{Launch, Level, MAX_CHUNK, depth, grid_for, grid_in_whole_rounds, levels, scratch_sizes};
 pub use modes::mode_entry;
 pub(crate) use modes::{mode_kernel, portable_form, shaped_mode};
-pub use shape::{ShapeKernel, ShapePlan, TAIL, TAILED_MIN_TILE_BYTES, heavy_tail, heavy_tail_of, shape_plan};
+pub use shape::{
+    EVEN, EVEN_WARPS, ShapeKernel, ShapePlan, TAIL, TAILED_MIN_TILE_BYTES, even_lengths, even_lengths_of, heavy_tail,
+    heavy_tail_of, shape_plan,
+};
 pub use tuning::Tuning;
 
 use crate::device::Gpu;

@@ -140,7 +140,9 @@ pub fn shape_plan(
                 return Err(wrong("lanes: 0 (automatic), 1, 2, 4, 8, 16 or 32"));
             }
             let tailed = matches!(shape, Shape::Segments(o) if split == 0 && heavy_tail(o));
+            let even = matches!(shape, Shape::Segments(o) if even_lengths(o));
             let tile_bytes = match tile_bytes {
+                0 if even => gpu::shape::filling_tile_bytes(n as u64, size, fit.min_warps / EVEN_WARPS),
                 0 => {
                     let t = gpu::shape::tile_bytes(n as u64, shape.results() as u64, size, fit.min_warps);
                     if tailed { t.max(TAILED_MIN_TILE_BYTES) } else { t }
@@ -251,6 +253,46 @@ pub const TAILED_MIN_TILE_BYTES: u64 = 32 << 10;
 /// ```
 pub fn heavy_tail_of(longest: u64, elements: u64, count: u64) -> bool {
     count >= 2 && longest > TAIL * (elements / count)
+}
+
+/// Whether CSR segments are of even lengths: the longest at most [`EVEN`]
+/// times the average, so that every tile of the input holds about the same
+/// work (a single segment too). Their automatic tiles are the largest that
+/// keep `Fit::min_warps / EVEN_WARPS` warps busy (256 KiB for 1 GiB on an
+/// H100 or H200, against 16 KiB for short segments and 64 KiB for long
+/// ones otherwise): each tile starts with two searches of the offsets, and
+/// a long segment leaves a piece per tile, both paid once per tile, while
+/// even tiles leave nothing for small ones to balance. Lengths with a
+/// spread keep the rule of `gpu::shape::tile_bytes`, where small tiles
+/// balance the work (`docs/src/performance/tuning.md`, tiles).
+pub fn even_lengths(o: &Offsets) -> bool {
+    let first = o.host.first().copied().unwrap_or(0);
+    even_lengths_of(o.longest, o.end - first, o.count as u64)
+}
+
+/// How many times the average segment the longest may be for
+/// [`even_lengths`].
+pub const EVEN: u64 = 4;
+
+/// The share of `Fit::min_warps` (two rounds of the resident warps) whose
+/// tiles segments of [`even_lengths`] fill: 4096 warps on 132 SMs of 64,
+/// half a round.
+pub const EVEN_WARPS: u64 = 4;
+
+/// [`even_lengths`] of `count` segments over `elements`, the longest
+/// `longest` long.
+///
+/// ```
+/// use reduction::dispatch::even_lengths_of;
+/// assert!(even_lengths_of(31, 1 << 28, 1 << 24)); // uniform lengths 0..32
+/// assert!(even_lengths_of(511, 1 << 28, 1 << 20)); // uniform lengths 0..512
+/// assert!(even_lengths_of(1 << 28, 1 << 28, 1)); // one segment
+/// assert!(!even_lengths_of(1_000_000, 1 << 28, 3778)); // log-uniform 1..10^6: average 71051
+/// assert!(!even_lengths_of(1_000_000, 1 << 28, 131_050)); // Pareto
+/// assert!(!even_lengths_of(0, 0, 0));
+/// ```
+pub fn even_lengths_of(longest: u64, elements: u64, count: u64) -> bool {
+    count >= 1 && longest <= EVEN * (elements / count).max(1)
 }
 
 #[cfg(test)]
