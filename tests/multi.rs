@@ -57,6 +57,7 @@ fn main() {
         multi_gpu_trial("two_gpus::arg_ties_and_nan_across_the_boundary", 2, true, ties_across_the_boundary),
         multi_gpu_trial("two_gpus::half_sum_past_saturation", 2, true, half_sum),
         multi_gpu_trial("two_gpus::host_slice_split", 2, true, host_slice),
+        multi_gpu_trial("two_gpus::norm_p_orders", 2, true, norm_p_orders),
         multi_gpu_trial("two_gpus::typed_errors", 2, true, typed_errors),
         multi_gpu_trial("planted::a_dropped_shard_fails_the_check", 2, true, planted_dropped_shard),
     ]);
@@ -275,6 +276,34 @@ fn host_slice() -> Result<(), Failed> {
     })?;
     let views: Vec<&CudaSlice<i64>> = scattered.iter().collect();
     ensure(m.sum(&views)? == want, || "sum of scattered shards".into())
+}
+
+/// `MultiReducer::norm_p` of every kind of order (0, 1, 2, ±∞ and the
+/// general `p`, the GPUs' sums of powers added in rank order) against the
+/// CPU on both shards together; a shard left out of the CPU's norm is told
+/// apart.
+fn norm_p_orders() -> Result<(), Failed> {
+    let m = two();
+    let (host, dev) = shards::<f32>(m, &[(1 << 20) + 3, (1 << 20) - 5], 31)?;
+    let cpu = |x: &[f32], p: f64| -> f64 {
+        let a = x.iter().map(|&v| (v as f64).abs());
+        match p {
+            0.0 => a.filter(|&v| v != 0.0).count() as f64,
+            f64::INFINITY => a.fold(0.0, f64::max),
+            f64::NEG_INFINITY => a.fold(f64::INFINITY, f64::min),
+            p => a.map(|v| v.powf(p)).sum::<f64>().powf(1.0 / p),
+        }
+    };
+    for p in [0.0, 1.0, 2.0, 3.0, 0.5, -2.5, f64::INFINITY, f64::NEG_INFINITY] {
+        let got = m.norm_p::<f32, _, f32>(&[&view(&dev[0]), &view(&dev[1])], p)?;
+        let want = cpu(&host.concat(), p);
+        let close = |w: f64| (got - w).abs() <= 1e-4 * w.abs();
+        ensure(close(want), || format!("norm_p({p}) of two shards: GPUs {got}, CPU {want}"))?;
+        if p.is_finite() {
+            ensure(!close(cpu(&host[0], p)), || format!("norm_p({p}): shard 1 left out passes"))?;
+        }
+    }
+    Ok(())
 }
 
 fn typed_errors() -> Result<(), Failed> {
