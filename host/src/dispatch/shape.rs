@@ -227,8 +227,15 @@ pub fn shape_plan(
 /// `docs/src/performance/tuning.md`). Its tiles are at least
 /// [`TAILED_MIN_TILE_BYTES`].
 pub fn heavy_tail(o: &Offsets) -> bool {
+    let (longest, elements, count) = lengths(o);
+    heavy_tail_of(longest, elements, count)
+}
+
+/// What the planner reads of `o`'s lengths: the longest, the elements the
+/// segments cover, and how many segments.
+fn lengths(o: &Offsets) -> (u64, u64, u64) {
     let first = o.host.first().copied().unwrap_or(0);
-    heavy_tail_of(o.longest, o.end - first, o.count as u64)
+    (o.longest, o.end - first, o.count as u64)
 }
 
 /// How many times the average segment the longest must exceed for
@@ -266,8 +273,8 @@ pub fn heavy_tail_of(longest: u64, elements: u64, count: u64) -> bool {
 /// spread keep the rule of `gpu::shape::tile_bytes`, where small tiles
 /// balance the work (`docs/src/performance/tuning.md`, tiles).
 pub fn even_lengths(o: &Offsets) -> bool {
-    let first = o.host.first().copied().unwrap_or(0);
-    even_lengths_of(o.longest, o.end - first, o.count as u64)
+    let (longest, elements, count) = lengths(o);
+    even_lengths_of(longest, elements, count)
 }
 
 /// How many times the average segment the longest may be for
