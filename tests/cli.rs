@@ -81,7 +81,9 @@ fn main() {
             fails_in_one_line(&["run", "--shape", "64x64", "--determinism", "any"], USAGE, "--determinism \"any\"")?;
             fails_in_one_line(&["run", "--shape", "64x64", "--tile", "48"], USAGE, "--tile 48")?;
             fails_in_one_line(&["run", "--shape", "64x64", "--axis", "0", "--tile", "64"], USAGE, "--tile 64")?;
-            fails_in_one_line(&["run", "--tile", "64"], USAGE, "for --shape and --segments")
+            fails_in_one_line(&["run", "--tile", "64"], USAGE, "for --shape and --segments")?;
+            fails_in_one_line(&["run", "--shape", "64x64", "--staged"], USAGE, "--staged: for --segments")?;
+            fails_in_one_line(&["run", "--staged"], USAGE, "--staged: for --segments")
         }),
         cpu_trial("cli::unwritable_outputs_fail_first", || {
             fails_in_one_line(

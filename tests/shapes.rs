@@ -54,6 +54,9 @@ fn cases() -> Vec<Case> {
     let lengths = [0u64, 1, 0, 31, 32, 33, 1000, 0, 5000, 4095, 4097, 3, 0, 12_000, 1];
     v.push(Case::Segments(offsets_of(&lengths, 0)));
     v.push(Case::Segments(offsets_of(&lengths, 5))); // starting past the input's first element
+    // short segments (`segments_staged`) with one of 3000 every 500, past the input's first element
+    let short: Vec<u64> = (0..4001u64).map(|k| if k % 500 == 250 { 3000 } else { (k * 7919) % 17 }).collect();
+    v.push(Case::Segments(offsets_of(&short, 3)));
     v.push(Case::Segments(vec![0]));
     v.push(Case::Segments(vec![7, 7, 7]));
     v
@@ -217,7 +220,9 @@ fn every_strategy() -> Result<(), Failed> {
         let a: Vec<f32> = generate(Pattern::Large, input_len(case), 3)?;
         let teams = [1, 2, 4, 8, 16, 32].map(|lanes| Strategy::Segments { tile_bytes: 0, lanes });
         let tiles = [16, 32, 128, 256].map(|k| Strategy::Segments { tile_bytes: k << 10, lanes: 0 });
-        for strategy in teams.into_iter().chain(tiles).chain([Strategy::Segments { tile_bytes: 1 << 15, lanes: 2 }]) {
+        let staged = [0, 16, 256].map(|k| Strategy::Staged { tile_bytes: k << 10 });
+        let odd = Strategy::Segments { tile_bytes: 1 << 15, lanes: 2 };
+        for strategy in teams.into_iter().chain(tiles).chain(staged).chain([odd]) {
             check::<Sum, f32>(Op::Sum, case, &a, &a, &run_case::<Sum, f32>(case, &a, &a, strategy)?)?;
             let got = run_case::<ArgMax, f32>(case, &a, &a, strategy)?;
             check::<ArgMax, f32>(Op::ArgMax, case, &a, &a, &got)?;
@@ -244,14 +249,23 @@ fn six_orders() -> Result<(), Failed> {
 }
 
 /// Pareto lengths (`⌊u^-2⌋`, capped at 10^5, every tenth empty): the
-/// planner's heavy tail (`segments_tailed`, whose warps read long pieces
-/// together), against the CPU.
+/// planner's heavy tail (`segments_staged` on aligned input, which reads
+/// long pieces with the whole warp; `segments_tailed` on a view that is
+/// not), against the CPU.
 fn heavy_tail() -> Result<(), Failed> {
     let lengths = lengths_by(30_000, 11, |u| u.powf(-2.0).min(1e5))?;
     let (total, longest) = (lengths.iter().sum::<u64>(), lengths.iter().copied().max().unwrap_or(0));
     let tailed = reduction::dispatch::heavy_tail_of(longest, total, lengths.len() as u64);
     ensure(tailed, || format!("not a heavy tail: longest {longest} of {total} in {}", lengths.len()))?;
-    sum_argmax_mean(&lengths, 12)
+    sum_argmax_mean(&lengths, 12)?;
+    // a view one element in, not 16-byte aligned: `segments_tailed` (aligned input goes to `segments_staged`)
+    let case = Case::Segments(offsets_of(&lengths, 0));
+    let a: Vec<f32> = generate(Pattern::Large, input_len(&case) + 1, 13)?;
+    let r = reducer();
+    let (offsets, dev) = (r.offsets(&offsets_of(&lengths, 0))?, r.gpu().stream().clone_htod(&a)?);
+    let view = dev.slice(1..);
+    let got = r.reduce_shaped::<Sum, f32, _>(&[&view], Shape::Segments(&offsets), &Options::default())?;
+    check::<Sum, f32>(Op::Sum, &case, &a[1..], &a[1..], &got)
 }
 
 /// Segments of these lengths, back to back, against the CPU: the f32 sum

@@ -96,6 +96,10 @@ pub(crate) enum Command {
         /// 32, 64, 128 or 256 (default: chosen by shape).
         #[arg(long, value_name = "KIB")]
         tile: Option<u32>,
+        /// With --segments: the staged kernel (a round of short segments
+        /// in shared memory, a lane each), whatever the lengths.
+        #[arg(long)]
+        staged: bool,
     },
     /// Print a folder holding `libnccl.so`, linked to the NCCL found on this
     /// machine (PyTorch's `libnccl.so.2`), for `LD_LIBRARY_PATH`.

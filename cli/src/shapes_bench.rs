@@ -291,12 +291,13 @@ pub fn measure(
     })
 }
 
-/// How a strategy is printed: `auto`, `tile 64K lanes 8`, `wide 2 chunks 4`
+/// How a strategy is printed: `auto`, `tile 64K lanes 8`, `staged tile 32K`, `wide 2 chunks 4`
 /// (`*` for a choice left automatic).
 ///
 /// ```
 /// use reduction::shape::Strategy;
 /// assert_eq!(reduce::shapes_bench::label(Strategy::Segments { tile_bytes: 1 << 16, lanes: 0 }), "tile 64K lanes *");
+/// assert_eq!(reduce::shapes_bench::label(Strategy::Staged { tile_bytes: 0 }), "staged tile *");
 /// assert_eq!(reduce::shapes_bench::label(Strategy::Columns { wide: 0, chunks: 4 }), "wide * chunks 4");
 /// ```
 pub fn label(strategy: Strategy) -> String {
@@ -306,6 +307,7 @@ pub fn label(strategy: Strategy) -> String {
         Strategy::Segments { tile_bytes, lanes } => {
             format!("tile {} lanes {}", auto(tile_bytes >> 10, "K"), auto(lanes, ""))
         }
+        Strategy::Staged { tile_bytes } => format!("staged tile {}", auto(tile_bytes >> 10, "K")),
         Strategy::Columns { wide, chunks } => format!("wide {} chunks {}", auto(wide, ""), auto(chunks, "")),
     }
 }

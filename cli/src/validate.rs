@@ -223,9 +223,12 @@ pub(crate) fn validate(cli: Cli) -> std::result::Result<Job, String> {
     Ok(match cli.command {
         Command::List => Job::List,
         Command::Info => Job::Info(gpu),
-        Command::Run { shape, axis, segments, ty, op: o, runs, gpus, determinism, accurate, tile, .. }
+        Command::Run { shape, axis, segments, ty, op: o, runs, gpus, determinism, accurate, tile, staged, .. }
             if shape.is_some() || segments.is_some() =>
         {
+            if staged && segments.is_none() {
+                return Err("--staged: for --segments".into());
+            }
             at_least_one("--runs", runs)?;
             if ty.as_deref().is_some_and(|t| t != "f32") || o != "sum" || gpus.is_some() {
                 return Err("--shape and --segments time f32 sums on one GPU (the library's API takes every operation and type)".into());
@@ -237,7 +240,11 @@ pub(crate) fn validate(cli: Cli) -> std::result::Result<Job, String> {
                 );
             }
             let strategy = match tile {
+                None if staged => reduction::shape::Strategy::Staged { tile_bytes: 0 },
                 None => reduction::shape::Strategy::Auto,
+                Some(k) if tile_kib().any(|t| t == k) && staged => {
+                    reduction::shape::Strategy::Staged { tile_bytes: k << 10 }
+                }
                 Some(k) if tile_kib().any(|t| t == k) && !(shape.is_some() && axis == 0) => {
                     reduction::shape::Strategy::Segments { tile_bytes: k << 10, lanes: 0 }
                 }
@@ -292,6 +299,10 @@ pub(crate) fn validate(cli: Cli) -> std::result::Result<Job, String> {
                     if rows_or_segments(&c) {
                         let tiles = tile_kib().map(|k| Strategy::Segments { tile_bytes: k << 10, lanes: 0 });
                         cases.extend(tiles.map(|s| (c.clone(), s)));
+                        if matches!(c, Case::Segments(..)) {
+                            let staged = tile_kib().map(|k| Strategy::Staged { tile_bytes: k << 10 });
+                            cases.extend(staged.map(|s| (c.clone(), s)));
+                        }
                     } else {
                         for wide in [1, 2, 4] {
                             let chunks = [1, 4, 16, 64, 256, 1024].map(|chunks| Strategy::Columns { wide, chunks });
@@ -303,6 +314,7 @@ pub(crate) fn validate(cli: Cli) -> std::result::Result<Job, String> {
             Job::Shapes(gpu, op, cases, Determinism::RunToRun, runs, output(json, "--json")?)
         }
         Command::Run { tile: Some(k), .. } => return Err(format!("--tile {k}: for --shape and --segments")),
+        Command::Run { staged: true, .. } => return Err("--staged: for --segments".into()),
         Command::Run {
             n, ty, op: o, runs, seed, gpus: Some(g), kernel, block, finish, determinism, accurate, ..
         } => {

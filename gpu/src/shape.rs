@@ -34,6 +34,36 @@ pub const SHAPE_BLOCK: u32 = 256;
 /// Warps per block.
 pub const SHAPE_WARPS: u32 = SHAPE_BLOCK / 32;
 
+/// Shared memory a warp of `segments_staged` stages a round of short
+/// segments in, per input: 128 16-byte vectors, four loads a lane.
+pub const STAGE_BYTES: u32 = 2048;
+
+/// Shared memory a block of `segments_staged` needs: a stage of each input
+/// (two, for a dot product) a warp.
+pub const fn staged_smem() -> u32 {
+    2 * SHAPE_WARPS * STAGE_BYTES
+}
+
+/// 16-byte vectors a stage holds.
+pub const fn stage_vectors() -> u32 {
+    STAGE_BYTES / 16
+}
+
+/// Whether elements `begin..end` (of `width` a 16-byte vector, counted from
+/// a 16-byte boundary) lie in one stage of `segments_staged`: their
+/// vectors, from the one holding `begin` to the one holding `end - 1`, are
+/// at most [`stage_vectors`]. A piece that does not fit alone is read by
+/// the whole warp.
+///
+/// ```
+/// use gpu::shape::fits_stage;
+/// assert!(fits_stage(0, 512, 4) && !fits_stage(1, 513, 4)); // 128 vectors of f32; 129
+/// assert!(fits_stage(7, 7, 4)); // an empty piece
+/// ```
+pub const fn fits_stage(begin: u64, end: u64, width: u64) -> bool {
+    end.div_ceil(width) - begin / width <= stage_vectors() as u64
+}
+
 /// Rows a thread of the columns kernel loads before folding them, each
 /// column's as one `Reduction::fold_strided`.
 pub const COLUMN_ROWS: u64 = 4;

@@ -223,6 +223,15 @@ pub enum Strategy {
         /// Lanes per team; 0 chooses per tile.
         lanes: u32,
     },
+    /// CSR segments (or rows) in warp tiles of `tile_bytes` (0 chooses), each
+    /// round of short segments staged in shared memory and folded a lane a
+    /// segment, long pieces by the whole warp (`segments_staged`: what
+    /// [`Strategy::Auto`] picks for short segments on 16-byte-aligned input;
+    /// on other input, the teams of [`Strategy::Segments`]).
+    Staged {
+        /// Bytes of input per tile; 0 chooses.
+        tile_bytes: u32,
+    },
     /// Columns: tiles `wide` × 128 bytes of f32 across (1, 2 or 4), the
     /// rows split into `chunks` per column tile (1: a block per column
     /// tile, no combining step).

@@ -18,6 +18,8 @@
 //! ```text
 //! rows, segments: tile t = elements [t·E, (t+1)·E); team of g lanes per tile (gpu::shape::lanes_for);
 //!   segments_tailed: 32 for a piece long for its team (gpu::shape::piece_lanes)
+//!   segments_staged: a piece that fits a stage (gpu::shape::fits_stage) folded element by
+//!   element, in order, from IDENTITY; another by the whole warp
 //!   piece of segment s in tile t: lane l folds as strided_fold does (head one by one,
 //!   16-byte vectors four at a time, each vector's lanes pairwise, tail one by one),
 //!   the g lane values meet in team_reduce's tree; a segment in one tile is finished at once,
@@ -43,7 +45,7 @@ use gpu::names::Op;
 use gpu::op::fixed_order::{WARP, team_tree, warp_tree};
 use gpu::op::{PortableLogSumExp, Reduction};
 use gpu::shape::{
-    COLUMN_ROWS, Columns, SHAPE_BLOCK, Segments, lanes_for, piece_lanes, tile_span, tiles, vector_columns,
+    COLUMN_ROWS, Columns, SHAPE_BLOCK, Segments, fits_stage, lanes_for, piece_lanes, tile_span, tiles, vector_columns,
 };
 
 /// Operation `R` on each row, column or segment of `inputs` (one, or two of
@@ -116,8 +118,12 @@ fn in_order<R: Reduction<T>, T: Element>(
         // SAFETY: `segs` points into `o.host`, `count + 1` offsets checked
         // non-decreasing and within the input by `plan`; rows checked by `plan` too.
         kernel => unsafe {
-            let tailed = kernel == ShapeKernel::SegmentsTailed;
-            segments::<R, T>(a, b, segs, shape.extent()? as u64, p.tile, p.split, tailed)
+            let order = match kernel {
+                ShapeKernel::SegmentsTailed => Pieces::Tailed,
+                ShapeKernel::SegmentsStaged => Pieces::Staged,
+                _ => Pieces::Teams,
+            };
+            segments::<R, T>(a, b, segs, shape.extent()? as u64, p.tile, p.split, order)
         },
     })
 }
@@ -166,11 +172,23 @@ fn short_rows<R: Reduction<T>, T: Copy>(a: &[T], b: &[T], rows: u64, cols: u64) 
         .collect()
 }
 
-/// The segments kernel's result for each segment of `segs` over `a` (and
-/// `b`), whose first `n` elements are cut into warp tiles of `tile`, in
-/// teams of `lanes` (`shape::lanes_for`: fixed, or chosen per tile); with
-/// `tailed` (`segments_tailed`), long pieces by the whole warp
-/// (`shape::piece_lanes`).
+/// How the segments kernels fold a segment's piece of a tile.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Pieces {
+    /// `segments`: the tile's team.
+    Teams,
+    /// `segments_tailed`: the team, or the whole warp for a piece long
+    /// for it (`shape::piece_lanes`).
+    Tailed,
+    /// `segments_staged`: in order from `IDENTITY` when the piece fits a
+    /// stage (`shape::fits_stage`), else the whole warp.
+    Staged,
+}
+
+/// The segments kernels' result for each segment of `segs` over `a` (and
+/// `b`), whose first `n` elements are cut into warp tiles of `tile`, each
+/// piece folded as `order` says, in teams of `lanes` (`shape::lanes_for`:
+/// fixed, or chosen per tile).
 ///
 /// # Safety
 /// As for `Segments::bounds`; every segment within `a[..n]`; `tile` a
@@ -182,7 +200,7 @@ unsafe fn segments<R: Reduction<T>, T: Copy>(
     n: u64,
     tile: u64,
     lanes: u32,
-    tailed: bool,
+    order: Pieces,
 ) -> Vec<R::Out> {
     let count_tiles = tiles(n, tile);
     // the first `s` in `lo..=hi` with `pred(s)` (false, then true): the warp's search
@@ -215,8 +233,16 @@ unsafe fn segments<R: Reduction<T>, T: Copy>(
             let (t0, t1) = tile_span(b0, e0, tile);
             let piece = |t: u64| {
                 let (p0, p1) = (b0.max(t * tile), e0.min((t + 1) * tile));
-                let g = team(t);
-                let g = if tailed { piece_lanes(lanes, g as u32, p1 - p0, size_of::<T>()) as usize } else { g };
+                let width = (16 / size_of::<T>()) as u64;
+                if order == Pieces::Staged && fits_stage(p0, p1, width) {
+                    return (p0..p1)
+                        .fold(R::IDENTITY, |v, i| R::combine(v, R::map(a[i as usize], b[i as usize], i - b0)));
+                }
+                let g = match order {
+                    Pieces::Teams => team(t),
+                    Pieces::Tailed => piece_lanes(lanes, team(t) as u32, p1 - p0, size_of::<T>()) as usize,
+                    Pieces::Staged => WARP,
+                };
                 let mut v = [R::IDENTITY; WARP];
                 for (l, v) in v[..g].iter_mut().enumerate() {
                     *v = strided_fold::<R, T>(a, b, p0, p1, b0, l as u64, g as u64);
@@ -413,8 +439,9 @@ mod tests {
             let row = |r: usize| x[r * pitch..r * pitch + cols].iter().sum::<f64>();
             let col = |c: usize| (0..rows).map(|r| x[r * pitch + c]).sum::<f64>();
             for tile_bytes in TILES {
-                for lanes in [0, 1, 4, 32] {
-                    let s = Strategy::Segments { tile_bytes, lanes };
+                let staged = Strategy::Staged { tile_bytes };
+                for s in [0, 1, 4, 32].map(|lanes| Strategy::Segments { tile_bytes, lanes }).into_iter().chain([staged])
+                {
                     let got = shaped_fixed_order::<Sum, f64>(&[&x], Shape::Rows(m), s).unwrap();
                     assert_eq!(got, (0..rows).map(row).collect::<Vec<_>>(), "{rows}x{cols} pitch {pitch} {s:?}");
                 }
@@ -438,9 +465,9 @@ mod tests {
         for tile in [2048, 8192, 32768] {
             for lanes in [0, 1, 2, 32, AUTO_LANES | 4, AUTO_LANES | 8] {
                 // SAFETY: `offsets` holds count + 1 values, non-decreasing, within n
-                for tailed in [false, true] {
-                    let got = unsafe { segments::<Sum, f64>(&x, &x, segs, n, tile, lanes, tailed) };
-                    assert_eq!(got, want, "tile {tile} lanes {lanes} tailed {tailed}");
+                for order in [Pieces::Teams, Pieces::Tailed, Pieces::Staged] {
+                    let got = unsafe { segments::<Sum, f64>(&x, &x, segs, n, tile, lanes, order) };
+                    assert_eq!(got, want, "tile {tile} lanes {lanes}");
                 }
             }
         }

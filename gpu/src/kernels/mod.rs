@@ -16,8 +16,9 @@
 //! whose bits do not depend on the GPU: a fixed order of additions, and an
 //! exactly rounded sum (`docs/src/guide/determinism.md`).
 //!
-//! `segments` (step 14) and `columns` (step 15) give one result per row,
-//! CSR segment or column (`docs/src/guide/shapes.md`).
+//! `segments` (step 14, with `segments_staged` for short segments) and
+//! `columns` (step 15) give one result per row, CSR segment or column
+//! (`docs/src/guide/shapes.md`).
 //!
 //! `by_key` and `by_key_hash` solve a different problem, one sum per key
 //! for many keys (the voting-and-shuffling article's warp-aggregated atomics; `docs/src/guide/by-key.md`).
@@ -48,5 +49,6 @@ pub mod reduce8_warp_tile;
 pub mod reduce9_warp_shuffle;
 pub mod reproducible;
 pub mod segments;
+pub mod segments_staged;
 pub mod single_pass;
 pub mod vectorized;

@@ -178,7 +178,7 @@ pub unsafe fn segments<T: Element + Vector, R: Reduction<T>, const TAILED: bool>
 /// As for [`segments`].
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
-unsafe fn emit<T: Element, R: Reduction<T>>(
+pub(crate) unsafe fn emit<T: Element, R: Reduction<T>>(
     v: R::Acc,
     s: u64,
     b0: u64,
@@ -208,7 +208,7 @@ unsafe fn emit<T: Element, R: Reduction<T>>(
 /// # Safety
 /// All 32 lanes together; as for [`segments`].
 #[inline(always)]
-unsafe fn finish_segments<T: Element, R: Reduction<T>>(
+pub(crate) unsafe fn finish_segments<T: Element, R: Reduction<T>>(
     mut done: u32,
     s: u64,
     b0: u64,

@@ -475,7 +475,7 @@ mod tests {
             assert!(module.contains(EXPONENT_SYMBOL) && !reads_exponent(&module), "{entry}");
         }
         let power: Vec<&str> = ptx.entries().filter(|e| e.contains("_power_sum_")).collect();
-        assert_eq!(power.len(), 44); // 4 types: 6 blocks of the default kernel, 5 shaped kernels
+        assert_eq!(power.len(), 48); // 4 types: 6 blocks of the default kernel, 6 shaped kernels
         for entry in power {
             assert!(reads_exponent(&ptx.module_for(entry).unwrap()), "{entry}");
         }

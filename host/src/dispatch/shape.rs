@@ -3,10 +3,10 @@
 //! memory and scratch, from the shape, the strategy and the card's fit.
 
 use crate::error::{Error, Result};
-use crate::registry::{COLUMNS, Kernel, ROWS_LONG, ROWS_SHORT, SEGMENTS, SEGMENTS_TAILED};
+use crate::registry::{COLUMNS, Kernel, ROWS_LONG, ROWS_SHORT, SEGMENTS, SEGMENTS_STAGED, SEGMENTS_TAILED};
 use crate::shape::{AUTO_LANES, Fit, MAX_TILE_BYTES, MIN_TILE_BYTES, Offsets, Shape, Strategy};
 use gpu::names::{DType, Op};
-use gpu::shape::{Columns, SHAPE_WARPS, columns_smem, long_rows, short_row_vectors, tiles};
+use gpu::shape::{Columns, SHAPE_WARPS, columns_smem, long_rows, short_row_vectors, staged_smem, tiles};
 
 /// Which shaped kernel a plan launches (`gpu/src/kernels/segments.rs`,
 /// `columns.rs`): its registry row and the entry `{id}_{op}_{type}`.
@@ -14,10 +14,15 @@ use gpu::shape::{Columns, SHAPE_WARPS, columns_smem, long_rows, short_row_vector
 pub enum ShapeKernel {
     /// `segments`: any rows or CSR segments, in warp tiles and teams.
     Segments,
-    /// `segments_tailed`: CSR segments with a heavy tail ([`heavy_tail`]),
+    /// `segments_tailed`: CSR segments with a heavy tail ([`heavy_tail`])
+    /// on input not 16-byte aligned (aligned input goes to `segments_staged`),
     /// as `segments` but for pieces far longer than their team was sized
     /// for (`gpu::shape::piece_lanes`), which the whole warp reads.
     SegmentsTailed,
+    /// `segments_staged`: short CSR segments ([`short_segments`]), or with
+    /// a [`heavy_tail`], of 16-byte-aligned input, a round of them staged in shared memory and
+    /// folded a lane a segment, long pieces by the whole warp.
+    SegmentsStaged,
     /// `rows_short`: rows of 1 to 32 aligned 16-byte vectors, back to back
     /// (`gpu::shape::short_row_vectors`), a tile per block, a lane a
     /// vector; its own order.
@@ -31,9 +36,10 @@ pub enum ShapeKernel {
 
 impl ShapeKernel {
     /// Every shaped kernel.
-    pub const ALL: [ShapeKernel; 5] = [
+    pub const ALL: [ShapeKernel; 6] = [
         ShapeKernel::Segments,
         ShapeKernel::SegmentsTailed,
+        ShapeKernel::SegmentsStaged,
         ShapeKernel::RowsShort,
         ShapeKernel::RowsLong,
         ShapeKernel::Columns,
@@ -44,6 +50,7 @@ impl ShapeKernel {
         match self {
             ShapeKernel::Segments => &SEGMENTS,
             ShapeKernel::SegmentsTailed => &SEGMENTS_TAILED,
+            ShapeKernel::SegmentsStaged => &SEGMENTS_STAGED,
             ShapeKernel::RowsShort => &ROWS_SHORT,
             ShapeKernel::RowsLong => &ROWS_LONG,
             ShapeKernel::Columns => &COLUMNS,
@@ -131,21 +138,25 @@ pub fn shape_plan(
     let wrong = |what: &str| Error::Shape(format!("{strategy:?}: {what}"));
     match shape {
         Shape::Rows(_) | Shape::Segments(_) => {
-            let (tile_bytes, split) = match strategy {
-                Strategy::Auto => (0, 0),
-                Strategy::Segments { tile_bytes, lanes } => (tile_bytes as u64, lanes),
-                Strategy::Columns { .. } => return Err(wrong("rows and segments take Auto or Segments")),
+            let (tile_bytes, split, staged) = match strategy {
+                Strategy::Auto => {
+                    (0, 0, matches!(shape, Shape::Segments(o) if short_segments(o, size) || heavy_tail(o)))
+                }
+                Strategy::Segments { tile_bytes, lanes } => (tile_bytes as u64, lanes, false),
+                Strategy::Staged { tile_bytes } => (tile_bytes as u64, 0, true),
+                Strategy::Columns { .. } => return Err(wrong("rows and segments take Auto, Segments or Staged")),
             };
             if !(split == 0 || split.is_power_of_two() && split <= 32) {
                 return Err(wrong("lanes: 0 (automatic), 1, 2, 4, 8, 16 or 32"));
             }
+            let staged = staged && aligned;
             let tailed = matches!(shape, Shape::Segments(o) if split == 0 && heavy_tail(o));
             let even = matches!(shape, Shape::Segments(o) if even_lengths(o));
             let tile_bytes = match tile_bytes {
                 0 if even => gpu::shape::filling_tile_bytes(n as u64, size, fit.min_warps / EVEN_WARPS),
                 0 => {
                     let t = gpu::shape::tile_bytes(n as u64, shape.results() as u64, size, fit.min_warps);
-                    if tailed { t.max(TAILED_MIN_TILE_BYTES) } else { t }
+                    if tailed || staged { t.max(TAILED_MIN_TILE_BYTES) } else { t }
                 }
                 t if t.is_power_of_two() && (MIN_TILE_BYTES..=MAX_TILE_BYTES).contains(&t) => t,
                 _ => return Err(wrong("tile_bytes: 0 (automatic) or a power of two from 16 KiB to 256 KiB")),
@@ -158,6 +169,7 @@ pub fn shape_plan(
                     ShapeKernel::RowsShort
                 }
                 Shape::Rows(m) if long_rows(m.cols as u64, m.pitch as u64, tile, split) => ShapeKernel::RowsLong,
+                _ if staged => ShapeKernel::SegmentsStaged,
                 _ if tailed => ShapeKernel::SegmentsTailed,
                 _ => ShapeKernel::Segments,
             };
@@ -165,6 +177,7 @@ pub fn shape_plan(
             let (blocks, smem) = match kernel {
                 ShapeKernel::RowsLong => (warp_tiles, SHAPE_WARPS * acc_bytes as u32),
                 ShapeKernel::RowsShort => (warp_tiles, 0),
+                ShapeKernel::SegmentsStaged => (warp_tiles.div_ceil(SHAPE_WARPS as u64), staged_smem()),
                 ShapeKernel::Segments | ShapeKernel::SegmentsTailed | ShapeKernel::Columns => {
                     (warp_tiles.div_ceil(SHAPE_WARPS as u64), 0)
                 }
@@ -185,7 +198,9 @@ pub fn shape_plan(
             let (wide, chunks) = match strategy {
                 Strategy::Auto => (0, 0),
                 Strategy::Columns { wide, chunks } => (wide, chunks),
-                Strategy::Segments { .. } => return Err(wrong("columns take Auto or Columns")),
+                Strategy::Segments { .. } | Strategy::Staged { .. } => {
+                    return Err(wrong("columns take Auto or Columns"));
+                }
             };
             let wide = match wide {
                 0 => Columns::auto_wide(m.cols as u64, lanes, aligned, fit.column_blocks),
@@ -216,6 +231,34 @@ pub fn shape_plan(
     }
 }
 
+/// Whether CSR segments are short: on average at most [`SHORT`] bytes of
+/// elements of `size` bytes. On 16-byte-aligned input, short segments and
+/// those with a [`heavy_tail`] (mostly short too) go to `segments_staged`,
+/// which reads a round of them as one stretch where `segments` would read
+/// each in a chain of dependent loads (2^28 f32 on an H100: lengths
+/// uniform in 0..32 630 → 554 µs, Zipf's 1006 → 883, Pareto's 423 → 402;
+/// but uniform in 0..512, a lane's loop of 256 elements, 512 → 1420;
+/// `docs/src/performance/tuning.md`, the staged segments).
+pub fn short_segments(o: &Offsets, size: usize) -> bool {
+    let (_, elements, count) = lengths(o);
+    short_segments_of(elements, count, size)
+}
+
+/// The longest average segment, bytes, of [`short_segments`].
+pub const SHORT: u64 = 256;
+
+/// [`short_segments`] of `count` segments over `elements` of `size` bytes.
+///
+/// ```
+/// use reduction::dispatch::short_segments_of;
+/// assert!(short_segments_of(1 << 28, 1 << 24, 4)); // uniform lengths 0..32: 64 bytes
+/// assert!(!short_segments_of(1 << 28, 1 << 20, 4)); // uniform lengths 0..512: 1 KiB
+/// assert!(!short_segments_of(0, 0, 4));
+/// ```
+pub fn short_segments_of(elements: u64, count: u64, size: usize) -> bool {
+    count >= 1 && elements * size as u64 <= SHORT * count
+}
+
 /// Whether segments have a heavy tail: the longest more than [`TAIL`]
 /// times the average. Their tiles mix many short segments with pieces of
 /// long ones, which `segments_tailed` gives the whole warp; its extra
@@ -242,10 +285,11 @@ fn lengths(o: &Offsets) -> (u64, u64, u64) {
 /// [`heavy_tail`].
 pub const TAIL: u64 = 64;
 
-/// The smallest automatic tile of `segments_tailed`: fewer rounds a
-/// tile, each with its long pieces (Pareto and Zipf lengths, 16 → 32 KiB:
-/// 336 → 322 µs and 990 → 952 on the H200, 427 → 426 and 1049 → 1016 on
-/// the H100).
+/// The smallest automatic tile of `segments_tailed` and `segments_staged`:
+/// fewer rounds a tile, each with its long pieces (Pareto and Zipf
+/// lengths, 16 → 32 KiB: 336 → 322 µs and 990 → 952 on the H200, 427 →
+/// 426 and 1049 → 1016 on the H100; staged on the H100, 410 → 402 and 929
+/// → 883).
 pub const TAILED_MIN_TILE_BYTES: u64 = 32 << 10;
 
 /// [`heavy_tail`] of `count` segments over `elements`, the longest

@@ -137,6 +137,7 @@ pub const REGISTRY: &[Kernel] = &[
     ACCURATE,
     SEGMENTS,
     SEGMENTS_TAILED,
+    SEGMENTS_STAGED,
     ROWS_SHORT,
     ROWS_LONG,
     COLUMNS,
@@ -166,6 +167,15 @@ pub const SEGMENTS: Kernel =
 pub const SEGMENTS_TAILED: Kernel = row(
     "segments_tailed",
     "one result per segment: warp teams, long pieces by the warp",
+    "ours",
+    Family::Shaped,
+    Scheme::Segmented,
+);
+/// Short segments of aligned input: a round of them staged in shared
+/// memory, a lane each.
+pub const SEGMENTS_STAGED: Kernel = row(
+    "segments_staged",
+    "one result per segment: rounds staged in shared memory, a lane each",
     "ours",
     Family::Shaped,
     Scheme::Segmented,

@@ -1,0 +1,168 @@
+//! Step 14, staged (ours): short CSR segments through shared memory.
+//!
+//! `segments` gives a short segment to a team of lanes that read it from
+//! global memory: its unaligned head and tail one element at a time, its
+//! body a vector at a time. For segments of a few dozen elements that is a
+//! chain of dependent loads per segment, 32 segments in as many places at
+//! once, and the warp waits on each link (the profile of lengths uniform in
+//! 0..32: three quarters of the warps' time stalled on loads, the memory
+//! 60% busy). Here the warp reads a *round* of segments as one stretch:
+//!
+//! 1. **Rounds.** Lane `k` holds segment `cur + k`'s bounds. The round is
+//!    the first `m` of them whose pieces (within the warp's tile) lie in
+//!    [`STAGE_BYTES`] of 16-byte vectors from the first's start: a ballot
+//!    of "my piece ends within the stage" is true for a prefix of the
+//!    lanes. Lanes past it wait for the next round.
+//! 2. **Stage.** The warp loads those vectors, contiguous and aligned, four
+//!    a lane in flight (one request of whole 128-byte lines per load, as
+//!    `single_pass` reads), into its own shared memory, and loads the next
+//!    round's bounds with them; a `__syncwarp` later, lane `k` folds its
+//!    segment's piece there, element by element, and writes it, as
+//!    `segments` does ([`emit`]: the result, or a piece and a ticket when
+//!    the segment spans tiles; the last piece's warp combines them).
+//! 3. **Long pieces.** A piece that does not fit a stage alone is read by
+//!    the whole warp from global memory (`strided_fold` over 32 lanes, then
+//!    the warp's tree), as `segments_tailed` reads its long pieces.
+//!
+//! The tiles, the slots of the pieces and the tickets are those of
+//! `segments`. A piece's value depends only on its bounds: it fits a
+//! stage (its own 16-byte cover at most [`stage_vectors`] vectors) and is
+//! folded in order from `IDENTITY`, or it does not and is read as a
+//! long piece; so the result is the same for every launch and GPU, and
+//! `reduction::twin` repeats it on the CPU (`gpu_to_gpu`).
+//!
+//! Launch: as `segments` (one warp per tile, block `SHAPE_BLOCK`), with
+//! `2 · SHAPE_WARPS · STAGE_BYTES` bytes of dynamic shared memory (a stage
+//! of each input a warp: `shape::staged_smem`); `a` (and `b`) 16-byte
+//! aligned.
+
+use super::segments::{emit, finish_segments, warp_search};
+use crate::op::{Element, Reduction};
+use crate::prim::*;
+use crate::shape::{SHAPE_WARPS, STAGE_BYTES, Segments, fits_stage, stage_vectors, tiles};
+use crate::strided_fold::strided_fold;
+use crate::warp_reduce::team_reduce;
+use core::mem::MaybeUninit;
+
+/// Loads a lane issues per round of staging (all in flight together).
+const LOADS: usize = 4;
+
+/// One result per segment of `a[0..n]` (and `b`) into `out[0..segs.count]`,
+/// in warp tiles of `tile` elements, each round of short segments staged
+/// in shared memory.
+///
+/// # Safety
+/// As for `segments::segments`, and: `a` (and `b`) 16-byte aligned; the
+/// launch's dynamic shared memory as the module's *Launch* line says.
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+pub unsafe fn staged<T: Element + Vector, R: Reduction<T>>(
+    a: *const T,
+    b: *const T,
+    n: u64,
+    segs: Segments,
+    tile: u64,
+    pieces: *mut R::Acc,
+    tickets: *mut u32,
+    out: *mut R::Out,
+) where
+    R::Acc: Shuffle,
+{
+    let two = R::INPUTS == 2;
+    let width = T::LANES as u64; // elements a vector
+    const { assert!(stage_vectors() as usize == 32 * LOADS) };
+    let tile = tile.max(1); // (never 0: the host plans at least 16 KiB; this drops the panic path)
+    let me = (block_idx_x() * SHAPE_WARPS + warp_id()) as u64; // this warp's tile
+    let count_tiles = tiles(n, tile);
+    if me >= count_tiles {
+        return; // the whole warp: no barrier follows
+    }
+    let (w0, w1) = (me * tile, me * tile + tile);
+    let lo = warp_search(0, segs.count, |s| segs.reaches(s, w0));
+    let hi = if me + 1 == count_tiles { segs.count } else { warp_search(lo, segs.count, |s| segs.starts_from(s, w1)) };
+
+    // this warp's stages: `stage_vectors()` of `a`, then of `b`
+    let smem = dyn_shared::<T::Lanes>();
+    let at = (warp_id() * (1 + two as u32)) as usize * STAGE_BYTES as usize;
+    let (mut stage_a, mut stage_b) =
+        (smem.at_byte::<T::Lanes>(at), smem.at_byte::<T::Lanes>(at + STAGE_BYTES as usize));
+    let (elems_a, elems_b) = (smem.at_byte::<T>(at), smem.at_byte::<T>(at + STAGE_BYTES as usize));
+    let lane = lane_id() as u64;
+    let bounds = |s: u64| if s < hi { segs.bounds(s) } else { (w1, w1) };
+
+    let mut cur = lo;
+    let (mut b0, mut e0) = bounds(cur + lane);
+    while cur < hi {
+        let live = cur + lane < hi;
+        let (p0, p1) = (b0.max(w0), e0.min(w1)); // this lane's piece
+        let start = shfl_sync(FULL_MASK, p0, 0); // the round's first element
+        let first = start / width; // and its vector
+        let fits = ballot_sync(FULL_MASK, live && fits_stage(start, p1, width));
+        let m = (!fits).trailing_zeros() as u64; // the prefix that fits
+        if m == 0 {
+            // a long piece, segment `cur`: the whole warp from global memory
+            let (s, sb, se) = (cur, shfl_sync(FULL_MASK, b0, 0), shfl_sync(FULL_MASK, e0, 0));
+            let v = strided_fold::<T, R>(a, b, sb.max(w0), se.min(w1), sb, lane, 32, false);
+            let v = team_reduce(v, 32, R::combine);
+            let last = lane == 0 && emit::<T, R>(v, s, sb, se, me, w0, w1, tile, pieces, tickets, out);
+            finish_segments::<T, R>(ballot_sync(FULL_MASK, last), s, sb, se, tile, pieces, out);
+            cur += 1;
+            (b0, e0) = bounds(cur + lane);
+            continue;
+        }
+        // stage vectors first..end, where the round's last piece ends
+        let end = shfl_sync(FULL_MASK, p1, (m - 1) as u32).div_ceil(width);
+        let full = n / width; // vectors wholly inside a[0..n]
+        let mut x = [MaybeUninit::<(T::Lanes, T::Lanes)>::uninit(); LOADS];
+        for (j, x) in x.iter_mut().enumerate() {
+            let v = first + lane + 32 * j as u64;
+            if v < end.min(full) {
+                let xa = T::load16(a, v);
+                x.write((xa, if two { T::load16(b, v) } else { xa }));
+            }
+        }
+        for (j, x) in x.iter().enumerate() {
+            let (v, slot) = (first + lane + 32 * j as u64, lane as u32 + 32 * j as u32);
+            if v < end.min(full) {
+                // SAFETY: written above under the same condition
+                let (xa, xb) = x.assume_init_read();
+                stage_a[slot] = xa;
+                if two {
+                    stage_b[slot] = xb;
+                }
+            } else if v < end {
+                // the last vector of an input that ends inside it: element by element
+                let mut i = v * width;
+                while i < n {
+                    let e = (i - first * width) as u32;
+                    *elems_a.ptr(e) = load_u64(a, i);
+                    if two {
+                        *elems_b.ptr(e) = load_u64(b, i);
+                    }
+                    i += 1;
+                }
+            }
+        }
+        let (next_b, next_e) = bounds(cur + m + lane); // the next round's bounds, in flight meanwhile
+        sync_warp(FULL_MASK);
+        let mine = lane < m;
+        let v = if mine {
+            let mut acc = R::IDENTITY;
+            let mut i = p0;
+            while i < p1 {
+                let e = (i - first * width) as u32;
+                let x = elems_a[e];
+                acc = R::combine(acc, R::map(x, if two { elems_b[e] } else { x }, i - b0));
+                i += 1;
+            }
+            acc
+        } else {
+            R::IDENTITY
+        };
+        let last = mine && emit::<T, R>(v, cur + lane, b0, e0, me, w0, w1, tile, pieces, tickets, out);
+        finish_segments::<T, R>(ballot_sync(FULL_MASK, last), cur + lane, b0, e0, tile, pieces, out);
+        sync_warp(FULL_MASK); // every lane is done with the stage before the next round fills it
+        cur += m;
+        (b0, e0) = (next_b, next_e);
+    }
+}
