@@ -223,12 +223,10 @@ pub(crate) fn validate(cli: Cli) -> std::result::Result<Job, String> {
     Ok(match cli.command {
         Command::List => Job::List,
         Command::Info => Job::Info(gpu),
+        Command::Run { staged: true, segments: None, .. } => return Err("--staged: for --segments".into()),
         Command::Run { shape, axis, segments, ty, op: o, runs, gpus, determinism, accurate, tile, staged, .. }
             if shape.is_some() || segments.is_some() =>
         {
-            if staged && segments.is_none() {
-                return Err("--staged: for --segments".into());
-            }
             at_least_one("--runs", runs)?;
             if ty.as_deref().is_some_and(|t| t != "f32") || o != "sum" || gpus.is_some() {
                 return Err("--shape and --segments time f32 sums on one GPU (the library's API takes every operation and type)".into());
@@ -314,7 +312,6 @@ pub(crate) fn validate(cli: Cli) -> std::result::Result<Job, String> {
             Job::Shapes(gpu, op, cases, Determinism::RunToRun, runs, output(json, "--json")?)
         }
         Command::Run { tile: Some(k), .. } => return Err(format!("--tile {k}: for --shape and --segments")),
-        Command::Run { staged: true, .. } => return Err("--staged: for --segments".into()),
         Command::Run {
             n, ty, op: o, runs, seed, gpus: Some(g), kernel, block, finish, determinism, accurate, ..
         } => {
