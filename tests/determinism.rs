@@ -547,8 +547,15 @@ fn shaped_cases(r: &Reducer) -> Result<(usize, Vec<(String, ShapeCase)>), Failed
     // short segments with a long one every 100 (a heavy tail: `segments_tailed`, whose warps read long pieces)
     let tailed: Vec<u64> = (0..20_000u64).map(|k| if k % 100 == 0 { 20_000 } else { 1 + splitmix64(k) % 8 }).collect();
     let tailed = r.offsets(&offsets_of(&tailed, 0))?;
-    // short segments with a long one every 500 (`segments_staged`: rounds in shared memory, long pieces by the warp)
-    let short: Vec<u64> = (0..40_001u64).map(|k| if k % 500 == 7 { 3000 } else { splitmix64(k) % 17 }).collect();
+    // short segments, every 50th 33 to 432 long, every 500th 3000 (`segments_staged`: rounds in shared memory, a
+    // lane each or the warp in the stage, long pieces by the warp from memory)
+    let short: Vec<u64> = (0..40_001u64)
+        .map(|k| match (k % 500, k % 50) {
+            (7, _) => 3000,
+            (_, 3) => 33 + splitmix64(k) % 400,
+            _ => splitmix64(k) % 17,
+        })
+        .collect();
     let short = r.offsets(&offsets_of(&short, 1))?;
     let m = |rows, cols, pitch| Matrix::new(rows, cols).pitch(pitch);
     Ok((
@@ -577,7 +584,10 @@ fn shaped_cases(r: &Reducer) -> Result<(usize, Vec<(String, ShapeCase)>), Failed
             ),
             ("segments 0..2^20".into(), ShapeCase::Segments(offsets, Strategy::Auto)),
             ("segments 1..8, every 100th 20000 (tailed)".into(), ShapeCase::Segments(tailed, Strategy::Auto)),
-            ("segments 0..16, every 500th 3000 (staged)".into(), ShapeCase::Segments(short, Strategy::Auto)),
+            (
+                "segments 0..16, every 50th 33..432, every 500th 3000 (staged)".into(),
+                ShapeCase::Segments(short, Strategy::Auto),
+            ),
         ],
     ))
 }

@@ -371,6 +371,23 @@ pub const HOLD_RELEASED: u32 = 1;
 /// The hold kernel's outcome when it gave up waiting for the flag.
 pub const HOLD_TIMED_OUT: u32 = 2;
 
+/// The launch bounds the host declares for an entry before the JIT compiles
+/// it, as `(threads a block, blocks an SM)` (CUDA's
+/// `__launch_bounds__`): `segments_staged`'s
+/// ([`STAGED_BLOCKS_PER_SM`](crate::shape::STAGED_BLOCKS_PER_SM)); `None`
+/// for every other entry.
+///
+/// ```
+/// use gpu::names::launch_bounds;
+/// assert_eq!(launch_bounds("segments_staged_sum_f32"), Some((256, 4)));
+/// assert_eq!(launch_bounds("segments_sum_f32"), None);
+/// ```
+#[cfg(not(target_arch = "nvptx64"))]
+pub fn launch_bounds(entry: &str) -> Option<(u32, u32)> {
+    use crate::shape::{SHAPE_BLOCK, STAGED_BLOCKS_PER_SM};
+    entry.starts_with("segments_staged_").then_some((SHAPE_BLOCK, STAGED_BLOCKS_PER_SM))
+}
+
 /// The block size compiled into an entry named `{kernel}_b{block}_{op}_{type}`
 /// (`entries.rs`), which it is only ever launched with; `None` for
 /// `{kernel}_{op}_{type}`, whose block is chosen at launch. For the host

@@ -199,12 +199,14 @@ impl Ptx {
 
 /// `module` (from [`Ptx::module_for`]) with its one entry declaring that
 /// blocks of `block` threads run it (`.maxntid`, CUDA's
-/// `__launch_bounds__`): the JIT then fits its registers to such a block (at
-/// most 64 a thread for 1024). Only for an entry that would otherwise take
-/// more than its own block allows (the declaration makes the JIT use up to
-/// that many registers everywhere, and fewer blocks an SM for kernels that
-/// fit two).
-pub(crate) fn with_block_bound(module: &str, block: u32) -> String {
+/// `__launch_bounds__`), and with `blocks`, that an SM holds at least that
+/// many of them (`.minnctapersm`): the JIT then fits its registers to such
+/// blocks (at most 64 a thread for one block of 1024, or four of 256). For
+/// an entry that would otherwise take more than its own block allows (the
+/// declaration makes the JIT use up to that many registers everywhere, and
+/// fewer blocks an SM for kernels that fit two), and for those whose
+/// launch bounds are part of their design (`gpu::names::launch_bounds`).
+pub(crate) fn with_block_bound(module: &str, block: u32, blocks: Option<u32>) -> String {
     let mut out = String::with_capacity(module.len() + 32);
     let mut params = false; // within the entry's parameter list
     for line in module.lines() {
@@ -214,6 +216,9 @@ pub(crate) fn with_block_bound(module: &str, block: u32) -> String {
             params = true;
         } else if params && line.starts_with(')') {
             out.push_str(&format!(".maxntid {block}, 1, 1\n"));
+            if let Some(blocks) = blocks {
+                out.push_str(&format!(".minnctapersm {blocks}\n"));
+            }
             params = false;
         }
     }
@@ -233,9 +238,18 @@ mod tests {
     #[test]
     fn an_entry_of_one_block_declares_it_where_its_parameters_end() {
         let one = Ptx::embedded().module_for("single_pass_b1024_sum_f32").unwrap();
-        let bounded = with_block_bound(&one, 1024);
+        let bounded = with_block_bound(&one, 1024, None);
         assert!(bounded.contains("\n)\n.maxntid 1024, 1, 1\n{"), "{}", &bounded[..bounded.len().min(2000)]);
         assert_eq!(bounded.matches(".maxntid").count(), 1);
         assert_eq!(bounded.len(), one.len() + ".maxntid 1024, 1, 1\n".len());
+    }
+
+    #[test]
+    fn the_staged_segments_declare_four_blocks_an_sm() {
+        let entry = "segments_staged_sum_f32";
+        let (block, blocks) = gpu::names::launch_bounds(entry).unwrap();
+        let bounded = with_block_bound(&Ptx::embedded().module_for(entry).unwrap(), block, Some(blocks));
+        assert!(bounded.contains("\n)\n.maxntid 256, 1, 1\n.minnctapersm 4\n{"));
+        assert_eq!(bounded.matches(".minnctapersm").count(), 1);
     }
 }

@@ -18,8 +18,10 @@
 //! ```text
 //! rows, segments: tile t = elements [t·E, (t+1)·E); team of g lanes per tile (gpu::shape::lanes_for);
 //!   segments_tailed: 32 for a piece long for its team (gpu::shape::piece_lanes)
-//!   segments_staged: a piece that fits a stage (gpu::shape::fits_stage) folded element by
-//!   element, in order, from IDENTITY; another by the whole warp
+//!   segments_staged: a piece that fits a stage (gpu::shape::fits_stage) and is at most
+//!   STAGE_LANE_ELEMENTS long folded element by element, in order, from IDENTITY; a longer
+//!   one that fits: lane l of 32 folds its elements l, l+32, ..., then team_reduce's tree;
+//!   another by the whole warp
 //!   piece of segment s in tile t: lane l folds as strided_fold does (head one by one,
 //!   16-byte vectors four at a time, each vector's lanes pairwise, tail one by one),
 //!   the g lane values meet in team_reduce's tree; a segment in one tile is finished at once,
@@ -45,7 +47,8 @@ use gpu::names::Op;
 use gpu::op::fixed_order::{WARP, team_tree, warp_tree};
 use gpu::op::{PortableLogSumExp, Reduction};
 use gpu::shape::{
-    COLUMN_ROWS, Columns, SHAPE_BLOCK, Segments, fits_stage, lanes_for, piece_lanes, tile_span, tiles, vector_columns,
+    COLUMN_ROWS, Columns, SHAPE_BLOCK, STAGE_LANE_ELEMENTS, Segments, fits_stage, lanes_for, piece_lanes, tile_span,
+    tiles, vector_columns,
 };
 
 /// Operation `R` on each row, column or segment of `inputs` (one, or two of
@@ -180,8 +183,10 @@ enum Pieces {
     /// `segments_tailed`: the team, or the whole warp for a piece long
     /// for it (`shape::piece_lanes`).
     Tailed,
-    /// `segments_staged`: in order from `IDENTITY` when the piece fits a
-    /// stage (`shape::fits_stage`), else the whole warp.
+    /// `segments_staged`: when the piece fits a stage (`shape::fits_stage`),
+    /// in order from `IDENTITY` if it is at most `STAGE_LANE_ELEMENTS`
+    /// long, else lane `l` of 32 its elements `l, l + 32, ...` and the
+    /// warp's tree; a piece that does not fit, as the whole warp reads it.
     Staged,
 }
 
@@ -203,6 +208,7 @@ unsafe fn segments<R: Reduction<T>, T: Copy>(
     order: Pieces,
 ) -> Vec<R::Out> {
     let count_tiles = tiles(n, tile);
+    let width = (16 / size_of::<T>()) as u64; // elements a 16-byte vector
     // the first `s` in `lo..=hi` with `pred(s)` (false, then true): the warp's search
     let first = |mut lo: u64, mut hi: u64, pred: &dyn Fn(u64) -> bool| {
         while lo < hi {
@@ -233,10 +239,16 @@ unsafe fn segments<R: Reduction<T>, T: Copy>(
             let (t0, t1) = tile_span(b0, e0, tile);
             let piece = |t: u64| {
                 let (p0, p1) = (b0.max(t * tile), e0.min((t + 1) * tile));
-                let width = (16 / size_of::<T>()) as u64;
+                let element = |v, i: u64| R::combine(v, R::map(a[i as usize], b[i as usize], i - b0));
                 if order == Pieces::Staged && fits_stage(p0, p1, width) {
-                    return (p0..p1)
-                        .fold(R::IDENTITY, |v, i| R::combine(v, R::map(a[i as usize], b[i as usize], i - b0)));
+                    if p1 - p0 <= STAGE_LANE_ELEMENTS {
+                        return (p0..p1).fold(R::IDENTITY, element);
+                    }
+                    let mut v = [R::IDENTITY; WARP];
+                    for (l, v) in v.iter_mut().enumerate() {
+                        *v = (p0 + l as u64..p1).step_by(WARP).fold(R::IDENTITY, element);
+                    }
+                    return team_tree(&mut v, R::combine);
                 }
                 let g = match order {
                     Pieces::Teams => team(t),

@@ -335,14 +335,17 @@ impl Gpu {
             let func = module.load_function(entry).map_err(load_err)?;
             Ok::<_, Error>((module, func))
         };
-        let (mut module, mut func) = load(src.clone())?;
+        let (mut module, mut func) = match gpu::names::launch_bounds(entry) {
+            Some((block, blocks)) => load(crate::ptx::with_block_bound(&src, block, Some(blocks)))?,
+            None => load(src.clone())?,
+        };
         // an entry of one block size whose registers leave no room for that
         // block (the variance's at 1024 threads: 70) is compiled again,
         // told its block (at most 64 registers, a few spilled)
         if let Some(block) = gpu::names::compiled_block(entry)
             && max_threads(&func)? < block
         {
-            (module, func) = load(crate::ptx::with_block_bound(&src, block))?;
+            (module, func) = load(crate::ptx::with_block_bound(&src, block, None))?;
         }
         // the function holds its module, and so the global, while it is cached
         let exponent = match has_exponent {

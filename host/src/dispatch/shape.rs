@@ -139,9 +139,7 @@ pub fn shape_plan(
     match shape {
         Shape::Rows(_) | Shape::Segments(_) => {
             let (tile_bytes, split, staged) = match strategy {
-                Strategy::Auto => {
-                    (0, 0, matches!(shape, Shape::Segments(o) if short_segments(o, size) || heavy_tail(o)))
-                }
+                Strategy::Auto => (0, 0, matches!(shape, Shape::Segments(o) if short_segments(o, size))),
                 Strategy::Segments { tile_bytes, lanes } => (tile_bytes as u64, lanes, false),
                 Strategy::Staged { tile_bytes } => (tile_bytes as u64, 0, true),
                 Strategy::Columns { .. } => return Err(wrong("rows and segments take Auto, Segments or Staged")),
@@ -149,8 +147,8 @@ pub fn shape_plan(
             if !(split == 0 || split.is_power_of_two() && split <= 32) {
                 return Err(wrong("lanes: 0 (automatic), 1, 2, 4, 8, 16 or 32"));
             }
-            let staged = staged && aligned;
             let tailed = matches!(shape, Shape::Segments(o) if split == 0 && heavy_tail(o));
+            let staged = aligned && (staged || tailed && strategy == Strategy::Auto);
             let even = matches!(shape, Shape::Segments(o) if even_lengths(o));
             let tile_bytes = match tile_bytes {
                 0 if even => gpu::shape::filling_tile_bytes(n as u64, size, fit.min_warps / EVEN_WARPS),
@@ -232,27 +230,29 @@ pub fn shape_plan(
 }
 
 /// Whether CSR segments are short: on average at most [`SHORT`] bytes of
-/// elements of `size` bytes. On 16-byte-aligned input, short segments and
-/// those with a [`heavy_tail`] (mostly short too) go to `segments_staged`,
-/// which reads a round of them as one stretch where `segments` would read
-/// each in a chain of dependent loads (2^28 f32 on an H100: lengths
-/// uniform in 0..32 630 → 554 µs, Zipf's 1006 → 883, Pareto's 423 → 402;
-/// but uniform in 0..512, a lane's loop of 256 elements, 512 → 1420;
-/// `docs/src/performance/tuning.md`, the staged segments).
+/// elements of `size` bytes, a stage of `segments_staged`. On
+/// 16-byte-aligned input, short segments and those with a [`heavy_tail`]
+/// (mostly short too) go to `segments_staged`, which reads a round of them
+/// as one stretch where `segments` would read each in a chain of dependent
+/// loads (2^28 f32 on an H100: lengths uniform in 0..32 554 → 495 µs,
+/// 0..512 511 → 464, Zipf's 880 → 750, Pareto's 423 → 410; but log-uniform
+/// lengths, 284 KB on average, 366 → 390; `docs/src/performance/tuning.md`,
+/// the staged segments).
 pub fn short_segments(o: &Offsets, size: usize) -> bool {
     let (_, elements, count) = lengths(o);
     short_segments_of(elements, count, size)
 }
 
-/// The longest average segment, bytes, of [`short_segments`].
-pub const SHORT: u64 = 256;
+/// The longest average segment, bytes, of [`short_segments`]: one stage.
+pub const SHORT: u64 = gpu::shape::STAGE_BYTES as u64;
 
 /// [`short_segments`] of `count` segments over `elements` of `size` bytes.
 ///
 /// ```
 /// use reduction::dispatch::short_segments_of;
 /// assert!(short_segments_of(1 << 28, 1 << 24, 4)); // uniform lengths 0..32: 64 bytes
-/// assert!(!short_segments_of(1 << 28, 1 << 20, 4)); // uniform lengths 0..512: 1 KiB
+/// assert!(short_segments_of(1 << 28, 1 << 20, 4)); // uniform lengths 0..512: 1 KiB
+/// assert!(!short_segments_of(1 << 28, 1 << 17, 4)); // 8 KiB
 /// assert!(!short_segments_of(0, 0, 4));
 /// ```
 pub fn short_segments_of(elements: u64, count: u64, size: usize) -> bool {
