@@ -230,29 +230,28 @@ pub fn shape_plan(
 }
 
 /// Whether CSR segments are short: on average at most [`SHORT`] bytes of
-/// elements of `size` bytes, a stage of `segments_staged`. On
-/// 16-byte-aligned input, short segments and those with a [`heavy_tail`]
-/// (mostly short too) go to `segments_staged`, which reads a round of them
-/// as one stretch where `segments` would read each in a chain of dependent
-/// loads (2^28 f32 on an H100: lengths uniform in 0..32 554 → 495 µs,
-/// 0..512 511 → 464, Zipf's 880 → 750, Pareto's 423 → 410; but log-uniform
-/// lengths, 284 KB on average, 366 → 390; `docs/src/performance/tuning.md`,
-/// the staged segments).
+/// elements of `size` bytes. On 16-byte-aligned input, short segments and
+/// those with a [`heavy_tail`] (mostly short too) go to `segments_staged`,
+/// which reads a round of them as one stretch where `segments` would read
+/// each in a chain of dependent loads (2^28 f32, H100 / H200: lengths
+/// uniform in 0..32 630 → 496 / 552 → 411 µs, Zipf's 1006 → 750 / 936 →
+/// 695, Pareto's 423 → 410 / 322 → 301; but uniform in 0..512, 1 KiB on
+/// average, 511 → 464 on the H100 and 380 → 436 on the H200, stays with
+/// the teams; `docs/src/performance/tuning.md`, the staged segments).
 pub fn short_segments(o: &Offsets, size: usize) -> bool {
     let (_, elements, count) = lengths(o);
     short_segments_of(elements, count, size)
 }
 
-/// The longest average segment, bytes, of [`short_segments`]: one stage.
-pub const SHORT: u64 = gpu::shape::STAGE_BYTES as u64;
+/// The longest average segment, bytes, of [`short_segments`].
+pub const SHORT: u64 = 256;
 
 /// [`short_segments`] of `count` segments over `elements` of `size` bytes.
 ///
 /// ```
 /// use reduction::dispatch::short_segments_of;
 /// assert!(short_segments_of(1 << 28, 1 << 24, 4)); // uniform lengths 0..32: 64 bytes
-/// assert!(short_segments_of(1 << 28, 1 << 20, 4)); // uniform lengths 0..512: 1 KiB
-/// assert!(!short_segments_of(1 << 28, 1 << 17, 4)); // 8 KiB
+/// assert!(!short_segments_of(1 << 28, 1 << 20, 4)); // uniform lengths 0..512: 1 KiB
 /// assert!(!short_segments_of(0, 0, 4));
 /// ```
 pub fn short_segments_of(elements: u64, count: u64, size: usize) -> bool {
