@@ -90,6 +90,35 @@ pub unsafe fn warp_search(mut lo: u64, mut hi: u64, pred: impl Fn(u64) -> bool) 
     lo
 }
 
+/// This warp's tile of the segments kernels, `(tile, me, w0, w1, lo, hi)`:
+/// tile `me` of `tile` elements of `0..n` (a `tile` of 0 taken as 1: the
+/// host plans at least 16 KiB, and this drops the panic path), its elements
+/// `w0..w1`, and the segments `lo..hi` that overlap it, found with two
+/// [`warp_search`]es (the last tile takes every segment left). Past the
+/// last tile it *returns from the kernel*, for the whole warp (no barrier
+/// may follow). A macro, not a function: the `Option` a function would
+/// return cost `segments_tailed_*` 8 registers.
+macro_rules! warp_tile {
+    ($n:expr, $segs:expr, $tile:expr) => {{
+        let tile = ($tile as u64).max(1);
+        let me = (block_idx_x() * SHAPE_WARPS + warp_id()) as u64;
+        let count_tiles = tiles($n, tile);
+        if me >= count_tiles {
+            return;
+        }
+        let w0 = me * tile;
+        let w1 = w0 + tile;
+        let lo = warp_search(0, $segs.count, |s| $segs.reaches(s, w0));
+        let hi = if me + 1 == count_tiles {
+            $segs.count
+        } else {
+            warp_search(lo, $segs.count, |s| $segs.starts_from(s, w1))
+        };
+        (tile, me, w0, w1, lo, hi)
+    }};
+}
+pub(crate) use warp_tile;
+
 /// One result per segment of `a[0..n]` (and `b`) into `out[0..segs.count]`,
 /// in warp tiles of `tile` elements; with `TAILED`, long pieces by the
 /// whole warp.
@@ -119,16 +148,7 @@ pub unsafe fn segments<T: Element + Vector, R: Reduction<T>, const TAILED: bool>
     R::Acc: Shuffle,
 {
     let size = size_of::<T>();
-    let tile = tile.max(1); // (never 0: the host plans at least 16 KiB; this drops the panic path)
-    let me = (block_idx_x() * SHAPE_WARPS + warp_id()) as u64; // this warp's tile
-    let count_tiles = tiles(n, tile);
-    if me >= count_tiles {
-        return; // the whole warp: no barrier follows
-    }
-    let w0 = me * tile;
-    let w1 = w0 + tile;
-    let lo = warp_search(0, segs.count, |s| segs.reaches(s, w0));
-    let hi = if me + 1 == count_tiles { segs.count } else { warp_search(lo, segs.count, |s| segs.starts_from(s, w1)) };
+    let (tile, me, w0, w1, lo, hi) = warp_tile!(n, segs, tile);
     let g = lanes_for(lanes, w1.min(n) - w0, hi - lo, size).clamp(1, 32);
     let (team, lane) = ((lane_id() / g) as u64, (lane_id() % g) as u64);
 

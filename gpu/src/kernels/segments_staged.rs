@@ -43,7 +43,7 @@
 //! [`STAGED_BLOCKS_PER_SM`](crate::shape::STAGED_BLOCKS_PER_SM) blocks an
 //! SM (`gpu::names::launch_bounds`).
 
-use super::segments::{emit, finish_segments, warp_search};
+use super::segments::{emit, finish_segments, warp_search, warp_tile};
 use crate::op::{Element, Reduction};
 use crate::prim::*;
 use crate::shape::{SHAPE_WARPS, STAGE_BYTES, STAGE_LANE_ELEMENTS, Segments, fits_stage, stage_vectors, tiles};
@@ -78,15 +78,7 @@ pub unsafe fn staged<T: Element + Vector, R: Reduction<T>>(
     let two = R::INPUTS == 2;
     let width = T::LANES as u64; // elements a vector
     const { assert!(stage_vectors() as usize == 32 * LOADS) };
-    let tile = tile.max(1); // (never 0: the host plans at least 16 KiB; this drops the panic path)
-    let me = (block_idx_x() * SHAPE_WARPS + warp_id()) as u64; // this warp's tile
-    let count_tiles = tiles(n, tile);
-    if me >= count_tiles {
-        return; // the whole warp: no barrier follows
-    }
-    let (w0, w1) = (me * tile, me * tile + tile);
-    let lo = warp_search(0, segs.count, |s| segs.reaches(s, w0));
-    let hi = if me + 1 == count_tiles { segs.count } else { warp_search(lo, segs.count, |s| segs.starts_from(s, w1)) };
+    let (tile, me, w0, w1, lo, hi) = warp_tile!(n, segs, tile);
 
     // this warp's stages: `stage_vectors()` of `a`, then of `b`
     let smem = dyn_shared::<T::Lanes>();
