@@ -83,7 +83,8 @@ fn main() {
             fails_in_one_line(&["run", "--shape", "64x64", "--axis", "0", "--tile", "64"], USAGE, "--tile 64")?;
             fails_in_one_line(&["run", "--tile", "64"], USAGE, "for --shape and --segments")?;
             fails_in_one_line(&["run", "--shape", "64x64", "--staged"], USAGE, "--staged: for --segments")?;
-            fails_in_one_line(&["run", "--staged"], USAGE, "--staged: for --segments")
+            fails_in_one_line(&["run", "--staged"], USAGE, "--staged: for --segments")?;
+            fails_in_one_line(&["shapes", "--determinism", "any"], USAGE, "--determinism \"any\"")
         }),
         cpu_trial("cli::unwritable_outputs_fail_first", || {
             fails_in_one_line(

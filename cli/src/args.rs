@@ -146,6 +146,10 @@ pub(crate) enum Command {
         /// `std_mean` name the same pass) or `logsumexp`.
         #[arg(long, default_value = "sum")]
         op: String,
+        /// run_to_run (the shaped kernels) or gpu_to_gpu (the same bits on
+        /// any GPU: their portable forms, `docs/src/guide/determinism.md`).
+        #[arg(long, default_value = "run_to_run")]
+        determinism: String,
         /// Also write the rows as JSON.
         #[arg(long, value_name = "FILE")]
         json: Option<PathBuf>,

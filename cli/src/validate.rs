@@ -140,6 +140,11 @@ pub(crate) fn dtype(name: &str) -> std::result::Result<DType, String> {
     DType::from_name(name).ok_or_else(|| format!("unknown type {name:?} (valid: {})", valid.join(", ")))
 }
 
+/// `--determinism`: run_to_run or gpu_to_gpu.
+fn determinism_of(name: &str) -> std::result::Result<Determinism, String> {
+    Determinism::from_name(name).ok_or_else(|| format!("--determinism {name:?}: expected run_to_run or gpu_to_gpu"))
+}
+
 /// torch's names for what one operation computes: its variance, standard
 /// deviation and their pairs with the mean are the one pass `moments`
 /// (the mean and `M2`), finished on the host.
@@ -252,8 +257,7 @@ pub(crate) fn validate(cli: Cli) -> std::result::Result<Job, String> {
                     return Err(format!("--tile {k}: {} or {last} (KiB), for rows and segments", rest.join(", ")));
                 }
             };
-            let determinism = Determinism::from_name(&determinism)
-                .ok_or_else(|| format!("--determinism {determinism:?}: expected run_to_run or gpu_to_gpu"))?;
+            let determinism = determinism_of(&determinism)?;
             let case = match (shape, segments) {
                 (Some(s), None) => {
                     let (rows, cols) = s
@@ -277,9 +281,10 @@ pub(crate) fn validate(cli: Cli) -> std::result::Result<Job, String> {
             };
             Job::Shapes(gpu, Op::Sum, vec![(case, strategy)], determinism, runs, None)
         }
-        Command::Shapes { runs, sweep, op: name, json } => {
+        Command::Shapes { runs, sweep, op: name, determinism, json } => {
             at_least_one("--runs", runs)?;
             let op = op(&name)?;
+            let determinism = determinism_of(&determinism)?;
             if !matches!(op, Op::Sum | Op::Moments | Op::LogSumExp) {
                 return Err(format!("--op {name}: sum, moments (var, std, var_mean, std_mean) or logsumexp"));
             }
@@ -309,7 +314,7 @@ pub(crate) fn validate(cli: Cli) -> std::result::Result<Job, String> {
                     }
                 }
             }
-            Job::Shapes(gpu, op, cases, Determinism::RunToRun, runs, output(json, "--json")?)
+            Job::Shapes(gpu, op, cases, determinism, runs, output(json, "--json")?)
         }
         Command::Run { tile: Some(k), .. } => return Err(format!("--tile {k}: for --shape and --segments")),
         Command::Run {
@@ -358,8 +363,7 @@ pub(crate) fn validate(cli: Cli) -> std::result::Result<Job, String> {
                 let auto = block.is_none() && k.id == DEFAULT_KERNEL.id && kernel == "default";
                 (k, if auto { None } else { Some(b) })
             };
-            let determinism = Determinism::from_name(&determinism)
-                .ok_or_else(|| format!("--determinism {determinism:?}: expected run_to_run or gpu_to_gpu"))?;
+            let determinism = determinism_of(&determinism)?;
             let mode = Options { determinism, accurate, finish, block, ..Options::default() };
             let named = ["all", "default", DEFAULT_KERNEL.id].contains(&kernel.as_str());
             let explicit = Options { kernel: if named { None } else { Kernel::find(&kernel).ok() }, ..mode };
