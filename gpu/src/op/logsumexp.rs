@@ -17,8 +17,9 @@
 //! Under `gpu_to_gpu` (the reproducible kernel, `fixed_order`, and the
 //! shaped kernels' [`PortableLogSumExp`] entries), `f32` takes
 //! [`exp_neg_exact`] and the `f64` logarithm instead of the approximate
-//! instructions: IEEE additions and multiplications only, so that every GPU
-//! and the CPU twin give the same bits.
+//! instructions: IEEE operations rounded once each (additions,
+//! multiplications, fused multiply-adds), so that every GPU and the CPU
+//! twin give the same bits.
 
 use super::{Bits, Reduction};
 use crate::half::{bf16, f16};
@@ -213,12 +214,27 @@ impl ExpLn for f64 {
     }
 }
 
-/// `eˣ` for `x ≤ 0` in `f32` from additions and multiplications alone (no
-/// fused ones, no approximate instructions): the same bits on every GPU and
-/// on the CPU, within 2 units in the last place. `x = k·ln 2 + r` with
-/// `|r| ≤ ln 2 / 2` (ln 2 in two parts, so `k·ln2_hi` is exact), `eʳ` by
-/// its Taylor polynomial to `r⁷` (the rest below 6·10⁻⁹), scaled by `2ᵏ`
-/// in two steps below the normal range.
+/// `a·b + c` rounded once (IEEE's fused multiply-add): `fma.rn.f32` on the
+/// GPU, `f32::mul_add` on the CPU, so both give the same bits.
+#[inline(always)]
+fn fused(a: f32, b: f32, c: f32) -> f32 {
+    #[cfg(target_arch = "nvptx64")]
+    #[allow(unused_unsafe)]
+    // SAFETY: arithmetic on values, no memory.
+    return unsafe { core::intrinsics::fmaf32(a, b, c) };
+    #[cfg(not(target_arch = "nvptx64"))]
+    return a.mul_add(b, c);
+}
+
+/// `eˣ` for `x ≤ 0` in `f32` from IEEE operations alone (fused
+/// multiply-adds, additions and multiplications, each rounded once; no
+/// approximate instructions): the same bits on every GPU and on the CPU,
+/// within 2 units in the last place. `x = k·ln 2 + r` with `|r| ≤ ln 2 /
+/// 2` (ln 2 in two parts, so `k·ln2_hi` is exact), `eʳ` by its Taylor
+/// polynomial to `r⁷` (the rest below 6·10⁻⁹) in fused Horner steps, scaled
+/// by `2ᵏ` in two steps below the normal range. Ten fused
+/// multiply-adds where separate multiplications and additions took 20: the
+/// exponential is most of a `gpu_to_gpu` logsumexp's work.
 ///
 /// ```
 /// use gpu::op::logsumexp::exp_neg_exact;
@@ -243,11 +259,14 @@ pub fn exp_neg_exact(x: f32) -> f32 {
     if x < -104.0 {
         return 0.0; // below 2⁻¹⁵⁰
     }
-    let k = (x * core::f32::consts::LOG2_E + ROUND32) - ROUND32;
-    let r = (x - k * LN2_HI) - k * LN2_LO;
+    let k = fused(x, core::f32::consts::LOG2_E, ROUND32) - ROUND32;
+    let r = fused(-k, LN2_LO, fused(-k, LN2_HI, x));
     const INVERSE_FACTORIALS: [f32; 8] =
         [1.0 / 5040.0, 1.0 / 720.0, 1.0 / 120.0, 1.0 / 24.0, 1.0 / 6.0, 1.0 / 2.0, 1.0, 1.0];
-    let p = horner(&INVERSE_FACTORIALS, r);
+    let mut p = INVERSE_FACTORIALS[0];
+    for c in &INVERSE_FACTORIALS[1..] {
+        p = fused(p, r, *c);
+    }
     // 2^k for k in -150..=0, as two powers within the normal range
     let k = k as i32;
     let (k1, k2) = (k / 2, k - k / 2);
