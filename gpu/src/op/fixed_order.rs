@@ -141,7 +141,7 @@ pub const fn tree_len(segments: usize) -> usize {
 /// (`DoubleDouble::add_f64_lazy`), whose pair is then renormalized once
 /// (`DoubleDouble::normalized`), so that its `combine` need not renormalize
 /// its inputs. The `f32` logsumexp overrides all four with an exponential
-/// and a logarithm of IEEE additions and multiplications
+/// and a logarithm of IEEE operations rounded once each
 /// (`logsumexp::exp_neg_exact`), where the default kernel takes the GPU's
 /// approximate ones, which a CPU cannot repeat bit for bit.
 pub trait FixedOrder<T>: Reduction<T> {

@@ -361,7 +361,7 @@ logsumexp! {
 }
 
 /// `log Σ exp(x)` of `f32`, as [`LogSumExp`] but with the exponential and
-/// the logarithm of IEEE additions and multiplications alone
+/// the logarithm of IEEE operations rounded once each
 /// ([`exp_neg_exact`] for every exponential, the `f64` logarithm for the
 /// last one, see the module docs): the same bits on every GPU and on the
 /// CPU. The shaped kernels run it for a `gpu_to_gpu` logsumexp of `f32`
