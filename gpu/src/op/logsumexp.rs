@@ -103,18 +103,25 @@ impl ExpLn for f32 {
     }
 }
 
-/// `c₀·rᵐ + c₁·rᵐ⁻¹ + … + cₘ` by Horner's rule: a multiplication and an
-/// addition a coefficient, in this order (never fused), so every GPU and
-/// the CPU round alike.
+/// `c₀·rᵐ + c₁·rᵐ⁻¹ + … + cₘ` by Horner's rule, `p ← step(p, r, cᵢ)` a
+/// coefficient: [`mul_then_add`] (a multiplication, then an addition) or
+/// [`fused`] (rounded once), the same on every GPU and the CPU.
 #[inline(always)]
-fn horner<A: Copy + core::ops::Add<Output = A> + core::ops::Mul<Output = A>>(c: &[A], r: A) -> A {
+fn horner<A: Copy>(c: &[A], r: A, step: impl Fn(A, A, A) -> A) -> A {
     let mut p = c[0];
     let mut i = 1;
     while i < c.len() {
-        p = p * r + c[i];
+        p = step(p, r, c[i]);
         i += 1;
     }
     p
+}
+
+/// `a·b + c` as a multiplication, then an addition, each rounded (never
+/// fused).
+#[inline(always)]
+fn mul_then_add<A: core::ops::Add<Output = A> + core::ops::Mul<Output = A>>(a: A, b: A, c: A) -> A {
+    a * b + c
 }
 
 /// 1.5 · 2⁵²: adding and subtracting it rounds an `f64` below 2⁵¹ to an
@@ -151,7 +158,7 @@ pub(crate) fn exp_in_range(x: f64) -> f64 {
         1.0,
         1.0,
     ];
-    let p = horner(&INVERSE_FACTORIALS, r);
+    let p = horner(&INVERSE_FACTORIALS, r, mul_then_add);
     // 2^k as two powers within the normal range
     let k = k as i64;
     let (k1, k2) = (k / 2, k - k / 2);
@@ -209,7 +216,7 @@ impl ExpLn for f64 {
             1.0 / 3.0,
             1.0,
         ];
-        let p = horner(&INVERSE_ODDS, t2);
+        let p = horner(&INVERSE_ODDS, t2, mul_then_add);
         e as f64 * core::f64::consts::LN_2 + 2.0 * t * p
     }
 }
@@ -263,10 +270,7 @@ pub fn exp_neg_exact(x: f32) -> f32 {
     let r = fused(-k, LN2_LO, fused(-k, LN2_HI, x));
     const INVERSE_FACTORIALS: [f32; 8] =
         [1.0 / 5040.0, 1.0 / 720.0, 1.0 / 120.0, 1.0 / 24.0, 1.0 / 6.0, 1.0 / 2.0, 1.0, 1.0];
-    let mut p = INVERSE_FACTORIALS[0];
-    for c in &INVERSE_FACTORIALS[1..] {
-        p = fused(p, r, *c);
-    }
+    let p = horner(&INVERSE_FACTORIALS, r, fused);
     // 2^k for k in -150..=0, as two powers within the normal range
     let k = k as i32;
     let (k1, k2) = (k / 2, k - k / 2);
