@@ -91,34 +91,30 @@ macro_rules! int_ops {
 }
 int_ops!(i32 u32 i64 u64);
 
+/// Floats' min and max as selections, no branches: the plain
+/// `min`/`max` instruction where the two differ, the bits OR-ed (min: a
+/// minus sign stays) or AND-ed (max: a plus sign stays) where they are equal
+/// (the same number, or `-0.0` and `+0.0`), and `NAN` where either is NaN
+/// (one NaN, the same bits on the CPU and every GPU, whatever the inputs'
+/// payloads). Branches here (a chain of comparisons) cost every vector of a
+/// round its own divergence points; selections are a few instructions.
 macro_rules! float_ops {
     ($($t:ident)*) => {$(
         plain!(Sum "sum", $t, 0.0, |a, b| a + b);
         plain!(Prod "prod", $t, 1.0, |a, b| a * b);
         plain!(Min "min", $t, $t::INFINITY, |a, b| {
-            if a < b {
-                a
-            } else if b < a {
-                b
-            } else if a == b {
-                // Equal, so either both are the same number or they are
-                // -0.0 and +0.0: OR-ing the bits keeps a minus sign.
-                $t::from_bits(a.to_bits() | b.to_bits())
-            } else {
-                a + b // at least one NaN: NaN out
-            }
+            let tie = $t::from_bits(a.to_bits() | b.to_bits());
+            let r = if a == b { tie } else { a.min(b) };
+            #[allow(clippy::eq_op)]
+            let nan = a != a || b != b;
+            if nan { $t::NAN } else { r }
         });
         plain!(Max "max", $t, $t::NEG_INFINITY, |a, b| {
-            if a > b {
-                a
-            } else if b > a {
-                b
-            } else if a == b {
-                // AND-ing the bits keeps a plus sign: max(-0.0, +0.0) = +0.0.
-                $t::from_bits(a.to_bits() & b.to_bits())
-            } else {
-                a + b
-            }
+            let tie = $t::from_bits(a.to_bits() & b.to_bits());
+            let r = if a == b { tie } else { a.max(b) };
+            #[allow(clippy::eq_op)]
+            let nan = a != a || b != b;
+            if nan { $t::NAN } else { r }
         });
     )*};
 }

@@ -173,14 +173,12 @@ macro_rules! nan_ops {
                 $widen
             }
             #[inline(always)]
+            #[allow(clippy::eq_op)]
             fn combine(a: $a, b: $a) -> $a {
-                if a != a {
-                    b
-                } else if b != b {
-                    a
-                } else {
-                    <super::$Plain as Reduction<$a>>::combine(a, b)
-                }
+                // selections, as the plain operation's (no branches)
+                let r = <super::$Plain as Reduction<$a>>::combine(a, b);
+                let r = if b != b { a } else { r };
+                if a != a { b } else { r }
             }
             super::range::by_extremes!($t, $a, |$x| $widen, |$m| $pick);
             #[inline(always)]

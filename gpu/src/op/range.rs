@@ -38,48 +38,45 @@ impl<V: crate::prim::Shuffle> crate::prim::Shuffle for MinMax<V> {
 /// Element types whose vectors' extremes have a shortcut.
 pub trait Extremes: Copy {
     /// The smallest and the largest of `lanes` (`L` a power of two) by the
-    /// rules of [`Min`] and [`Max`] (`-0.0 < +0.0`), or `None` where a lane
-    /// is NaN or the type takes the definition (`f64`: its vectors hold two
-    /// lanes, one `combine`).
-    fn extremes<const L: usize>(lanes: [Self; L]) -> Option<MinMax<Self>>;
+    /// rules of [`Min`] and [`Max`] (`-0.0 < +0.0`), each `None` where the
+    /// shortcut cannot tell it: a lane is NaN, the extreme is a zero (of
+    /// which sign?), or the type takes the definition (`f64`: its vectors
+    /// hold two lanes, one `combine`). An operation that needs one of the
+    /// two reads only that one, and the other is not computed.
+    fn extremes<const L: usize>(lanes: [Self; L]) -> MinMax<Option<Self>>;
 }
 
 /// A lane's plain `min.f32`/`max.f32`, one instruction each, where the
-/// `combine` of floats is a chain of comparisons. Those skip a NaN, so
-/// vectors with one take the definition; and they may pick either zero of
-/// `-0.0` and `+0.0`, so an extreme of zero is found again by [`Min`]'s or
-/// [`Max`]'s rules.
+/// `combine` of floats is several. Those skip a NaN and may pick either
+/// zero of `-0.0` and `+0.0`, so a vector with a NaN, or whose extreme is a
+/// zero, takes the definition: one rare path, so that the compiler does
+/// not compute the definition's pieces beside the shortcut for every vector.
 ///
 /// ```
-/// use gpu::op::range::{Extremes, MinMax};
-/// assert_eq!(f32::extremes([-1.0, -0.0, 0.0, -2.5]).map(|m| (m.min, m.max.to_bits())), Some((-2.5, 0)));
-/// assert_eq!(f32::extremes([-0.0, 0.0]).map(|m| m.min.to_bits()), Some((-0.0f32).to_bits()));
-/// assert!(f32::extremes([1.0, -f32::NAN, 2.0, 3.0]).is_none());
+/// use gpu::op::range::Extremes;
+/// let m = f32::extremes([-1.0, -0.0, 0.0, -2.5]);
+/// assert_eq!((m.min, m.max), (Some(-2.5), None)); // the largest is a zero
+/// assert_eq!(f32::extremes([-0.0, 3.0]).min, None);
+/// assert_eq!(f32::extremes([1.0, -f32::NAN, 2.0, 3.0]).max, None);
 /// ```
 impl Extremes for f32 {
     #[inline(always)]
     #[allow(clippy::eq_op, clippy::needless_range_loop)]
-    fn extremes<const L: usize>(lanes: [f32; L]) -> Option<MinMax<f32>> {
+    fn extremes<const L: usize>(lanes: [f32; L]) -> MinMax<Option<f32>> {
         // indexed: an array's by-value iterator lands in local memory
         let mut nan = false;
         for k in 0..L {
             nan |= lanes[k] != lanes[k];
         }
-        let (mut lo, mut hi) = (pairwise(lanes, f32::min), pairwise(lanes, f32::max));
-        if lo == 0.0 {
-            lo = pairwise(lanes, <Min as Reduction<f32>>::combine);
-        }
-        if hi == 0.0 {
-            hi = pairwise(lanes, <Max as Reduction<f32>>::combine);
-        }
-        (!nan).then_some(MinMax { min: lo, max: hi })
+        let (lo, hi) = (pairwise(lanes, f32::min), pairwise(lanes, f32::max));
+        MinMax { min: (!nan && lo != 0.0).then_some(lo), max: (!nan && hi != 0.0).then_some(hi) }
     }
 }
 
 impl Extremes for f64 {
     #[inline(always)]
-    fn extremes<const L: usize>(_: [f64; L]) -> Option<MinMax<f64>> {
-        None
+    fn extremes<const L: usize>(_: [f64; L]) -> MinMax<Option<f64>> {
+        MinMax { min: None, max: None }
     }
 }
 
@@ -88,8 +85,8 @@ macro_rules! int_extremes {
     ($($t:ident)*) => {$(
         impl Extremes for $t {
             #[inline(always)]
-            fn extremes<const L: usize>(lanes: [$t; L]) -> Option<MinMax<$t>> {
-                Some(MinMax { min: pairwise(lanes, Ord::min), max: pairwise(lanes, Ord::max) })
+            fn extremes<const L: usize>(lanes: [$t; L]) -> MinMax<Option<$t>> {
+                MinMax { min: Some(pairwise(lanes, Ord::min)), max: Some(pairwise(lanes, Ord::max)) }
             }
         }
     )*};
@@ -97,20 +94,20 @@ macro_rules! int_extremes {
 int_extremes!(i32 u32 i64 u64);
 
 /// `R`'s `map_lanes` through the extremes of the lanes as `lane` maps
-/// them: `pick(extremes)` where there are some, else the definition
-/// ([`map_pairwise`]). The same accumulator, where `R` keeps one of the
-/// lanes by [`Min`]'s or [`Max`]'s rules when none is NaN (min, max,
-/// `aminmax`, the NaN-skipping ones, the ∞-norms).
+/// them: `pick(extremes)` where it gives an accumulator, else the
+/// definition ([`map_pairwise`]). The same accumulator, where `R` keeps one
+/// of the lanes by [`Min`]'s or [`Max`]'s rules when none is NaN (min,
+/// max, `aminmax`, the NaN-skipping ones, the ∞-norms).
 #[inline(always)]
 pub fn map_by_extremes<R: Reduction<T> + ?Sized, T: Copy, A: Extremes, const L: usize>(
     x: [T; L],
     y: [T; L],
     first: u64,
     lane: impl Fn(T) -> A,
-    pick: impl Fn(MinMax<A>) -> R::Acc,
+    pick: impl Fn(MinMax<Option<A>>) -> Option<R::Acc>,
 ) -> R::Acc {
-    match A::extremes(core::array::from_fn::<A, L, _>(|k| lane(x[k]))) {
-        Some(m) => pick(m),
+    match pick(A::extremes(core::array::from_fn::<A, L, _>(|k| lane(x[k])))) {
+        Some(acc) => acc,
         None => map_pairwise::<R, T, L>(x, y, first),
     }
 }
@@ -122,8 +119,9 @@ pub fn map_by_extremes<R: Reduction<T> + ?Sized, T: Copy, A: Extremes, const L: 
 /// what-did-not-help.md.)
 macro_rules! by_extremes {
     ($t:ty, $a:ty, |$x:ident| $lane:expr, |$m:ident| $pick:expr) => {
-        /// The lanes' [`Extremes`](crate::op::range::Extremes) where none
-        /// is NaN, the definition where one is.
+        /// The lanes' [`Extremes`](crate::op::range::Extremes) where they
+        /// tell the result, the definition where they do not (a NaN lane,
+        /// a zero extreme).
         #[inline(always)]
         fn map_lanes<const L: usize>(x: [$t; L], y: [$t; L], first: u64) -> Self::Acc {
             $crate::op::range::map_by_extremes::<Self, $t, $a, L>(x, y, first, |$x: $t| $lane, |$m| $pick)
@@ -162,7 +160,7 @@ macro_rules! aminmax {
             fn combine(a: MinMax<$a>, b: MinMax<$a>) -> MinMax<$a> {
                 MinMax { min: <Min as Reduction<$a>>::combine(a.min, b.min), max: <Max as Reduction<$a>>::combine(a.max, b.max) }
             }
-            by_extremes!($t, $a, |$x| $widen, |m| m);
+            by_extremes!($t, $a, |$x| $widen, |m| Some(MinMax { min: m.min?, max: m.max? }));
             #[inline(always)]
             fn finish(acc: MinMax<$a>, _: u64) -> MinMax<$t> {
                 let narrow = |$v: $a| -> $t { $narrow };
