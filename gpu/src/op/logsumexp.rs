@@ -280,19 +280,21 @@ pub fn exp_neg_exact(x: f32) -> f32 {
 
 /// Merge two parts (see the module docs) with the exponential `exp`: a NaN
 /// in either is NaN; a part whose maximum is `-inf` adds nothing; equal
-/// maxima (two `+inf`) add their sums.
+/// maxima (two `+inf`) add their sums. Selections, not branches (as
+/// [`Min`](super::Min) and [`Max`](super::Max)): the exponential is taken
+/// whichever case holds, and the case picks the result, so the warp's and
+/// the block's trees of merges have no divergence points.
 #[inline(always)]
 #[allow(clippy::eq_op)] // `x != x`: the NaN test, for either float type
 fn merge_with<A: ExpLn>(a: MaxSum<A>, b: MaxSum<A>, exp: impl Fn(A) -> A) -> MaxSum<A> {
-    if a.max != a.max || b.max != b.max {
-        return MaxSum { max: A::NAN, sum: A::NAN };
-    }
-    let (hi, lo) = if b.max > a.max { (b, a) } else { (a, b) };
-    if lo.max == A::NEG_INF {
-        return hi;
-    }
-    let scale = if lo.max == hi.max { A::ONE } else { exp(lo.max - hi.max) };
-    MaxSum { max: hi.max, sum: hi.sum + lo.sum * scale }
+    let nan = a.max != a.max || b.max != b.max;
+    let swap = b.max > a.max;
+    let (hi, lo) = (if swap { b } else { a }, if swap { a } else { b });
+    let e = exp(lo.max - hi.max);
+    let scale = if lo.max == hi.max { A::ONE } else { e };
+    let merged = MaxSum { max: hi.max, sum: hi.sum + lo.sum * scale };
+    let r = if lo.max == A::NEG_INF { hi } else { merged };
+    if nan { MaxSum { max: A::NAN, sum: A::NAN } } else { r }
 }
 
 /// The result of a part: `max + ln sum` with the logarithm `ln`; none, or
