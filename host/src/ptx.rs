@@ -174,8 +174,9 @@ impl Ptx {
         let mut out = String::new();
         let mut found = false;
         let mut skipping = false;
+        let mut depth = 0u32; // braces open: a body's own, and its inline assembly's scopes
         for line in self.text.lines() {
-            if let Some(name) = entry_name(line) {
+            if let Some(name) = entry_name(line).filter(|_| depth == 0) {
                 skipping = name != entry;
                 found |= !skipping;
             }
@@ -183,7 +184,13 @@ impl Ptx {
                 out.push_str(line);
                 out.push('\n');
             }
-            if line == "}" {
+            let code = line.split("//").next().unwrap_or_default();
+            depth = code.chars().fold(depth, |d, c| match c {
+                '{' => d + 1,
+                '}' => d.saturating_sub(1),
+                _ => d,
+            });
+            if depth == 0 && code.contains('}') {
                 skipping = false; // the end of a function body
             }
         }
@@ -242,6 +249,29 @@ mod tests {
         assert!(bounded.contains("\n)\n.maxntid 1024, 1, 1\n{"), "{}", &bounded[..bounded.len().min(2000)]);
         assert_eq!(bounded.matches(".maxntid").count(), 1);
         assert_eq!(bounded.len(), one.len() + ".maxntid 1024, 1, 1\n".len());
+    }
+
+    /// An entry left out ends where its braces balance, not at the first
+    /// line `}` (inline assembly opens scopes of its own, at the line's start).
+    #[test]
+    fn a_module_holds_its_entry_alone_whatever_braces_the_others_hold() {
+        let text = ".version 7.0\n.target sm_75\n.address_size 64\n\n\
+                    .visible .entry a(\n.param .u64 p\n)\n{\n\t// begin inline asm\n{\n.reg .f64 r;\n}\n\t// end inline asm\nret;\n}\n\n\
+                    .func f()\n{\nret;\n}\n\n\
+                    .visible .entry b(\n.param .u64 p\n)\n{\n\t{ // callseq 0\n\tcall f;\n\t} // callseq 0\nret;\n}\n";
+        let ptx = Ptx::from_text(text, "test");
+        let b = ptx.module_for("b").unwrap();
+        assert!(
+            !b.contains(".reg .f64 r")
+                && !b.contains("end inline asm")
+                && !b.contains("entry a")
+                && b.contains(".func f()")
+                && b.contains("call f"),
+            "{b}"
+        );
+        assert_eq!(Ptx::from_text(b.as_str(), "b").entries().collect::<Vec<_>>(), ["b"]);
+        let a = ptx.module_for("a").unwrap();
+        assert!(a.contains(".reg .f64 r") && !a.contains("entry b") && !a.contains("call f"), "{a}");
     }
 
     #[test]
