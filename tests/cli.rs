@@ -84,7 +84,8 @@ fn main() {
             fails_in_one_line(&["run", "--tile", "64"], USAGE, "for --shape and --segments")?;
             fails_in_one_line(&["run", "--shape", "64x64", "--staged"], USAGE, "--staged: for --segments")?;
             fails_in_one_line(&["run", "--staged"], USAGE, "--staged: for --segments")?;
-            fails_in_one_line(&["shapes", "--determinism", "any"], USAGE, "--determinism \"any\"")
+            fails_in_one_line(&["shapes", "--determinism", "any"], USAGE, "--determinism \"any\"")?;
+            fails_in_one_line(&["shapes", "--case", "7x7"], USAGE, "--case 7x7: no case")
         }),
         cpu_trial("cli::unwritable_outputs_fail_first", || {
             fails_in_one_line(

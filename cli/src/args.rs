@@ -150,6 +150,10 @@ pub(crate) enum Command {
         /// any GPU: their portable forms, `docs/src/guide/determinism.md`).
         #[arg(long, default_value = "run_to_run")]
         determinism: String,
+        /// Only the cases whose name holds one of these, comma-separated
+        /// (`1048576x256`, `axis 0`, `segments`, `zipf2`): the default, all.
+        #[arg(long, value_name = "TEXT")]
+        case: Option<String>,
         /// Also write the rows as JSON.
         #[arg(long, value_name = "FILE")]
         json: Option<PathBuf>,

@@ -281,7 +281,7 @@ pub(crate) fn validate(cli: Cli) -> std::result::Result<Job, String> {
             };
             Job::Shapes(gpu, Op::Sum, vec![(case, strategy)], determinism, runs, None)
         }
-        Command::Shapes { runs, sweep, op: name, determinism, json } => {
+        Command::Shapes { runs, sweep, op: name, determinism, case, json } => {
             at_least_one("--runs", runs)?;
             let op = op(&name)?;
             let determinism = determinism_of(&determinism)?;
@@ -312,6 +312,13 @@ pub(crate) fn validate(cli: Cli) -> std::result::Result<Job, String> {
                             cases.extend(chunks.map(|s| (c.clone(), s)));
                         }
                     }
+                }
+            }
+            if let Some(wanted) = case {
+                let wanted: Vec<&str> = wanted.split(',').map(str::trim).filter(|w| !w.is_empty()).collect();
+                cases.retain(|(c, _)| wanted.iter().any(|w| c.name().contains(w)));
+                if cases.is_empty() {
+                    return Err(format!("--case {}: no case's name holds it", wanted.join(",")));
                 }
             }
             Job::Shapes(gpu, op, cases, determinism, runs, output(json, "--json")?)
