@@ -79,26 +79,85 @@ impl Welford {
     /// Chan, Golub and LeVeque's merge of two parts (see the module docs);
     /// an empty part leaves the other as it is.
     ///
+    /// Straight-line code: the empty parts are selections, not branches,
+    /// and the weight `n_b / n` is `div.rn.f64`'s fast path written out
+    /// (the same bits, no call), so the compiler can run a tree's
+    /// divisions, which need only the counts, ahead of the means.
+    ///
     /// ```
     /// use gpu::op::Welford;
     /// let (a, b) = (Welford::of(1.0).merge(Welford::of(2.0)), Welford::of(3.0).merge(Welford::of(6.0)));
     /// assert_eq!(a.merge(b), Welford { count: 4.0, mean: 3.0, m2: 14.0 });
     /// assert_eq!(Welford::EMPTY.merge(a), a);
+    /// assert_eq!(a.merge(Welford::EMPTY), a);
     /// ```
     #[inline(always)]
     pub fn merge(self, b: Welford) -> Welford {
-        if b.count == 0.0 {
-            return self;
-        }
-        if self.count == 0.0 {
-            return b;
-        }
         let count = self.count + b.count;
-        // parts of equal counts (a round's vectors, the kernels' trees)
-        // skip the division: its quotient is exactly 1/2
-        let w = if b.count == self.count { 0.5 } else { b.count / count };
+        let m = self.weighted(b, count, ratio(b.count, count));
+        let m = if self.count == 0.0 { b } else { m };
+        if b.count == 0.0 { self } else { m }
+    }
+
+    /// [`Self::merge`] of two parts of the same count, known to be so (a
+    /// round's vectors): the weight is 1/2, no division; the same bits.
+    #[inline(always)]
+    pub fn merge_equal(self, b: Welford) -> Welford {
+        self.weighted(b, self.count + b.count, 0.5)
+    }
+
+    /// The merge with `b`'s weight `w = n_b / n` given.
+    #[inline(always)]
+    fn weighted(self, b: Welford, count: f64, w: f64) -> Welford {
         let d = b.mean - self.mean;
         Welford { count, mean: self.mean + d * w, m2: self.m2 + b.m2 + d * d * self.count * w }
+    }
+}
+
+/// `b / n` for element counts `1 ≤ b ≤ n ≤ 2^53`, correctly rounded: the
+/// same bits as `b / n`. On the GPU it is the fast path of `div.rn.f64` as
+/// `ptxas` writes it (a reciprocal estimate with its lowest bit set, two
+/// refinements, Markstein's correction), without the test for operands
+/// near the ends of the exponent range that sends those to a subroutine:
+/// counts never are, and the subroutine's call would end the straight line.
+/// Other operands (an empty part's `0 / n` or `0 / 0`) give a value that
+/// [`Welford::merge`] does not select.
+#[inline(always)]
+fn ratio(b: f64, n: f64) -> f64 {
+    #[cfg(target_arch = "nvptx64")]
+    {
+        let q: f64;
+        // SAFETY: arithmetic on registers only.
+        unsafe {
+            core::arch::asm!(
+                "{{",
+                ".reg .f64 r, e, m, t;",
+                ".reg .b64 bits;",
+                "rcp.approx.ftz.f64 r, {n};",
+                "mov.b64 bits, r;",
+                "or.b64 bits, bits, 1;",
+                "mov.b64 r, bits;",
+                "neg.f64 m, {n};",
+                "fma.rn.f64 e, m, r, 0d3FF0000000000000;",
+                "fma.rn.f64 e, e, e, e;",
+                "fma.rn.f64 r, r, e, r;",
+                "fma.rn.f64 e, m, r, 0d3FF0000000000000;",
+                "fma.rn.f64 r, r, e, r;",
+                "mul.rn.f64 t, {b}, r;",
+                "fma.rn.f64 e, m, t, {b};",
+                "fma.rn.f64 {q}, r, e, t;",
+                "}}",
+                q = out(reg64) q,
+                b = in(reg64) b,
+                n = in(reg64) n,
+                options(pure, nomem, nostack)
+            );
+        }
+        q
+    }
+    #[cfg(not(target_arch = "nvptx64"))]
+    {
+        b / n
     }
 }
 
@@ -244,6 +303,22 @@ macro_rules! moments {
                     $widen
                 });
                 $lanes
+            }
+            /// A round's vectors hold the same count: merged by halves.
+            #[inline(always)]
+            fn fold_vectors<const L: usize, const V: usize>(
+                acc: Welford,
+                x: [[$t; L]; V],
+                y: [[$t; L]; V],
+                first: [u64; V],
+            ) -> Welford {
+                let m = |v: usize| <Self as Reduction<$t>>::map_lanes(x[v], y[v], first[v]);
+                let h = Welford::merge_equal;
+                acc.merge(match V {
+                    1 => m(0),
+                    4 => h(h(m(0), m(1)), h(m(2), m(3))),
+                    _ => super::pairwise(core::array::from_fn::<_, V, _>(m), h),
+                })
             }
             /// A column's rows merge as one part, as a vector's lanes do.
             #[inline(always)]
