@@ -47,6 +47,13 @@ pub const STAGE_BYTES: u32 = 2048;
 /// segments (H100).
 pub const STAGED_BLOCKS_PER_SM: u32 = 4;
 
+/// Blocks of the columns kernel an SM is planned for ([`Fit::of`]), and
+/// declared to the JIT for those whose registers would allow fewer, on
+/// cards that need them (`reduction::dispatch::column_blocks_per_sm`: the
+/// variance of `f32`, 84 registers alone, 64 declared; H200, 1 GiB matrices
+/// along their columns, 17-21% faster).
+pub const COLUMN_BLOCKS_PER_SM: u32 = 4;
+
 /// Shared memory a block of `segments_staged` needs: a stage of each input
 /// (two, for a dot product) a warp.
 pub const fn staged_smem() -> u32 {
@@ -117,12 +124,13 @@ impl Fit {
     pub const PORTABLE: Fit = Fit::of(132, 64, 8);
 
     /// The fit of a GPU with `sms` SMs of `warps_per_sm` resident warps
-    /// each: two rounds of its warps and four blocks an SM, each rounded
-    /// down to a power of two (16384 and 512 on 132 SMs of 64 warps).
+    /// each: two rounds of its warps and [`COLUMN_BLOCKS_PER_SM`] blocks an
+    /// SM, each rounded down to a power of two (16384 and 512 on 132 SMs of
+    /// 64 warps).
     pub const fn of(sms: u64, warps_per_sm: u64, vectors_per_lane: u32) -> Fit {
         Fit {
             min_warps: pow2_at_or_below(2 * sms * warps_per_sm),
-            column_blocks: pow2_at_or_below(4 * sms),
+            column_blocks: pow2_at_or_below(COLUMN_BLOCKS_PER_SM as u64 * sms),
             vectors_per_lane,
         }
     }

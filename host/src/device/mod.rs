@@ -306,7 +306,22 @@ impl Gpu {
     /// # Ok::<(), reduction::Error>(())
     /// ```
     pub fn function_for(&self, entry: &str, params: &[&str]) -> Result<CudaFunction> {
-        let Loaded { func, params: found, .. } = self.loaded(entry)?;
+        self.function_bounded(entry, params, None)
+    }
+
+    /// [`Gpu::function_for`], compiled for blocks of `bound.0` threads, at
+    /// least `bound.1` of them an SM, when given (`.maxntid`,
+    /// `.minnctapersm`: CUDA's `__launch_bounds__`; the JIT fits its
+    /// registers to them) and the entry has no launch bounds of its own
+    /// (`gpu::names::launch_bounds`). Each declaration is loaded and kept
+    /// apart.
+    pub(crate) fn function_bounded(
+        &self,
+        entry: &str,
+        params: &[&str],
+        bound: Option<(u32, u32)>,
+    ) -> Result<CudaFunction> {
+        let Loaded { func, params: found, .. } = self.loaded_with(entry, bound)?;
         if found.iter().map(String::as_str).eq(params.iter().copied()) {
             return Ok(func);
         }
@@ -321,8 +336,19 @@ impl Gpu {
     /// The entry, its parameters' PTX types and its exponent's address,
     /// loaded on first use.
     fn loaded(&self, entry: &str) -> Result<Loaded> {
+        self.loaded_with(entry, None)
+    }
+
+    /// [`Self::loaded`], with the launch bounds `bound` declared when given
+    /// (cached under its own key).
+    fn loaded_with(&self, entry: &str, bound: Option<(u32, u32)>) -> Result<Loaded> {
         let mut cache = self.functions.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-        if let Some(f) = cache.get(entry) {
+        let bound = gpu::names::launch_bounds(entry).or(bound);
+        let key = match bound {
+            Some((block, blocks)) => format!("{entry} at {blocks} blocks of {block} an SM"),
+            None => entry.to_string(),
+        };
+        if let Some(f) = cache.get(&key) {
             return Ok(f.clone());
         }
         let src = self.ptx.module_for(entry)?;
@@ -335,7 +361,7 @@ impl Gpu {
             let func = module.load_function(entry).map_err(load_err)?;
             Ok::<_, Error>((module, func))
         };
-        let (mut module, mut func) = match gpu::names::launch_bounds(entry) {
+        let (mut module, mut func) = match bound {
             Some((block, blocks)) => load(crate::ptx::with_block_bound(&src, block, Some(blocks)))?,
             None => load(src.clone())?,
         };
@@ -355,7 +381,7 @@ impl Gpu {
             false => None,
         };
         let loaded = Loaded { func, params, exponent };
-        cache.insert(entry.to_string(), loaded.clone());
+        cache.insert(key, loaded.clone());
         Ok(loaded)
     }
 

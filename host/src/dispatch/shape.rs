@@ -6,7 +6,9 @@ use crate::error::{Error, Result};
 use crate::registry::{COLUMNS, Kernel, ROWS_LONG, ROWS_SHORT, SEGMENTS, SEGMENTS_STAGED, SEGMENTS_TAILED};
 use crate::shape::{AUTO_LANES, Fit, MAX_TILE_BYTES, MIN_TILE_BYTES, Offsets, Shape, Strategy};
 use gpu::names::{DType, Op};
-use gpu::shape::{Columns, SHAPE_WARPS, columns_smem, long_rows, short_row_vectors, staged_smem, tiles};
+use gpu::shape::{
+    COLUMN_BLOCKS_PER_SM, Columns, SHAPE_WARPS, columns_smem, long_rows, short_row_vectors, staged_smem, tiles,
+};
 
 /// Which shaped kernel a plan launches (`gpu/src/kernels/segments.rs`,
 /// `columns.rs`): its registry row and the entry `{id}_{op}_{type}`.
@@ -78,6 +80,10 @@ pub struct ShapePlan {
     pub partials: usize,
     /// Zeroed tickets.
     pub tickets: usize,
+    /// Blocks an SM declared to the JIT with the block, where the planner
+    /// wants more of them resident than the entry's registers allow
+    /// ([`column_blocks_per_sm`]); `None` leaves the entry as it is.
+    pub blocks_per_sm: Option<u32>,
 }
 
 impl ShapePlan {
@@ -85,7 +91,9 @@ impl ShapePlan {
     /// (`dispatch::shaped_mode`), if any: `{kernel}_{form}_{type}`.
     pub(crate) fn in_form(self, form: Option<&str>, ty: DType) -> ShapePlan {
         match form {
-            Some(form) => ShapePlan { entry: self.kernel.row().entry_named(0, form, ty.name()), ..self },
+            Some(form) => {
+                ShapePlan { entry: self.kernel.row().entry_named(0, form, ty.name()), blocks_per_sm: None, ..self }
+            }
             None => self,
         }
     }
@@ -190,6 +198,7 @@ pub fn shape_plan(
                 split: if split == 0 { AUTO_LANES | fit.vectors_per_lane } else { split },
                 partials: 2 * warp_tiles as usize,
                 tickets: shape.results(),
+                blocks_per_sm: None,
             })
         }
         Shape::Columns(m) => {
@@ -224,9 +233,35 @@ pub fn shape_plan(
                 split: chunks,
                 partials: if chunks > 1 { chunks as usize * m.cols } else { 0 },
                 tickets: geo.col_tiles as usize,
+                blocks_per_sm: column_blocks_per_sm(op, ty, fit),
             })
         }
     }
+}
+
+/// The blocks an SM the columns kernel of `op` over `ty` is declared to the
+/// JIT ([`ShapePlan::blocks_per_sm`]): the [`COLUMN_BLOCKS_PER_SM`] it is
+/// planned for, for the variance of `f32` (84 registers alone: two blocks
+/// an SM, half the grid waiting for the other half; declared, 64 and a few
+/// spilled), on cards whose memory is fast for their SMs (eight vectors a
+/// lane: [`Fit::vectors_per_lane`], 30 GB/s an SM or more), which need the
+/// warps to keep their loads in flight. Measured with the 1 GiB matrices
+/// along their columns (`reduce shapes --op moments --case "axis 0"`,
+/// `docs/src/performance/tuning.md`): an H200 17-21% faster on all five,
+/// an H100 (25 GB/s an SM) 4% faster on two and 4-5% slower on two, so not
+/// there.
+///
+/// ```
+/// use reduction::dispatch::column_blocks_per_sm;
+/// use reduction::shape::Fit;
+/// use reduction::{DType, Op};
+/// let (h200, h100) = (Fit::of(132, 64, 8), Fit::of(132, 64, 4));
+/// assert_eq!(column_blocks_per_sm(Op::Moments, DType::F32, h200), Some(4));
+/// assert_eq!(column_blocks_per_sm(Op::Moments, DType::F32, h100), None);
+/// assert_eq!(column_blocks_per_sm(Op::Sum, DType::F32, h200), None);
+/// ```
+pub fn column_blocks_per_sm(op: Op, ty: DType, fit: Fit) -> Option<u32> {
+    (op == Op::Moments && ty == DType::F32 && fit.vectors_per_lane >= 8).then_some(COLUMN_BLOCKS_PER_SM)
 }
 
 /// Whether CSR segments are short: on average at most [`SHORT`] bytes of

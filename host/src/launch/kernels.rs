@@ -155,7 +155,8 @@ impl Gpu {
                 shape.results()
             )));
         }
-        let func = self.function_for(entry, plan.kernel.row().scheme.params())?;
+        let bound = plan.blocks_per_sm.map(|blocks| (crate::shape::SHAPE_BLOCK, blocks));
+        let func = self.function_bounded(entry, plan.kernel.row().scheme.params(), bound)?;
         let mut args = self.stream().launch_builder(&func);
         let (null, tile, wide, split) = (0u64, plan.tile, plan.tile as u32, plan.split);
         let (n, count, cols, pitch, offsets);
