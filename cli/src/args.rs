@@ -146,6 +146,10 @@ pub(crate) enum Command {
         /// `std_mean` name the same pass) or `logsumexp`.
         #[arg(long, default_value = "sum")]
         op: String,
+        /// The element type: f32, f64, f16 or bf16 (the same shapes, 2^28
+        /// elements each).
+        #[arg(long = "type", value_name = "TYPE", default_value = "f32")]
+        ty: String,
         /// run_to_run (the shaped kernels) or gpu_to_gpu (the same bits on
         /// any GPU: their portable forms, `docs/src/guide/determinism.md`).
         #[arg(long, default_value = "run_to_run")]

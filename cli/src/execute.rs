@@ -206,11 +206,12 @@ pub(crate) fn execute(job: Job) -> Result<bool> {
             }
             Ok(rows.iter().all(|(row, _)| row.ok))
         }
-        Job::Shapes(gpu, op, cases, determinism, runs, json) => {
+        Job::Shapes(gpu, op, ty, cases, determinism, runs, json) => {
             let r = gpu.open()?;
             println!(
-                "{}, f32 {} ({}), medians of {runs} event-timed launches, checked against the CPU",
+                "{}, {} {} ({}), medians of {runs} event-timed launches, checked against the CPU",
                 r.gpu().info().name,
+                ty.name(),
                 match op {
                     Op::Moments => "means and M2 (moments)",
                     Op::LogSumExp => "logsumexp",
@@ -219,14 +220,37 @@ pub(crate) fn execute(job: Job) -> Result<bool> {
                 determinism.name()
             );
             let opts = Options { determinism, ..Options::default() };
-            let (host, device) = reduce::shapes_bench::input(&r)?;
             println!("{}", reduce::shapes_bench::header());
-            let mut rows = Vec::new();
-            for (case, strategy) in &cases {
-                let row = reduce::shapes_bench::measure(&r, op, case, *strategy, &opts, &host, &device, runs)?;
-                println!("{}", reduce::shapes_bench::line(&row));
-                rows.push(row);
+            // every case of one operation over one type, each printed as it is measured
+            macro_rules! each_case {
+                ($R:ty, $T:ty) => {{
+                    let (host, device) = reduce::shapes_bench::input::<$T>(&r)?;
+                    let mut rows = Vec::new();
+                    for (case, strategy) in &cases {
+                        let row = reduce::shapes_bench::measure::<$R, $T>(
+                            &r, op, case, *strategy, &opts, &host, &device, runs,
+                        )?;
+                        println!("{}", reduce::shapes_bench::line(&row));
+                        rows.push(row);
+                    }
+                    rows
+                }};
             }
+            macro_rules! each_type {
+                ($R:ty) => {
+                    match ty {
+                        DType::F64 => each_case!($R, f64),
+                        DType::F16 => each_case!($R, reduction::half::f16),
+                        DType::BF16 => each_case!($R, reduction::half::bf16),
+                        _ => each_case!($R, f32),
+                    }
+                };
+            }
+            let rows = match op {
+                Op::Moments => each_type!(reduction::op::Moments),
+                Op::LogSumExp => each_type!(reduction::op::LogSumExp),
+                _ => each_type!(reduction::Sum),
+            };
             if let Some(mut out) = json {
                 write_output(
                     &mut out,

@@ -1,23 +1,24 @@
 //! Timing rows, columns and segments (`Reducer::reduce_shaped`): the five
-//! 1 GiB f32 matrices along both axes, power-law segments of 2^28
-//! elements, and sweeps of the strategies (lanes per row, column chunks)
-//! behind the automatic choice. Each case is checked against the CPU once
-//! (the data are odd multiples of 1/8, whose sums are exact, so the check
-//! is bit for bit), with the output poisoned first; then the launch alone
-//! is timed between CUDA events, the median of `runs`. GB/s count the bytes
-//! moved: the matrix's (or segments') input, the offsets and the results.
+//! matrices of 2^28 elements (1 GiB of f32) along both axes, power-law
+//! segments of 2^28 elements, and sweeps of the strategies (lanes per row,
+//! column chunks) behind the automatic choice, of `f32` or another float
+//! type. Each case is checked against the CPU once (the data are odd
+//! multiples of 1/8, whose sums are exact, so sums are checked bit for
+//! bit), with the output poisoned first; then the launch alone is timed
+//! between CUDA events, the median of `runs`. GB/s count the bytes moved:
+//! the matrix's (or segments') input, the offsets and the results.
 //! The vendor side is
 //! `cli/baselines/shapes_vendor.py`, run in the same sitting.
 
-use reduction::cudarc::driver::CudaSlice;
-use reduction::op::{LogSumExp, MeanM2, Moments};
+use reduction::cudarc::driver::{CudaSlice, DeviceRepr};
+use reduction::op::Reduction;
 use reduction::{
-    Error, Op, Options, Reducer, Result, Sum,
+    Element, Error, Op, Options, Reducer, Result,
     shape::{Matrix, Shape, Strategy},
 };
 use serde::{Deserialize, Serialize};
-use testkit::data::{Pattern, generate, unit};
-use testkit::ops::{judge_moments, logsumexp_reference};
+use testkit::data::{Pattern, Sample, generate, unit};
+use testkit::ops::{Number, Outcome, judge};
 
 use crate::bench::WARMUP;
 use crate::timing::time_runs;
@@ -50,19 +51,20 @@ impl Case {
         }
     }
 
-    /// Bytes a reduction of the case moves: the f32 input, the segments'
-    /// 64-bit offsets, and `result_bytes` of results.
+    /// Bytes a reduction of the case moves: the input of `size`-byte
+    /// elements, the segments' 64-bit offsets, and `result_bytes` of
+    /// results.
     ///
     /// ```
     /// use reduce::shapes_bench::Case;
-    /// assert_eq!(Case::Segments("two".into(), vec![3, 5]).bytes_moved(2 * 4), 8 * 4 + 3 * 8 + 2 * 4);
+    /// assert_eq!(Case::Segments("two".into(), vec![3, 5]).bytes_moved(4, 2 * 4), 8 * 4 + 3 * 8 + 2 * 4);
     /// ```
-    pub fn bytes_moved(&self, result_bytes: usize) -> usize {
+    pub fn bytes_moved(&self, size: usize, result_bytes: usize) -> usize {
         let offsets = match self {
             Case::Axis(..) => 0,
             Case::Segments(_, l) => 8 * (l.len() + 1),
         };
-        4 * self.elements() + offsets + result_bytes
+        size * self.elements() + offsets + result_bytes
     }
 }
 
@@ -154,91 +156,44 @@ pub fn sweep_cases() -> Vec<Case> {
 
 /// The input every case reads, on the host and the GPU: `ELEMENTS` odd
 /// multiples of 1/8 (exact sums).
-pub fn input(r: &Reducer) -> Result<(Vec<f32>, CudaSlice<f32>)> {
-    let host: Vec<f32> = generate(Pattern::Large, ELEMENTS, 1)?;
+pub fn input<T: Element + Sample + Default + DeviceRepr>(r: &Reducer) -> Result<(Vec<T>, CudaSlice<T>)> {
+    let host: Vec<T> = generate(Pattern::Large, ELEMENTS, 1)?;
     let device = r.gpu().stream().clone_htod(&host).map_err(Error::from_driver("cuMemcpyHtoD"))?;
     Ok((host, device))
 }
 
-/// The CPU's sums of `case` over `host` (exact: f64 sums of exact data;
-/// from +0, as the library's empty sum, where `Iterator::sum` gives -0).
-fn reference(case: &Case, host: &[f32]) -> Vec<f32> {
-    match case {
-        Case::Axis(m, 1) => {
-            (0..m.rows).map(|r| host[r * m.pitch..][..m.cols].iter().fold(0f64, |s, &x| s + x as f64) as f32).collect()
-        }
-        Case::Axis(m, _) => {
-            let mut sums = vec![0f64; m.cols];
-            for r in 0..m.rows {
-                for (s, &x) in sums.iter_mut().zip(&host[r * m.pitch..][..m.cols]) {
-                    *s += x as f64;
-                }
-            }
-            sums.into_iter().map(|s| s as f32).collect()
-        }
-        Case::Segments(_, lengths) => {
-            let mut at = 0usize;
-            lengths
-                .iter()
-                .map(|&l| {
-                    let s = host[at..at + l as usize].iter().fold(0f64, |s, &x| s + x as f64);
-                    at += l as usize;
-                    s as f32
-                })
-                .collect()
-        }
-    }
-}
-
 /// Each of `case`'s results' elements in `host`, in order (a row, a
 /// column, a segment).
-fn parts<'a>(case: &'a Case, host: &'a [f32]) -> Box<dyn Iterator<Item = Vec<f64>> + 'a> {
-    let wide = |xs: &[f32]| xs.iter().map(|&x| x as f64).collect::<Vec<f64>>();
+fn parts<'a, T: Copy>(case: &'a Case, host: &'a [T]) -> Box<dyn Iterator<Item = Vec<T>> + 'a> {
     match case {
-        Case::Axis(m, 1) => Box::new((0..m.rows).map(move |r| wide(&host[r * m.pitch..][..m.cols]))),
-        Case::Axis(m, _) => {
-            Box::new((0..m.cols).map(move |c| (0..m.rows).map(|r| host[r * m.pitch + c] as f64).collect()))
-        }
+        Case::Axis(m, 1) => Box::new((0..m.rows).map(move |r| host[r * m.pitch..][..m.cols].to_vec())),
+        Case::Axis(m, _) => Box::new((0..m.cols).map(move |c| (0..m.rows).map(|r| host[r * m.pitch + c]).collect())),
         Case::Segments(_, lengths) => Box::new(lengths.iter().scan(0usize, move |at, &l| {
             *at += l as usize;
-            Some(wide(&host[*at - l as usize..*at]))
+            Some(host[*at - l as usize..*at].to_vec())
         })),
     }
 }
 
-/// Whether `got` (the results' bytes as 64-bit words) holds `case`'s
-/// results of `op` over `host`: sums bit for bit (exact, the data being odd
-/// multiples of 1/8), the mean and `M2` and `log Σ exp` within the test
-/// kit's bounds (`testkit::ops`).
-fn check(op: Op, case: &Case, host: &[f32], got: &[u64]) -> bool {
-    let f32s: Vec<f32> =
-        got.iter().flat_map(|&w| [f32::from_bits(w as u32), f32::from_bits((w >> 32) as u32)]).collect();
-    match op {
-        Op::Moments => parts(case, host).zip(got.chunks_exact(2)).all(|(x, g)| {
-            let got = MeanM2 { mean: f64::from_bits(g[0]), m2: f64::from_bits(g[1]) };
-            judge_moments(&x, got, f32::EPSILON as f64).0
-        }),
-        Op::LogSumExp => parts(case, host).zip(&f32s).all(|(x, &g)| {
-            let (want, tol) = logsumexp_reference(&x, 64, f32::EPSILON as f64);
-            g as f64 == want || (g as f64 - want).abs() <= tol
-        }),
-        _ => reference(case, host).iter().zip(&f32s).all(|(w, g)| w.to_bits() == g.to_bits()),
-    }
-}
-
-/// Check `case` reduced by `op` (`Sum`, `Moments` or `LogSumExp`, of
-/// `f32`) with `strategy` against the CPU, then time `runs` launches.
+/// Check `case` reduced by `R` (the operation `op`: `Sum`, `Moments` or
+/// `LogSumExp`) over `T` with `strategy` against the CPU (the test kit's
+/// `judge`: sums bit for bit, the data being odd multiples of 1/8; the
+/// mean and `M2` and `log Σ exp` within its bounds), then time `runs`
+/// launches.
 #[allow(clippy::too_many_arguments)]
-pub fn measure(
+pub fn measure<R: Reduction<T>, T: Element + Number + Outcome>(
     r: &Reducer,
     op: Op,
     case: &Case,
     strategy: Strategy,
     opts: &Options,
-    host: &[f32],
-    device: &CudaSlice<f32>,
+    host: &[T],
+    device: &CudaSlice<T>,
     runs: usize,
-) -> Result<ShapeRow> {
+) -> Result<ShapeRow>
+where
+    R::Out: Outcome,
+{
     let offsets;
     let shape = match case {
         Case::Axis(m, axis) => Shape::axis(*m, *axis)?,
@@ -251,42 +206,32 @@ pub fn measure(
     let results = shape.results();
     let opts = Options { strategy, ..*opts };
     let view = device.as_view();
-    // 64-bit words a result: two for a mean and M2 (f64s), one for an f32 (half used)
-    let words = if op == Op::Moments { 2 } else { 1 };
-    // poison: all ones, a NaN in every slot, so a result never written cannot pass
-    let mut out =
-        stream.clone_htod(&vec![u64::MAX; words * results.max(1)]).map_err(Error::from_driver("cuMemcpyHtoD"))?;
+    let size = size_of::<R::Out>();
+    // poison: all ones, a NaN in every float slot, so a result never written cannot pass
+    let words = (results.max(1) * size).div_ceil(8);
+    let mut out = stream.clone_htod(&vec![u64::MAX; words]).map_err(Error::from_driver("cuMemcpyHtoD"))?;
     let launch = |out: &mut CudaSlice<u64>| -> Result<()> {
         let too_small = || Error::Invalid("the results' buffer is too small".into());
-        // SAFETY: `out` holds `words` 64-bit words a result, room for the
-        // results (f32s back to back, or pairs of f64s); every bit pattern is one.
-        unsafe {
-            match op {
-                Op::Moments => {
-                    let mut v = out.transmute_mut::<MeanM2>(results).ok_or_else(too_small)?;
-                    r.reduce_shaped_into::<Moments, f32, _>(&[&view], shape, &mut v, &opts)
-                }
-                Op::LogSumExp => {
-                    let mut v = out.transmute_mut::<f32>(results).ok_or_else(too_small)?;
-                    r.reduce_shaped_into::<LogSumExp, f32, _>(&[&view], shape, &mut v, &opts)
-                }
-                _ => {
-                    let mut v = out.transmute_mut::<f32>(results).ok_or_else(too_small)?;
-                    r.reduce_shaped_into::<Sum, f32, _>(&[&view], shape, &mut v, &opts)
-                }
-            }
-        }
+        // SAFETY: `out` holds room for `results` outputs back to back, and
+        // every bit pattern is one (`Bits`).
+        let mut v = unsafe { out.transmute_mut::<R::Out>(results) }.ok_or_else(too_small)?;
+        r.reduce_shaped_into::<R, T, _>(&[&view], shape, &mut v, &opts)
     };
     launch(&mut out)?;
     let got = stream.clone_dtoh(&out).map_err(Error::from_driver("cuMemcpyDtoH"))?;
-    let ok = check(op, case, host, &got);
+    let bytes: Vec<u8> = got.iter().flat_map(|w| w.to_ne_bytes()).collect();
+    let ok = parts(case, host).zip(bytes.chunks_exact(size)).all(|(x, g)| {
+        // SAFETY: `size` bytes of an output, whose every bit pattern is one (`Bits`)
+        let g = unsafe { std::ptr::read_unaligned(g.as_ptr().cast::<R::Out>()) };
+        judge::<R, T>(op, &x, &x, g, None, None).0
+    });
     let stats = time_runs(r.gpu(), WARMUP, runs, |_| launch(&mut out))?;
     Ok(ShapeRow {
         case: case.name(),
         strategy: label(strategy),
         results,
         median_us: stats.median_ms * 1e3,
-        gbps: stats.bandwidth(case.bytes_moved(results * if op == Op::Moments { 16 } else { 4 })) / 1e9,
+        gbps: stats.bandwidth(case.bytes_moved(size_of::<T>(), results * size)) / 1e9,
         ok,
     })
 }

@@ -54,6 +54,7 @@ pub(crate) enum Job {
     Shapes(
         Gpu,
         Op,
+        DType,
         Vec<(reduce::shapes_bench::Case, reduction::shape::Strategy)>,
         Determinism,
         usize,
@@ -279,11 +280,15 @@ pub(crate) fn validate(cli: Cli) -> std::result::Result<Job, String> {
                 }
                 _ => return Err("--shape and --segments: one or the other".into()),
             };
-            Job::Shapes(gpu, Op::Sum, vec![(case, strategy)], determinism, runs, None)
+            Job::Shapes(gpu, Op::Sum, DType::F32, vec![(case, strategy)], determinism, runs, None)
         }
-        Command::Shapes { runs, sweep, op: name, determinism, case, json } => {
+        Command::Shapes { runs, sweep, op: name, ty, determinism, case, json } => {
             at_least_one("--runs", runs)?;
             let op = op(&name)?;
+            let ty = dtype(&ty)?;
+            if !matches!(ty, DType::F32 | DType::F64 | DType::F16 | DType::BF16) {
+                return Err(format!("--type {}: f32, f64, f16 or bf16", ty.name()));
+            }
             let determinism = determinism_of(&determinism)?;
             if !matches!(op, Op::Sum | Op::Moments | Op::LogSumExp) {
                 return Err(format!("--op {name}: sum, moments (var, std, var_mean, std_mean) or logsumexp"));
@@ -321,7 +326,7 @@ pub(crate) fn validate(cli: Cli) -> std::result::Result<Job, String> {
                     return Err(format!("--case {}: no case's name holds it", wanted.join(",")));
                 }
             }
-            Job::Shapes(gpu, op, cases, determinism, runs, output(json, "--json")?)
+            Job::Shapes(gpu, op, ty, cases, determinism, runs, output(json, "--json")?)
         }
         Command::Run { tile: Some(k), .. } => return Err(format!("--tile {k}: for --shape and --segments")),
         Command::Run {
