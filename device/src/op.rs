@@ -169,6 +169,28 @@ pub trait Reduction<T> {
         }
         acc
     }
+    /// `acc[k]` with column `k`'s `L` rows folded in, for each `k` below
+    /// `width` (at most 8), as each one's [`fold_strided`](Self::fold_strided)
+    /// would: `rows(k)` gives them (and their partners), row `j` at index
+    /// `first + j·step`. These are a thread's columns in the column kernel,
+    /// which fold the same rows, so every `acc[k]` holds as many elements,
+    /// and an operation may share what depends on the count alone (the
+    /// variance: one weight for all of them, the same bits). By default
+    /// `None`: the kernel folds each column itself.
+    #[inline(always)]
+    fn fold_columns<const L: usize>(
+        acc: [Self::Acc; 8],
+        width: usize,
+        rows: impl Fn(usize) -> ([T; L], [T; L]),
+        first: u64,
+        step: u64,
+    ) -> Option<[Self::Acc; 8]>
+    where
+        T: Copy,
+    {
+        let _ = (acc, width, rows, first, step);
+        None
+    }
     /// The output from the accumulator of all `n` elements (`n` may be 0).
     fn finish(acc: Self::Acc, n: u64) -> Self::Out;
 }

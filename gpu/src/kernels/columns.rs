@@ -28,7 +28,7 @@
 //! `partials` with `chunks × cols` accumulators when `chunks > 1`,
 //! `tickets[0..col_tiles]` zero.
 
-use crate::op::{Element, Reduction};
+use crate::op::{Element, Reduction, each_column};
 use crate::prim::*;
 use crate::shape::{COLUMN_ROWS, Columns, SHAPE_BLOCK, vector_columns};
 
@@ -61,22 +61,6 @@ pub unsafe fn columns<T: Element + Vector, R: Reduction<T>>(
     } else {
         columns_with::<T, R, false>(a, b, rows, cols, pitch, wide, chunks, partials, tickets, out)
     }
-}
-
-/// `body` for each column `k` below `width` (at most 8, a constant), written
-/// out: LLVM keeps the accumulators and the loaded lanes in registers only
-/// when every index is a constant, and it does not unroll a loop whose body
-/// is large (`logsumexp`'s), leaving them in local memory.
-macro_rules! each_column {
-    ($width:expr, |$k:ident| $body:expr) => {
-        each_column!(@ $width, $k, $body; 0 1 2 3 4 5 6 7)
-    };
-    (@ $width:expr, $k:ident, $body:expr; $($i:literal)*) => {$(
-        if $i < $width {
-            let $k: usize = $i;
-            $body;
-        }
-    )*};
 }
 
 /// [`columns`] with 16-byte column units (`VECTOR`) or single columns.
@@ -132,12 +116,20 @@ unsafe fn columns_with<T: Element + Vector, R: Reduction<T>, const VECTOR: bool>
         const { assert!(COLUMN_ROWS == 4, "four rows are loaded below") };
         while r + (COLUMN_ROWS - 1) * step < r1 {
             let (w, x, y, z) = (load(r), load(r + step), load(r + 2 * step), load(r + 3 * step));
-            // each column's four rows in order (`Reduction::fold_strided`)
-            each_column!(width, |k| {
-                let (a4, b4) =
-                    ([w.0.at(k), x.0.at(k), y.0.at(k), z.0.at(k)], [w.1.at(k), x.1.at(k), y.1.at(k), z.1.at(k)]);
-                acc[k] = R::fold_strided(acc[k], a4, b4, r, step);
-            });
+            // each column's four rows in order (`Reduction::fold_columns`,
+            // else each one's `Reduction::fold_strided`)
+            let rows = move |k: usize| {
+                ([w.0.at(k), x.0.at(k), y.0.at(k), z.0.at(k)], [w.1.at(k), x.1.at(k), y.1.at(k), z.1.at(k)])
+            };
+            match R::fold_columns(acc, width, rows, r, step) {
+                Some(folded) => acc = folded,
+                None => {
+                    each_column!(width, |k| {
+                        let (a4, b4) = rows(k);
+                        acc[k] = R::fold_strided(acc[k], a4, b4, r, step);
+                    });
+                }
+            }
             r += COLUMN_ROWS * step;
         }
         while r < r1 {

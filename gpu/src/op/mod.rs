@@ -49,6 +49,23 @@
 //! So the result does not depend on the order in which a kernel visits the
 //! elements.
 
+/// `body` for each column `k` below `width` (at most 8, a constant), written
+/// out: LLVM keeps per-column accumulators and loaded lanes in registers only when
+/// every index is a constant, and it does not unroll a loop whose body is
+/// large (`logsumexp`'s), leaving them in local memory.
+macro_rules! each_column {
+    ($width:expr, |$k:ident| $body:expr) => {
+        each_column!(@ $width, $k, $body; 0 1 2 3 4 5 6 7)
+    };
+    (@ $width:expr, $k:ident, $body:expr; $($i:literal)*) => {$(
+        if $i < $width {
+            let $k: usize = $i;
+            $body;
+        }
+    )*};
+}
+pub(crate) use each_column;
+
 pub mod approx;
 pub mod arg;
 pub mod exact;

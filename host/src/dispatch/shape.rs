@@ -240,16 +240,21 @@ pub fn shape_plan(
 }
 
 /// The blocks an SM the columns kernel of `op` over `ty` is declared to the
-/// JIT ([`ShapePlan::blocks_per_sm`]): the [`COLUMN_BLOCKS_PER_SM`] it is
-/// planned for, for the variance of `f32` (84 registers alone: two blocks
-/// an SM, half the grid waiting for the other half; declared, 64 and a few
-/// spilled), on cards whose memory is fast for their SMs (eight vectors a
-/// lane: [`Fit::vectors_per_lane`], 30 GB/s an SM or more), which need the
-/// warps to keep their loads in flight. Measured with the 1 GiB matrices
-/// along their columns (`reduce shapes --op moments --case "axis 0"`,
-/// `docs/src/performance/tuning.md`): an H200 17-21% faster on all five,
-/// an H100 (25 GB/s an SM) 4% faster on two and 4-5% slower on two, so not
-/// there.
+/// JIT ([`ShapePlan::blocks_per_sm`]), where its registers alone would
+/// leave too few warps to keep the loads in flight. Measured with the
+/// matrices of 2^28 elements along their columns (`reduce shapes --op
+/// moments --case "axis 0" [--type T]`, `docs/src/performance/tuning.md`):
+///
+/// * the variance of `f32`: the [`COLUMN_BLOCKS_PER_SM`] it is planned for
+///   (84 registers alone: three blocks an SM; declared, 64 and a few
+///   spilled), on cards whose memory is fast for their SMs (eight vectors
+///   a lane: [`Fit::vectors_per_lane`], 30 GB/s an SM or more): an H200
+///   17-21% faster on all five matrices, an H100 (25 GB/s an SM) 4% faster
+///   on two and 4-5% slower on two, so not there;
+/// * the variance of the half types: [`HALF_COLUMN_BLOCKS_PER_SM`] on
+///   every card (eight columns a thread, 160 registers alone: one block an
+///   SM; declared, 128 and a few spilled): an H200 1.5-1.6 times as fast,
+///   an H100 the same.
 ///
 /// ```
 /// use reduction::dispatch::column_blocks_per_sm;
@@ -258,11 +263,21 @@ pub fn shape_plan(
 /// let (h200, h100) = (Fit::of(132, 64, 8), Fit::of(132, 64, 4));
 /// assert_eq!(column_blocks_per_sm(Op::Moments, DType::F32, h200), Some(4));
 /// assert_eq!(column_blocks_per_sm(Op::Moments, DType::F32, h100), None);
+/// assert_eq!(column_blocks_per_sm(Op::Moments, DType::BF16, h100), Some(2));
+/// assert_eq!(column_blocks_per_sm(Op::Moments, DType::F64, h200), None);
 /// assert_eq!(column_blocks_per_sm(Op::Sum, DType::F32, h200), None);
 /// ```
 pub fn column_blocks_per_sm(op: Op, ty: DType, fit: Fit) -> Option<u32> {
-    (op == Op::Moments && ty == DType::F32 && fit.vectors_per_lane >= 8).then_some(COLUMN_BLOCKS_PER_SM)
+    match (op, ty) {
+        (Op::Moments, DType::F32) => (fit.vectors_per_lane >= 8).then_some(COLUMN_BLOCKS_PER_SM),
+        (Op::Moments, DType::F16 | DType::BF16) => Some(HALF_COLUMN_BLOCKS_PER_SM),
+        _ => None,
+    }
 }
+
+/// Blocks an SM the variance of the half types along columns is declared
+/// for ([`column_blocks_per_sm`]).
+pub const HALF_COLUMN_BLOCKS_PER_SM: u32 = 2;
 
 /// Whether CSR segments are short: on average at most [`SHORT`] bytes of
 /// elements of `size` bytes. On 16-byte-aligned input, short segments and
