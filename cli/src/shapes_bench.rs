@@ -19,6 +19,7 @@ use reduction::{
 use serde::{Deserialize, Serialize};
 use testkit::data::{Pattern, Sample, generate, unit};
 use testkit::ops::{Number, Outcome, judge};
+use testkit::poisoned::Poisoned;
 
 use crate::bench::WARMUP;
 use crate::timing::time_runs;
@@ -202,36 +203,24 @@ where
             Shape::Segments(&offsets)
         }
     };
-    let stream = r.gpu().stream();
     let results = shape.results();
     let opts = Options { strategy, ..*opts };
     let view = device.as_view();
-    let size = size_of::<R::Out>();
-    // poison: all ones, a NaN in every float slot, so a result never written cannot pass
-    let words = (results.max(1) * size).div_ceil(8);
-    let mut out = stream.clone_htod(&vec![u64::MAX; words]).map_err(Error::from_driver("cuMemcpyHtoD"))?;
-    let launch = |out: &mut CudaSlice<u64>| -> Result<()> {
-        let too_small = || Error::Invalid("the results' buffer is too small".into());
-        // SAFETY: `out` holds room for `results` outputs back to back, and
-        // every bit pattern is one (`Bits`).
-        let mut v = unsafe { out.transmute_mut::<R::Out>(results) }.ok_or_else(too_small)?;
-        r.reduce_shaped_into::<R, T, _>(&[&view], shape, &mut v, &opts)
+    // poisoned, so that a result never written cannot pass
+    let mut out = Poisoned::<R::Out>::many(r.gpu(), results)?;
+    let launch = |out: &mut Poisoned<R::Out>| -> Result<()> {
+        r.reduce_shaped_into::<R, T, _>(&[&view], shape, &mut out.view()?, &opts)
     };
     launch(&mut out)?;
-    let got = stream.clone_dtoh(&out).map_err(Error::from_driver("cuMemcpyDtoH"))?;
-    let bytes: Vec<u8> = got.iter().flat_map(|w| w.to_ne_bytes()).collect();
-    let ok = parts(case, host).zip(bytes.chunks_exact(size)).all(|(x, g)| {
-        // SAFETY: `size` bytes of an output, whose every bit pattern is one (`Bits`)
-        let g = unsafe { std::ptr::read_unaligned(g.as_ptr().cast::<R::Out>()) };
-        judge::<R, T>(op, &x, &x, g, None, None).0
-    });
+    let got = out.read_all(r.gpu())?;
+    let ok = parts(case, host).zip(got).all(|(x, g)| judge::<R, T>(op, &x, &x, g, None, None).0);
     let stats = time_runs(r.gpu(), WARMUP, runs, |_| launch(&mut out))?;
     Ok(ShapeRow {
         case: case.name(),
         strategy: label(strategy),
         results,
         median_us: stats.median_ms * 1e3,
-        gbps: stats.bandwidth(case.bytes_moved(size_of::<T>(), results * size)) / 1e9,
+        gbps: stats.bandwidth(case.bytes_moved(size_of::<T>(), results * size_of::<R::Out>())) / 1e9,
         ok,
     })
 }
