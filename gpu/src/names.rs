@@ -374,17 +374,23 @@ pub const HOLD_TIMED_OUT: u32 = 2;
 /// The launch bounds the host declares for an entry before the JIT compiles
 /// it, as `(threads a block, blocks an SM)` (CUDA's
 /// `__launch_bounds__`): `segments_staged`'s
-/// ([`STAGED_BLOCKS_PER_SM`](crate::shape::STAGED_BLOCKS_PER_SM)); `None`
-/// for every other entry.
+/// ([`STAGED_BLOCKS_PER_SM`](crate::shape::STAGED_BLOCKS_PER_SM)) and the
+/// accurate `f32` sum's ([`ACCURATE_F32_BOUNDS`](crate::layout::ACCURATE_F32_BOUNDS));
+/// `None` for every other entry.
 ///
 /// ```
 /// use gpu::names::launch_bounds;
 /// assert_eq!(launch_bounds("segments_staged_sum_f32"), Some((256, 4)));
+/// assert_eq!(launch_bounds("accurate_sum_f32"), Some((1024, 1)));
 /// assert_eq!(launch_bounds("segments_sum_f32"), None);
+/// assert_eq!(launch_bounds("accurate_sum_f64"), None);
 /// ```
 #[cfg(not(target_arch = "nvptx64"))]
 pub fn launch_bounds(entry: &str) -> Option<(u32, u32)> {
     use crate::shape::{SHAPE_BLOCK, STAGED_BLOCKS_PER_SM};
+    if entry == "accurate_sum_f32" {
+        return Some(crate::layout::ACCURATE_F32_BOUNDS);
+    }
     entry.starts_with("segments_staged_").then_some((SHAPE_BLOCK, STAGED_BLOCKS_PER_SM))
 }
 

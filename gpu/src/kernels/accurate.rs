@@ -32,9 +32,10 @@
 //!    atomics (`red.shared.add.u64`). Integer addition: exact, in any order.
 //!    At the end each thread adds `s` and `c` there too, summed across the
 //!    warp first, one limb at a time and only the limbs some lane touches
-//!    (one atomic per such limb per warp, not per thread). Written this way
-//!    the kernel needs 64 registers, so it runs 1024 threads a block (the
-//!    default block for large `n`), all resident.
+//!    (one atomic per such limb per warp, not per thread). The host declares
+//!    the kernel for one block of 1024 threads an SM
+//!    ([`ACCURATE_F32_BOUNDS`](crate::layout::ACCURATE_F32_BOUNDS)), and the
+//!    JIT fits it in 64 registers (72 undeclared).
 //! 3. **One block combines.** Each block writes its limbs and flags; the
 //!    last block (the ticket of `single_pass`) adds them up (integer sums,
 //!    so in any order) and rounds the exact total once to `f32`
