@@ -1,20 +1,22 @@
 """The vendor baselines for `reduce shapes`: torch.sum(dim=...) and CuPy's
-sum(axis=...) (CUB accelerator) on the same 1 GiB f32 matrices, and
+sum(axis=...) (CUB accelerator) on the same 1 GiB f32 matrices (2^28
+elements of another TYPE), and
 torch.segment_reduce on the six segment cases of 2^28 elements, timed as
 the Rust side is: CUDA events around the call only, 5 warm-up calls, the
 median of RUNS calls, random data. GB/s count the bytes moved: the input,
 the segments' offsets (8 bytes a segment) and the results. Run on the GPU
 machine in the same command as `reduce shapes`:
 
-    python3 cli/baselines/shapes_vendor.py [RUNS] [SHAPES] [OP]
+    python3 cli/baselines/shapes_vendor.py [RUNS] [SHAPES] [OP] [TYPE]
 
 SHAPES (for example 16777216x16,4096x65536) keeps those matrices and
 leaves out the segments; `all` keeps everything. OP `moments` times
 torch.var_mean(dim=...) and CuPy's var(axis=...) instead of the sums (what
 `reduce shapes --op moments` computes), `logsumexp` torch.logsumexp(dim=...),
-on the matrices only.
+on the matrices only. TYPE (f32, f64, f16 or bf16; `reduce shapes --type`)
+is the element type of the same data (CuPy has no bf16: torch alone).
 
-Prints one JSON object per line: library, case, median_us, gbps.
+Prints one JSON object per line: library, case, type, median_us, gbps.
 The segment lengths are `reduce shapes`' own: the same generator, seeds
 and laws (`cli/src/shapes_bench.rs`). With SEGMENT_LENGTHS_DIR set, each
 case's lengths are also written there as NAME.i64 (little-endian int64),
@@ -41,6 +43,12 @@ RUNS = int(sys.argv[1]) if len(sys.argv) > 1 else 50
 SHAPES = [(16384, 16384), (1 << 20, 256), (256, 1 << 20), (1 << 24, 16), (4096, 65536)]
 ONLY = sys.argv[2].split(",") if len(sys.argv) > 2 and sys.argv[2] != "all" else None
 OP = sys.argv[3] if len(sys.argv) > 3 else "sum"
+TYPES = {"f32": torch.float32, "f64": torch.float64, "f16": torch.float16, "bf16": torch.bfloat16}
+TYPE = sys.argv[4] if len(sys.argv) > 4 else "f32"
+if TYPE not in TYPES:
+    sys.exit(f"shapes_vendor.py: unknown type {TYPE} (valid: {', '.join(TYPES)})")
+DTYPE = TYPES[TYPE]
+ELEM = torch.tensor([], dtype=DTYPE).element_size()
 if ONLY is not None:
     SHAPES = [s for s in SHAPES if f"{s[0]}x{s[1]}" in ONLY]
 
@@ -59,28 +67,28 @@ def timed(fn):
 
 
 def report(library, case, us, moved):
-    print(json.dumps({"library": library, "case": case, "median_us": round(us, 2),
+    print(json.dumps({"library": library, "case": case, "type": TYPE, "median_us": round(us, 2),
                       "gbps": round(moved / us / 1e3, 1)}), flush=True)
 
 
-x = torch.rand(N, device="cuda") * 2 - 1
+x = (torch.rand(N, device="cuda", dtype=torch.float64 if TYPE == "f64" else torch.float32) * 2 - 1).to(DTYPE)
 for rows, cols in SHAPES:
     m = x.view(rows, cols)
     for axis in (1, 0):
         case = f"{rows}x{cols} axis {axis}"
         results = rows if axis == 1 else cols
-        # bytes moved: the input and the results (var_mean: two f32s a result)
-        moved = N * 4 + results * (8 if OP == "moments" else 4)
+        # bytes moved: the input and the results (var_mean: two a result)
+        moved = N * ELEM + results * ELEM * (2 if OP == "moments" else 1)
         if OP == "moments":
             report("torch", case, timed(lambda: torch.var_mean(m, dim=axis)), moved)
         elif OP == "logsumexp":
             report("torch", case, timed(lambda: torch.logsumexp(m, dim=axis)), moved)
         else:
             report("torch", case, timed(lambda: torch.sum(m, dim=axis)), moved)
-        if cupy is not None:
+        if cupy is not None and TYPE != "bf16":
             c = cupy.asarray(m)
             if OP == "moments":
-                report("cupy", case, timed(lambda: c.var(axis=axis)), N * 4 + results * 4)
+                report("cupy", case, timed(lambda: c.var(axis=axis)), N * ELEM + results * ELEM)
             elif OP == "sum":
                 report("cupy", case, timed(lambda: c.sum(axis=axis)), moved)
 
@@ -118,7 +126,7 @@ LENGTHS_DIR = os.environ.get("SEGMENT_LENGTHS_DIR")
 for name, draw in SEGMENT_CASES.items() if ONLY is None and OP == "sum" else ():
     ls = draw()
     total = int(ls.sum())
-    moved = total * 4 + 8 * (len(ls) + 1) + 4 * len(ls)  # input, offsets, results
+    moved = total * ELEM + 8 * (len(ls) + 1) + ELEM * len(ls)  # input, offsets, results
     if LENGTHS_DIR:
         ls.tofile(os.path.join(LENGTHS_DIR, f"{name}.i64"))
     data = x[:total]
@@ -135,7 +143,7 @@ for name, draw in SEGMENT_CASES.items() if ONLY is None and OP == "sum" else ():
             import cupyx  # noqa: E402
             ids = cupy.asarray(np.repeat(np.arange(len(ls), dtype=np.int32), ls))
             cd = cupy.asarray(data)
-            out = cupy.zeros(len(ls), dtype=cupy.float32)
+            out = cupy.zeros(len(ls), dtype=cd.dtype)
             report("cupyx.scatter_add", case, timed(lambda: cupyx.scatter_add(out, ids, cd)), moved)
         except Exception as e:
             print(json.dumps({"library": "cupyx.scatter_add", "case": case, "error": str(e)}), flush=True)
