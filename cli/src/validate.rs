@@ -286,7 +286,7 @@ pub(crate) fn validate(cli: Cli) -> std::result::Result<Job, String> {
             at_least_one("--runs", runs)?;
             let op = op(&name)?;
             let ty = dtype(&ty)?;
-            if !matches!(ty, DType::F32 | DType::F64 | DType::F16 | DType::BF16) {
+            if !ty.is_float() {
                 return Err(format!("--type {}: f32, f64, f16 or bf16", ty.name()));
             }
             let determinism = determinism_of(&determinism)?;
