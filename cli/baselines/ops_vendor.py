@@ -187,6 +187,10 @@ def torch_cases(n, p=3.0):
         yield "logsumexp", ty, 1, make, lambda x: torch.logsumexp(x, 0)
         # the p-norm: the library's `power_sum` and one root on the host
         yield f"power_sum({p:g})", ty, 1, make, lambda x: torch.linalg.vector_norm(x, ord=p, dtype=torch.float32)
+    # f64, where the library's exponential and logarithm are its own (the GPU has none in hardware)
+    f64 = lambda: (f32().double(),)  # noqa: E731
+    yield "logsumexp", "f64", 1, f64, lambda x: torch.logsumexp(x, 0)
+    yield f"power_sum({p:g})", "f64", 1, f64, lambda x: torch.linalg.vector_norm(x, ord=p)
 
 
 def cupy_cases(n, p=3.0):

@@ -138,7 +138,10 @@ pub trait Reduction<T> {
     /// the result with `acc` ([`fold_pairwise`]): for four,
     /// `combine(acc, combine(combine(m₀, m₁), combine(m₂, m₃)))`. An
     /// operation may give a cheaper way to the same accumulator (the
-    /// library's arg-min/max skip a vector that cannot win).
+    /// library's arg-min/max skip a vector that cannot win), or to one of
+    /// the same elements rounded otherwise (the library's logsumexp takes
+    /// the round's maximum first and one exponential an element). The CPU
+    /// twin of the reproducible kernels folds each round through it too.
     #[inline(always)]
     fn fold_vectors<const L: usize, const V: usize>(
         acc: Self::Acc,

@@ -23,7 +23,7 @@
 //!   one that fits: lane l of 32 folds its elements l, l+32, ..., then team_reduce's tree;
 //!   another by the whole warp
 //!   piece of segment s in tile t: lane l folds as strided_fold does (head one by one,
-//!   16-byte vectors four at a time, each vector's lanes pairwise, tail one by one),
+//!   16-byte vectors four at a time, then one at a time, each by `fold_vectors`, tail one by one),
 //!   the g lane values meet in team_reduce's tree; a segment in one tile is finished at once,
 //!   else lane l of 32 combines pieces t0+l, t0+l+32, ... and the 32 meet in warp_reduce's tree
 //! short rows (rows_short): each row's vectors folded pairwise, a lane each, in team_reduce's tree
@@ -334,15 +334,14 @@ fn strided_fold<R: Reduction<T>, T: Copy>(
     }
     let body = begin + head;
     let nvec = (len - head) / width;
-    let vector = |j: u64| vector::<R, T>(a, b, body + j * width, base);
+    let at = |j: u64| body + j * width;
     let mut j = lane;
     while j + 3 * lanes < nvec {
-        let (w, x, y, z) = (vector(j), vector(j + lanes), vector(j + 2 * lanes), vector(j + 3 * lanes));
-        v = R::combine(v, R::combine(R::combine(w, x), R::combine(y, z)));
+        v = round::<R, T, 4>(v, a, b, [at(j), at(j + lanes), at(j + 2 * lanes), at(j + 3 * lanes)], base);
         j += 4 * lanes;
     }
     while j < nvec {
-        v = R::combine(v, vector(j));
+        v = round::<R, T, 1>(v, a, b, [at(j)], base);
         j += lanes;
     }
     let mut i = body + nvec * width + lane;
@@ -365,6 +364,26 @@ fn vector<R: Reduction<T>, T: Copy>(a: &[T], b: &[T], first: u64, base: u64) -> 
         8 => R::map_lanes::<8>(lanes(a, f), lanes(b, f), first),
         4 => R::map_lanes::<4>(lanes(a, f), lanes(b, f), first),
         _ => R::map_lanes::<2>(lanes(a, f), lanes(b, f), first),
+    }
+}
+
+/// `acc` with the `V` 16-byte vectors of `a` (and `b`) at elements
+/// `first[v]` (indices from `base`) folded in, as a kernel's round of
+/// loads folds them: `Reduction::fold_vectors` (by default each vector's
+/// `map_lanes`, combined pairwise, then with `acc`; logsumexp takes the
+/// round's maximum first).
+fn round<R: Reduction<T>, T: Copy, const V: usize>(
+    acc: R::Acc,
+    a: &[T],
+    b: &[T],
+    first: [u64; V],
+    base: u64,
+) -> R::Acc {
+    let (at, f) = (first.map(|f| f - base), first.map(|f| f as usize));
+    match 16 / size_of::<T>() {
+        8 => R::fold_vectors::<8, V>(acc, f.map(|f| lanes(a, f)), f.map(|f| lanes(b, f)), at),
+        4 => R::fold_vectors::<4, V>(acc, f.map(|f| lanes(a, f)), f.map(|f| lanes(b, f)), at),
+        _ => R::fold_vectors::<2, V>(acc, f.map(|f| lanes(a, f)), f.map(|f| lanes(b, f)), at),
     }
 }
 

@@ -7,7 +7,9 @@
 //! ```
 //!
 //! and the result is `m + ln s`. As torch: no elements, or `-inf` only,
-//! give `-inf`; a `+inf` gives `+inf`; a NaN gives NaN.
+//! give `-inf`; a `+inf` gives `+inf`; a NaN gives NaN. A thread's round
+//! of 16-byte vectors is folded in at once, its maximum first, one
+//! exponential an element (`round_with`).
 //!
 //! `f32` and the half types accumulate in `f32` (the GPU's `ex2.approx` and
 //! `lg2.approx`, within 2 units in the last place), `f64` in `f64` (an
@@ -124,23 +126,63 @@ fn mul_then_add<A: core::ops::Add<Output = A> + core::ops::Mul<Output = A>>(a: A
     a * b + c
 }
 
+/// `a·b + c` rounded once (IEEE's fused multiply-add): `fma.rn` on the
+/// GPU, `mul_add` on the CPU, so both give the same bits.
+#[inline(always)]
+fn fused<A: Fused>(a: A, b: A, c: A) -> A {
+    a.fused(b, c)
+}
+
+/// The float types with a fused multiply-add: [`fused`].
+trait Fused: Copy {
+    fn fused(self, b: Self, c: Self) -> Self;
+}
+
+macro_rules! fused {
+    ($($t:ident $fma:ident;)*) => {$(
+        impl Fused for $t {
+            #[inline(always)]
+            fn fused(self, b: $t, c: $t) -> $t {
+                #[cfg(target_arch = "nvptx64")]
+                #[allow(unused_unsafe)]
+                // SAFETY: arithmetic on values, no memory.
+                return unsafe { core::intrinsics::$fma(self, b, c) };
+                #[cfg(not(target_arch = "nvptx64"))]
+                return self.mul_add(b, c);
+            }
+        }
+    )*};
+}
+fused! {
+    f32 fmaf32;
+    f64 fmaf64;
+}
+
 /// 1.5 · 2⁵²: adding and subtracting it rounds an `f64` below 2⁵¹ to an
 /// integer (ties to even).
 const ROUND: f64 = 6755399441055744.0;
 
-/// `eˣ` in `f64` for `x` from -745.2 to 709.79 (the rest: the callers'):
-/// `x = k·ln 2 + r` with `|r| ≤ ln 2 / 2` (ln 2 in two parts, so
-/// `k·ln2_hi` is exact), `eʳ` by its Taylor polynomial to `r¹³` (the rest
-/// below 2·10⁻¹⁷), scaled by `2ᵏ` in two steps (each within the normal
-/// range, for `k` from -1075 to 1024). Within 1 unit in the last place of
-/// the exact value for `|x| ≤ 1`, and `|x|·2⁻⁵³` more (the reduction's
-/// rounding) beyond.
+/// `eˣ` in `f64` for `x` from -1400 to 709.79, NaN for NaN (the rest: the
+/// callers'): `x = k·ln 2 + r` with `|r| ≤ ln 2 / 2` (ln 2 in two parts,
+/// so `k·ln2_hi` is exact), `eʳ` by its Taylor polynomial to `r¹³` (the
+/// rest below 2·10⁻¹⁷) in fused Horner steps, scaled by `2ᵏ` in two steps
+/// (each within the normal range, for `k` from -2020 to 1024, so that
+/// below -745.2 the result underflows to 0). Within 1 unit in the last
+/// place of the exact value for `|x| ≤ 1`, and `|x|·2⁻⁵³` more (the
+/// reduction's rounding) beyond.
+///
+/// Straight-line code of 19 `f64` operations, 16 of them fused
+/// multiply-adds (`k` read from the bits of `x·log₂e + 1.5·2⁵²`, not
+/// converted): the `f64` logsumexp and `f64` p-norms are bound by this
+/// exponential, not by memory, and the kernels run a round's exponentials
+/// side by side.
 #[inline(always)]
 pub(crate) fn exp_in_range(x: f64) -> f64 {
     const LN2_HI: f64 = f64::from_bits(0x3fe6_2e42_fee0_0000);
     const LN2_LO: f64 = f64::from_bits(0x3dea_39ef_3579_3c76);
-    let k = (x * core::f64::consts::LOG2_E + ROUND) - ROUND;
-    let r = (x - k * LN2_HI) - k * LN2_LO;
+    let t = fused(x, core::f64::consts::LOG2_E, ROUND);
+    let k = t - ROUND;
+    let r = fused(-k, LN2_LO, fused(-k, LN2_HI, x));
     // 1/13!, then 1/12! ... 1/0! in Horner's order
     const INVERSE_FACTORIALS: [f64; 14] = [
         1.0 / 6227020800.0,
@@ -158,11 +200,11 @@ pub(crate) fn exp_in_range(x: f64) -> f64 {
         1.0,
         1.0,
     ];
-    let p = horner(&INVERSE_FACTORIALS, r, mul_then_add);
-    // 2^k as two powers within the normal range
-    let k = k as i64;
-    let (k1, k2) = (k / 2, k - k / 2);
-    let two = |e: i64| f64::from_bits(((e + 1023) as u64) << 52);
+    let p = horner(&INVERSE_FACTORIALS, r, fused);
+    // k as an integer: the low bits of t; 2^k as two powers within the normal range
+    let k = (t.to_bits() as i64).wrapping_sub(ROUND.to_bits() as i64);
+    let (k1, k2) = (k >> 1, k - (k >> 1));
+    let two = |e: i64| f64::from_bits((e.wrapping_add(1023) as u64) << 52);
     p * two(k1) * two(k2)
 }
 
@@ -171,16 +213,11 @@ impl ExpLn for f64 {
     const INF: f64 = f64::INFINITY;
     const NAN: f64 = f64::NAN;
     const ONE: f64 = 1.0;
-    /// `exp_in_range`, 0 below its range.
+    /// `exp_in_range` of `x` held at -1400 from below (0, as everything
+    /// below -745.2), NaN for NaN: a selection, no branch.
     #[inline(always)]
     fn exp_neg(self) -> f64 {
-        if self.is_nan() {
-            return self;
-        }
-        if self < -745.2 {
-            return 0.0;
-        }
-        exp_in_range(self)
+        exp_in_range(if self < -1400.0 { -1400.0 } else { self })
     }
     /// `x = 2ᵉ·f` with `f` in `[√½, √2)`, `ln f = 2·atanh t` for
     /// `t = (f − 1)/(f + 1)` (`|t| ≤ 0.172`) by its series to `t²¹`.
@@ -219,18 +256,6 @@ impl ExpLn for f64 {
         let p = horner(&INVERSE_ODDS, t2, mul_then_add);
         e as f64 * core::f64::consts::LN_2 + 2.0 * t * p
     }
-}
-
-/// `a·b + c` rounded once (IEEE's fused multiply-add): `fma.rn.f32` on the
-/// GPU, `f32::mul_add` on the CPU, so both give the same bits.
-#[inline(always)]
-fn fused(a: f32, b: f32, c: f32) -> f32 {
-    #[cfg(target_arch = "nvptx64")]
-    #[allow(unused_unsafe)]
-    // SAFETY: arithmetic on values, no memory.
-    return unsafe { core::intrinsics::fmaf32(a, b, c) };
-    #[cfg(not(target_arch = "nvptx64"))]
-    return a.mul_add(b, c);
 }
 
 /// `eˣ` for `x ≤ 0` in `f32` from IEEE operations alone (fused
@@ -324,6 +349,42 @@ fn lanes_with<A: ExpLn, const L: usize>(x: [A; L], exp: impl Fn(A) -> A + Copy) 
     }
 }
 
+/// `acc` with a round's `V` vectors of `L` lanes folded in: the largest of
+/// them and `acc`'s maximum is the new maximum `m`, `acc`'s sum is
+/// rescaled to it (an exponential only where the maximum grew) and each
+/// element adds `exp(x − m)`: one exponential an element, where merging
+/// each vector's [`lanes_with`] took one more for every vector. The
+/// special results are [`merge_with`]'s without its cases: a NaN makes the
+/// maximum NaN; with an infinite maximum (`±inf`) the sum is never read
+/// (`result_with` and `merge_with` take the maximum alone) except for an
+/// empty part's, kept as it was (0, or 1 for `-inf` elements).
+#[inline(always)]
+#[allow(clippy::eq_op)] // `x != x`: the NaN test, for either float type
+fn round_with<T: Copy, A: ExpLn, const L: usize, const V: usize>(
+    acc: MaxSum<A>,
+    x: [[T; L]; V],
+    widen: impl Fn(T) -> A + Copy,
+    exp: impl Fn(A) -> A + Copy,
+) -> MaxSum<A> {
+    let x = |v: usize, k: usize| widen(x[v][k]);
+    let larger = |a: A, b: A| if b > a { b } else { a };
+    let max = larger(acc.max, each::<A, L, V>(x, larger));
+    let nan = each::<bool, L, V>(|v, k| x(v, k) != x(v, k), |a, b| a | b);
+    let scale = if acc.max < max { exp(acc.max - max) } else { A::ONE };
+    let sum = acc.sum * scale + each::<A, L, V>(|v, k| exp(x(v, k) - max), |a, b| a + b);
+    MaxSum { max: if nan { A::NAN } else { max }, sum: if max == A::NEG_INF { acc.sum } else { sum } }
+}
+
+/// `f(v, k)` of each lane `k` of each vector `v`, combined with `g`, the
+/// lanes [`pairwise`](super::pairwise), then the vectors.
+#[inline(always)]
+fn each<B: Copy, const L: usize, const V: usize>(f: impl Fn(usize, usize) -> B, g: impl Fn(B, B) -> B + Copy) -> B {
+    super::pairwise(
+        core::array::from_fn::<B, V, _>(|v| super::pairwise(core::array::from_fn::<B, L, _>(|k| f(v, k)), g)),
+        g,
+    )
+}
+
 macro_rules! logsumexp {
     ($($t:ident in $a:ident: |$x:ident| $widen:expr;)*) => {$(
         impl Reduction<$t> for LogSumExp {
@@ -346,6 +407,17 @@ macro_rules! logsumexp {
                     $widen
                 });
                 lanes_with(x, ExpLn::exp_neg)
+            }
+            /// A round's vectors as one part: `round_with`.
+            #[inline(always)]
+            fn fold_vectors<const L: usize, const V: usize>(
+                acc: MaxSum<$a>,
+                x: [[$t; L]; V],
+                _: [[$t; L]; V],
+                _: [u64; V],
+            ) -> MaxSum<$a> {
+                let widen = |$x: $t| -> $a { $widen };
+                round_with(acc, x, widen, ExpLn::exp_neg)
             }
             /// A column's rows merge as one part, as a vector's lanes do.
             #[inline(always)]
@@ -431,5 +503,97 @@ impl super::fixed_order::FixedOrder<f32> for LogSumExp {
     #[inline(always)]
     fn result(acc: MaxSum<f32>, n: u64) -> f32 {
         PortableLogSumExp::finish(acc, n)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::fold_pairwise;
+    use super::*;
+
+    /// A pseudo-random generator for the tests (64-bit LCG, high bits).
+    fn draws(mut seed: u64) -> impl FnMut() -> f64 {
+        move || {
+            seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            (seed >> 11) as f64 / (1u64 << 53) as f64
+        }
+    }
+
+    /// `exp_in_range` against the CPU's `exp` (itself within half a unit of
+    /// the exact value): within 1.5 units in the last place for `|x| ≤ 1`,
+    /// and the reduction's `|x|·2⁻⁵³` more beyond.
+    #[test]
+    fn the_f64_exponential_is_within_its_bound() {
+        let mut draw = draws(7);
+        for i in 0..200_000 {
+            let x = if i % 2 == 0 { 2.0 * draw() - 1.0 } else { -745.0 + 1454.7 * draw() };
+            let below = -745.2 - 1e4 * draw();
+            assert_eq!(ExpLn::exp_neg(below).to_bits(), 0, "exp({below})");
+            let (got, want) = (exp_in_range(x), x.exp());
+            let unit = f64::from_bits(want.to_bits() + 1) - want; // a unit in the last place
+            let bound = 1.5 * unit + x.abs() * want * f64::EPSILON / 2.0;
+            assert!((got - want).abs() <= bound, "exp({x}) = {got}, want {want}");
+        }
+        assert!(ExpLn::exp_neg(f64::NAN).is_nan() && ExpLn::exp_neg(f64::NEG_INFINITY) == 0.0);
+        assert_eq!((exp_in_range(0.0), exp_in_range(-745.0)), (1.0, 5e-324));
+    }
+
+    /// `fold_vectors` (a round's maximum first) against its definition
+    /// (`fold_pairwise`: each vector's lanes, then the merges) on chains of
+    /// rounds with NaNs, infinities and large spreads: the same maximum
+    /// (NaN where it is NaN), the same sum within a few units of the
+    /// accumulator's last place where the maximum is finite, and the same
+    /// result.
+    fn same_as_pairwise<T: Copy + core::fmt::Debug, A: ExpLn + Into<f64> + core::fmt::Debug, const L: usize>(
+        from: impl Fn(f64) -> T,
+        epsilon: f64,
+    ) where
+        LogSumExp: Reduction<T, Acc = MaxSum<A>, Out = A>,
+    {
+        let special = [f64::NAN, f64::INFINITY, f64::NEG_INFINITY, 0.0, -0.0];
+        let near = |g: f64, w: f64| {
+            g.to_bits() == w.to_bits() || (g.is_nan() && w.is_nan()) || (g - w).abs() <= 8.0 * epsilon * w.abs()
+        };
+        let mut draw = draws(11);
+        for case in 0..30_000 {
+            let (scale, rare) = ([1.0, 30.0, 700.0][case % 3], [0.0, 0.01, 0.3][case / 3 % 3]);
+            let mut acc = <LogSumExp as Reduction<T>>::IDENTITY;
+            for round in 0..3 {
+                // now and then a first round of -inf only: an empty part
+                let empty = round == 0 && case % 7 == 0;
+                let x: [[T; L]; 4] = core::array::from_fn(|_| {
+                    core::array::from_fn(|_| {
+                        let r = draw();
+                        from(if empty {
+                            f64::NEG_INFINITY
+                        } else if r < rare {
+                            special[(r / rare * 5.0) as usize % 5]
+                        } else {
+                            scale * (2.0 * draw() - 1.0)
+                        })
+                    })
+                });
+                let got = <LogSumExp as Reduction<T>>::fold_vectors(acc, x, x, [0; 4]);
+                let want = fold_pairwise::<LogSumExp, T, L, 4>(acc, x, x, [0; 4]);
+                let (gm, wm): (f64, f64) = (got.max.into(), want.max.into());
+                let sums = !wm.is_finite() || near(got.sum.into(), want.sum.into());
+                assert!(
+                    gm.to_bits() == wm.to_bits() || (gm.is_nan() && wm.is_nan()),
+                    "{x:?} after {acc:?}: {got:?} {want:?}"
+                );
+                assert!(sums, "{x:?} after {acc:?}: {got:?} {want:?}");
+                let finish = |m| -> f64 { <LogSumExp as Reduction<T>>::finish(m, 1).into() };
+                assert!(near(finish(got), finish(want)), "{x:?} after {acc:?}: {got:?} {want:?}");
+                acc = got;
+            }
+        }
+    }
+
+    #[test]
+    fn a_round_folds_as_its_vectors_do() {
+        same_as_pairwise::<f64, f64, 2>(|v| v, f64::EPSILON);
+        same_as_pairwise::<f32, f32, 4>(|v| v as f32, f32::EPSILON as f64);
+        same_as_pairwise::<bf16, f32, 8>(|v| bf16::from_f32(v as f32), f32::EPSILON as f64);
+        same_as_pairwise::<f16, f32, 8>(|v| f16::from_f32(v as f32), f32::EPSILON as f64);
     }
 }
