@@ -387,11 +387,23 @@ pub const HOLD_TIMED_OUT: u32 = 2;
 /// ```
 #[cfg(not(target_arch = "nvptx64"))]
 pub fn launch_bounds(entry: &str) -> Option<(u32, u32)> {
-    use crate::shape::{SHAPE_BLOCK, STAGED_BLOCKS_PER_SM};
-    if entry == "accurate_sum_f32" {
-        return Some(crate::layout::ACCURATE_F32_BOUNDS);
-    }
-    entry.starts_with("segments_staged_").then_some((SHAPE_BLOCK, STAGED_BLOCKS_PER_SM))
+    DECLARED_BOUNDS.iter().find(|(name, _)| declares(name, entry)).map(|&(_, bounds)| bounds)
+}
+
+/// The declarations [`launch_bounds`] gives: an entry's name, or a prefix
+/// of names (ending in `_`), with its bounds. The host's tests check that
+/// each one names an entry of the PTX (a renamed entry would lose its
+/// declaration silently: the same results, slower).
+#[cfg(not(target_arch = "nvptx64"))]
+pub const DECLARED_BOUNDS: [(&str, (u32, u32)); 2] = [
+    ("accurate_sum_f32", crate::layout::ACCURATE_F32_BOUNDS),
+    ("segments_staged_", (crate::shape::SHAPE_BLOCK, crate::shape::STAGED_BLOCKS_PER_SM)),
+];
+
+/// Whether the [`DECLARED_BOUNDS`] name `name` covers `entry`.
+#[cfg(not(target_arch = "nvptx64"))]
+pub fn declares(name: &str, entry: &str) -> bool {
+    if name.ends_with('_') { entry.starts_with(name) } else { entry == name }
 }
 
 /// The block size compiled into an entry named `{kernel}_b{block}_{op}_{type}`

@@ -275,6 +275,18 @@ mod tests {
     }
 
     #[test]
+    fn every_declared_launch_bound_names_an_entry() {
+        let ptx = Ptx::embedded();
+        for (name, _) in gpu::names::DECLARED_BOUNDS {
+            assert!(ptx.entries().any(|entry| gpu::names::declares(name, entry)), "{name} names no entry");
+        }
+        assert!(
+            !ptx.entries().any(|entry| gpu::names::declares("accurate_sum_f3", entry)),
+            "a misspelled name matched"
+        );
+    }
+
+    #[test]
     fn the_staged_segments_declare_four_blocks_an_sm() {
         let entry = "segments_staged_sum_f32";
         let (block, blocks) = gpu::names::launch_bounds(entry).unwrap();
