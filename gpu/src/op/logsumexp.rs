@@ -83,6 +83,10 @@ pub trait ExpLn:
     const ONE: Self;
     /// `eˣ` for `x ≤ 0` (0 below the smallest value).
     fn exp_neg(self) -> Self;
+    /// The larger of two non-NaN values (of `-0.0` and `+0.0` either,
+    /// which shift the exponentials' arguments alike); for a NaN either
+    /// value (the callers test for NaN apart).
+    fn larger(self, other: Self) -> Self;
     /// `ln x` for `x ≥ 0`.
     fn ln(self) -> Self;
 }
@@ -92,6 +96,12 @@ impl ExpLn for f32 {
     const INF: f32 = f32::INFINITY;
     const NAN: f32 = f32::NAN;
     const ONE: f32 = 1.0;
+    /// IEEE's `maxNum`: one `max.f32` instruction, where a comparison and
+    /// a selection took two.
+    #[inline(always)]
+    fn larger(self, other: f32) -> f32 {
+        self.max(other)
+    }
     #[inline(always)]
     fn exp_neg(self) -> f32 {
         super::approx::exp2_ftz(self * core::f32::consts::LOG2_E)
@@ -162,10 +172,11 @@ fused! {
 /// integer (ties to even).
 const ROUND: f64 = 6755399441055744.0;
 
-/// `eˣ` in `f64` for `x` from -1400 to 709.79, NaN for NaN (the rest: the
-/// callers'): `x = k·ln 2 + r` with `|r| ≤ ln 2 / 2` (ln 2 in two parts,
-/// so `k·ln2_hi` is exact), `eʳ` by its Taylor polynomial to `r¹³` (the
-/// rest below 2·10⁻¹⁷) in fused Horner steps, scaled by `2ᵏ` in two steps
+/// `eˣ` in `f64` for `x` up to 709.79 (above: the callers'), NaN for NaN:
+/// `x` held at -1400 from below (a selection, no branch), then
+/// `x = k·ln 2 + r` with `|r| ≤ ln 2 / 2` (ln 2 in two parts, so `k·ln2_hi` is exact),
+/// `eʳ` by its Taylor polynomial to `r¹³` (the rest below 2·10⁻¹⁷) in
+/// fused Horner steps, scaled by `2ᵏ` in two steps
 /// (each within the normal range, for `k` from -2020 to 1024, so that
 /// below -745.2 the result underflows to 0). Within 1 unit in the last
 /// place of the exact value for `|x| ≤ 1`, and `|x|·2⁻⁵³` more (the
@@ -178,6 +189,7 @@ const ROUND: f64 = 6755399441055744.0;
 /// side by side.
 #[inline(always)]
 pub(crate) fn exp_in_range(x: f64) -> f64 {
+    let x = if x < -1400.0 { -1400.0 } else { x };
     const LN2_HI: f64 = f64::from_bits(0x3fe6_2e42_fee0_0000);
     const LN2_LO: f64 = f64::from_bits(0x3dea_39ef_3579_3c76);
     let t = fused(x, core::f64::consts::LOG2_E, ROUND);
@@ -213,11 +225,16 @@ impl ExpLn for f64 {
     const INF: f64 = f64::INFINITY;
     const NAN: f64 = f64::NAN;
     const ONE: f64 = 1.0;
-    /// `exp_in_range` of `x` held at -1400 from below (0, as everything
-    /// below -745.2), NaN for NaN: a selection, no branch.
+    /// A comparison and a selection: the GPU has no `f64` `max`
+    /// instruction, and `max.f64` takes more.
+    #[inline(always)]
+    fn larger(self, other: f64) -> f64 {
+        if other > self { other } else { self }
+    }
+    /// `exp_in_range`: 0 below -745.2, NaN for NaN.
     #[inline(always)]
     fn exp_neg(self) -> f64 {
-        exp_in_range(if self < -1400.0 { -1400.0 } else { self })
+        exp_in_range(self)
     }
     /// `x = 2ᵉ·f` with `f` in `[√½, √2)`, `ln f = 2·atanh t` for
     /// `t = (f − 1)/(f + 1)` (`|t| ≤ 0.172`) by its series to `t²¹`.
@@ -338,7 +355,7 @@ fn result_with<A: ExpLn>(acc: MaxSum<A>, ln: impl Fn(A) -> A) -> A {
 #[inline(always)]
 #[allow(clippy::eq_op)] // `x != x`: the NaN test, for either float type
 fn lanes_with<A: ExpLn, const L: usize>(x: [A; L], exp: impl Fn(A) -> A + Copy) -> MaxSum<A> {
-    let max = super::pairwise(x, |a, b| if b > a { b } else { a });
+    let max = super::pairwise(x, A::larger);
     let finite = max != A::INF && max != A::NEG_INF && !(0..L).any(|k| x[k] != x[k]);
     if finite {
         let sum = super::pairwise(core::array::from_fn::<A, L, _>(|k| exp(x[k] - max)), |a, b| a + b);
@@ -367,8 +384,9 @@ fn round_with<T: Copy, A: ExpLn, const L: usize, const V: usize>(
     exp: impl Fn(A) -> A + Copy,
 ) -> MaxSum<A> {
     let x = |v: usize, k: usize| widen(x[v][k]);
-    let larger = |a: A, b: A| if b > a { b } else { a };
-    let max = larger(acc.max, each::<A, L, V>(x, larger));
+    // `acc`'s NaN, if any, stays (a NaN element is the test's below)
+    let largest = each::<A, L, V>(x, A::larger);
+    let max = if largest > acc.max { largest } else { acc.max };
     let nan = each::<bool, L, V>(|v, k| x(v, k) != x(v, k), |a, b| a | b);
     let scale = if acc.max < max { exp(acc.max - max) } else { A::ONE };
     let sum = acc.sum * scale + each::<A, L, V>(|v, k| exp(x(v, k) - max), |a, b| a + b);
@@ -541,7 +559,7 @@ mod tests {
     /// `fold_vectors` (a round's maximum first) against its definition
     /// (`fold_pairwise`: each vector's lanes, then the merges) on chains of
     /// rounds with NaNs, infinities and large spreads: the same maximum
-    /// (NaN where it is NaN), the same sum within a few units of the
+    /// (NaN where it is NaN, either zero of a tie), the same sum within a few units of the
     /// accumulator's last place where the maximum is finite, and the same
     /// result.
     fn same_as_pairwise<T: Copy + core::fmt::Debug, A: ExpLn + Into<f64> + core::fmt::Debug, const L: usize>(
@@ -577,10 +595,8 @@ mod tests {
                 let want = fold_pairwise::<LogSumExp, T, L, 4>(acc, x, x, [0; 4]);
                 let (gm, wm): (f64, f64) = (got.max.into(), want.max.into());
                 let sums = !wm.is_finite() || near(got.sum.into(), want.sum.into());
-                assert!(
-                    gm.to_bits() == wm.to_bits() || (gm.is_nan() && wm.is_nan()),
-                    "{x:?} after {acc:?}: {got:?} {want:?}"
-                );
+                // the same maximum (either zero where `-0.0` and `+0.0` tie)
+                assert!(gm == wm || (gm.is_nan() && wm.is_nan()), "{x:?} after {acc:?}: {got:?} {want:?}");
                 assert!(sums, "{x:?} after {acc:?}: {got:?} {want:?}");
                 let finish = |m| -> f64 { <LogSumExp as Reduction<T>>::finish(m, 1).into() };
                 assert!(near(finish(got), finish(want)), "{x:?} after {acc:?}: {got:?} {want:?}");

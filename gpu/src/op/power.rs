@@ -8,7 +8,11 @@
 //! launch sees the exponent it was queued with. On the host the operation
 //! maps with [`DEFAULT_EXPONENT`] (the library never maps it there).
 //!
-//! How a term is computed: `f32` and the half types (widened exactly) as
+//! How a term is computed: for a whole exponent from 3 to 64 ([`whole`]) as
+//! a product, `|x|ⁿ` by binary powering ([`powers`]: within `(n − 1)`
+//! roundings of the accumulator's type, no logarithm or exponential, so
+//! these p-norms cost about what the sum of squares does); for any other
+//! exponent, `f32` and the half types (widened exactly) as
 //! `2^(p·log₂|x|)` with the GPU's `lg2.approx` and `ex2.approx` (subnormals
 //! kept, no flush), summed in `f32`; each term is within
 //! `(|p| + 1)·2⁻²¹ + |p·log₂|x||·2⁻²²` of `|x|ᵖ`, relatively. `f64` as
@@ -91,23 +95,77 @@ pub fn pow_abs_f64(x: f64, p: f64) -> f64 {
     exp_f64(p * ExpLn::ln(x.abs()))
 }
 
-/// `eˣ` in `f64` for every `x`: 0 below -745.2, `+inf` above 709.79.
+/// `eˣ` in `f64` for every `x`: 0 below -745.2, `+inf` above 709.79, NaN
+/// for NaN.
 #[inline(always)]
 fn exp_f64(x: f64) -> f64 {
-    if x.is_nan() {
-        return x;
+    if x > 709.79 { f64::INFINITY } else { exp_in_range(x) }
+}
+
+/// The exponent as a whole number from 3 to 64, `None` for any other:
+/// such an exponent's terms are products ([`powers`]), no logarithm or
+/// exponential.
+///
+/// ```
+/// use gpu::op::power::whole;
+/// assert_eq!((whole(3.0), whole(64.0)), (Some(3), Some(64)));
+/// assert_eq!((whole(2.5), whole(65.0), whole(-3.0), whole(f64::NAN)), (None, None, None, None));
+/// ```
+#[inline(always)]
+pub fn whole(p: f64) -> Option<u32> {
+    let n = p as u32; // saturating: NaN and negatives give 0
+    if (3..=64).contains(&n) && n as f64 == p { Some(n) } else { None }
+}
+
+/// `xⁿ` of each `x`, `n ≥ 1`, by binary powering: the bits of `n` from the
+/// lowest, the base squared at each, the product taking the bases of the
+/// set bits; one loop for all the lanes. At most `2·log₂ n` multiplications,
+/// each rounded once: within `(n − 1)·2⁻²⁴` of `|x|ⁿ` relatively in `f32`
+/// (`2⁻⁵³` in `f64`) where no product leaves the normal range; infinities,
+/// zeros and NaN as `pow` gives them.
+///
+/// ```
+/// use gpu::op::power::powers;
+/// assert_eq!(powers([2.0f32, -3.0, 0.5, 0.0], 3), [8.0, -27.0, 0.125, 0.0]);
+/// assert_eq!(powers([1.5f64, f64::INFINITY], 5), [7.59375, f64::INFINITY]);
+/// ```
+#[inline(always)]
+pub fn powers<A: Copy + core::ops::Mul<Output = A>, const L: usize>(x: [A; L], n: u32) -> [A; L] {
+    let (mut base, mut n) = (x, n);
+    while n & 1 == 0 {
+        base = base.map(|b| b * b);
+        n >>= 1;
     }
-    if x < -745.2 {
-        return 0.0;
+    let mut product = base;
+    n >>= 1;
+    while n != 0 {
+        base = base.map(|b| b * b);
+        if n & 1 == 1 {
+            product = core::array::from_fn(|k| product[k] * base[k]);
+        }
+        n >>= 1;
     }
-    if x > 709.79 {
-        return f64::INFINITY;
+    product
+}
+
+/// `|x|ᵖ` of each `x`: [`powers`] for a [`whole`] exponent, `pow_abs`
+/// (a logarithm and an exponential) for any other; the exponent is the
+/// same for the whole launch, so a vector's lanes take one branch.
+#[inline(always)]
+fn terms<A: Copy + core::ops::Mul<Output = A>, const L: usize>(
+    x: [A; L],
+    p: f64,
+    abs: impl Fn(A) -> A,
+    pow_abs: impl Fn(A, f64) -> A,
+) -> [A; L] {
+    match whole(p) {
+        Some(n) => powers(x.map(abs), n),
+        None => x.map(|v| pow_abs(v, p)),
     }
-    exp_in_range(x)
 }
 
 macro_rules! power_sum {
-    ($($t:ident in $acc:ident: |$x:ident| $term:expr;)*) => {$(
+    ($($t:ident in $acc:ident: |$x:ident| $widen:expr, $pow_abs:expr;)*) => {$(
         impl Reduction<$t> for PowerSum {
             type Acc = $acc;
             type Out = $acc;
@@ -115,7 +173,14 @@ macro_rules! power_sum {
             const IDENTITY: $acc = 0.0;
             #[inline(always)]
             fn map($x: $t, _: $t, _: u64) -> $acc {
-                $term
+                terms([$widen], exponent(), <$acc>::abs, $pow_abs)[0]
+            }
+            /// A vector's terms with one choice of their form (`terms`),
+            /// added pairwise as the definition does.
+            #[inline(always)]
+            fn map_lanes<const L: usize>(x: [$t; L], _: [$t; L], _: u64) -> $acc {
+                let widened = x.map(|$x| -> $acc { $widen });
+                super::pairwise(terms(widened, exponent(), <$acc>::abs, $pow_abs), |a, b| a + b)
             }
             #[inline(always)]
             fn combine(a: $acc, b: $acc) -> $acc {
@@ -129,10 +194,10 @@ macro_rules! power_sum {
     )*};
 }
 power_sum! {
-    f32 in f32: |x| pow_abs_f32(x, exponent() as f32);
-    f64 in f64: |x| pow_abs_f64(x, exponent());
-    f16 in f32: |x| pow_abs_f32(x.to_f32(), exponent() as f32);
-    bf16 in f32: |x| pow_abs_f32(x.to_f32(), exponent() as f32);
+    f32 in f32: |x| x, |v: f32, p: f64| pow_abs_f32(v, p as f32);
+    f64 in f64: |x| x, pow_abs_f64;
+    f16 in f32: |x| x.to_f32(), |v: f32, p: f64| pow_abs_f32(v, p as f32);
+    bf16 in f32: |x| x.to_f32(), |v: f32, p: f64| pow_abs_f32(v, p as f32);
 }
 
 /// The p-norm from the sum `s = Σ |x|ᵖ`: `s^(1/p)` in `f64` (0 for `s = 0`
@@ -189,5 +254,37 @@ impl Order {
             f64::NEG_INFINITY => Order::NegInf,
             p => Order::Power(p),
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// [`powers`] against `f64`'s `powi` (exact to `2⁻⁵³` for these
+    /// results): each `n` from 3 to 64 on bases whose power stays normal,
+    /// within `(n − 1)·2⁻²⁴` relatively in `f32` (a unit's rounding of
+    /// each of at most `n − 1` factors); zeros, infinities and NaN as `pow`.
+    #[test]
+    fn whole_powers_are_within_their_bound() {
+        let mut seed = 3u64;
+        let mut draw = move || {
+            seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            (seed >> 11) as f64 / (1u64 << 53) as f64
+        };
+        for n in 3..=64u32 {
+            let top = 120.0 / n as f64; // |x|ⁿ below 2¹²⁰ and above 2⁻¹²⁰
+            let x: [f32; 64] = core::array::from_fn(|_| ((2.0 * draw() - 1.0) * top).exp2() as f32);
+            let got = powers(x.map(f32::abs), n);
+            for (&x, &got) in x.iter().zip(&got) {
+                let want = (x.abs() as f64).powi(n as i32);
+                let bound = (n - 1) as f64 * (f32::EPSILON as f64 / 2.0) * want;
+                assert!((got as f64 - want).abs() <= bound, "|{x}|^{n} = {got}, want {want}");
+            }
+            let special = powers([0.0f32, f32::INFINITY, f32::NAN, 1.0], n);
+            assert_eq!(special[..2], [0.0, f32::INFINITY]);
+            assert!(special[2].is_nan() && special[3] == 1.0);
+            assert_eq!(whole(n as f64), Some(n));
+        }
     }
 }
