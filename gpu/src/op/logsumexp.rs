@@ -385,22 +385,12 @@ fn round_with<T: Copy, A: ExpLn, const L: usize, const V: usize>(
 ) -> MaxSum<A> {
     let x = |v: usize, k: usize| widen(x[v][k]);
     // `acc`'s NaN, if any, stays (a NaN element is the test's below)
-    let largest = each::<A, L, V>(x, A::larger);
+    let largest = super::each::<A, L, V>(x, A::larger);
     let max = if largest > acc.max { largest } else { acc.max };
-    let nan = each::<bool, L, V>(|v, k| x(v, k) != x(v, k), |a, b| a | b);
+    let nan = super::each::<bool, L, V>(|v, k| x(v, k) != x(v, k), |a, b| a | b);
     let scale = if acc.max < max { exp(acc.max - max) } else { A::ONE };
-    let sum = acc.sum * scale + each::<A, L, V>(|v, k| exp(x(v, k) - max), |a, b| a + b);
+    let sum = acc.sum * scale + super::each::<A, L, V>(|v, k| exp(x(v, k) - max), |a, b| a + b);
     MaxSum { max: if nan { A::NAN } else { max }, sum: if max == A::NEG_INF { acc.sum } else { sum } }
-}
-
-/// `f(v, k)` of each lane `k` of each vector `v`, combined with `g`, the
-/// lanes [`pairwise`](super::pairwise), then the vectors.
-#[inline(always)]
-fn each<B: Copy, const L: usize, const V: usize>(f: impl Fn(usize, usize) -> B, g: impl Fn(B, B) -> B + Copy) -> B {
-    super::pairwise(
-        core::array::from_fn::<B, V, _>(|v| super::pairwise(core::array::from_fn::<B, L, _>(|k| f(v, k)), g)),
-        g,
-    )
 }
 
 macro_rules! logsumexp {

@@ -66,6 +66,16 @@ macro_rules! each_column {
 }
 pub(crate) use each_column;
 
+/// `f(v, k)` of each lane `k` of each vector `v` of a round, combined with
+/// `g`: the lanes [`pairwise`], then the vectors.
+#[inline(always)]
+pub(crate) fn each<B: Copy, const L: usize, const V: usize>(
+    f: impl Fn(usize, usize) -> B,
+    g: impl Fn(B, B) -> B + Copy,
+) -> B {
+    pairwise(core::array::from_fn::<B, V, _>(|v| pairwise(core::array::from_fn::<B, L, _>(|k| f(v, k)), g)), g)
+}
+
 pub mod approx;
 pub mod arg;
 pub mod exact;

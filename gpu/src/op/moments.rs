@@ -4,8 +4,9 @@
 //! [`MeanM2::std`] finish it with torch's `correction`.
 //!
 //! # How
-//! Welford's update within a 16-byte vector, Chan, Golub and LeVeque's
-//! pairwise merge everywhere else ([`Welford::merge`]): two parts of
+//! A thread's round of 16-byte vectors (or a single vector) measured as
+//! one part, Chan, Golub and LeVeque's pairwise merge everywhere else
+//! ([`Welford::merge`]): two parts of
 //! `n_a` and `n_b` elements with means `μ_a`, `μ_b` and sums of squared
 //! deviations `M2_a`, `M2_b` merge into
 //!
@@ -15,9 +16,9 @@
 //!
 //! No sum of squares is ever subtracted from a squared sum, so a large mean
 //! costs nothing: `f32` data of mean 10⁶ and spread 10⁻² keeps its variance
-//! to a few units in the last place of `f32`. A vector's lanes are measured
-//! from its first lane in `f32` (`f64` for `f64`), where the differences
-//! are exact or nearly; everything after is in `f64`: the accumulator is a
+//! to a few units in the last place of `f32`. A round's elements are
+//! measured from its first in `f32` (`f64` for `f64`), where the
+//! differences are exact or nearly; everything after is in `f64`: the accumulator is a
 //! [`Welford`] of three `f64`s for every float type. `f32` values so large
 //! that their differences overflow (beyond half of `f32::MAX`) give an
 //! infinite or NaN variance.
@@ -230,6 +231,8 @@ pub trait Lane:
 {
     /// Widened to `f64` (exact).
     fn widen(self) -> f64;
+    /// 0.
+    const ZERO: Self;
     /// `1 / L` for a lane count `L` (a power of two: exact).
     fn inverse(l: usize) -> Self;
     /// Neither infinite nor NaN.
@@ -237,6 +240,7 @@ pub trait Lane:
 }
 
 impl Lane for f32 {
+    const ZERO: f32 = 0.0;
     #[inline(always)]
     fn widen(self) -> f64 {
         self as f64
@@ -252,6 +256,7 @@ impl Lane for f32 {
 }
 
 impl Lane for f64 {
+    const ZERO: f64 = 0.0;
     #[inline(always)]
     fn widen(self) -> f64 {
         self
@@ -266,19 +271,29 @@ impl Lane for f64 {
     }
 }
 
-/// The accumulator of a vector's `L` lanes: measured from lane 0 in the
-/// lanes' own type, where the differences of nearby values are exact (the
-/// deviations from a rounded mean would carry its rounding), then widened
-/// to `f64`. With an infinity among them the mean is their plain mean
-/// (`±inf`, or NaN for both signs) and `M2` NaN.
+/// The accumulator of a vector's `L` lanes: [`round`] of one vector.
 #[inline(always)]
 fn lanes<A: Lane, const L: usize>(x: [A; L]) -> Welford {
-    let (x0, inverse) = (x[0], A::inverse(L));
-    let d: [A; L] = core::array::from_fn(|k| x[k] - x0);
-    let md = super::pairwise(d, |a, b| a + b) * inverse;
-    let m2 = super::pairwise(core::array::from_fn::<A, L, _>(|k| (d[k] - md) * (d[k] - md)), |a, b| a + b);
-    let mean = if md.finite() { x0.widen() + md.widen() } else { (super::pairwise(x, |a, b| a + b) * inverse).widen() };
-    Welford { count: L as f64, mean, m2: m2.widen() }
+    round([x])
+}
+
+/// The accumulator of a round's `V` vectors of `L` lanes as one part:
+/// measured from its first element in the lanes' own type, where the
+/// differences of nearby values are exact (the deviations from a rounded
+/// mean would carry its rounding), the deviations' mean and the sum of
+/// squared deviations from it added [`each`](super::each) (lanes
+/// pairwise, then the vectors), then widened to `f64`: no merge in `f64`
+/// within a round (merging each vector's part by halves took three). A
+/// first element that is infinite or NaN is replaced by 0 as the
+/// reference: the deviations' mean is then the plain mean, `±inf` or NaN
+/// as torch's, and with any infinity or NaN `M2` is NaN (`inf − inf`).
+#[inline(always)]
+fn round<A: Lane, const L: usize, const V: usize>(x: [[A; L]; V]) -> Welford {
+    let x0 = if x[0][0].finite() { x[0][0] } else { A::ZERO };
+    let d = |v: usize, k: usize| x[v][k] - x0;
+    let md = super::each::<A, L, V>(d, |a, b| a + b) * A::inverse(L * V);
+    let m2 = super::each::<A, L, V>(|v, k| (d(v, k) - md) * (d(v, k) - md), |a, b| a + b);
+    Welford { count: (L * V) as f64, mean: x0.widen() + md.widen(), m2: m2.widen() }
 }
 
 macro_rules! moments {
@@ -304,21 +319,15 @@ macro_rules! moments {
                 });
                 $lanes
             }
-            /// A round's vectors hold the same count: merged by halves.
+            /// A round's vectors as one part: `round`.
             #[inline(always)]
             fn fold_vectors<const L: usize, const V: usize>(
                 acc: Welford,
                 x: [[$t; L]; V],
-                y: [[$t; L]; V],
-                first: [u64; V],
+                _: [[$t; L]; V],
+                _: [u64; V],
             ) -> Welford {
-                let m = |v: usize| <Self as Reduction<$t>>::map_lanes(x[v], y[v], first[v]);
-                let h = Welford::merge_equal;
-                acc.merge(match V {
-                    1 => m(0),
-                    4 => h(h(m(0), m(1)), h(m(2), m(3))),
-                    _ => super::pairwise(core::array::from_fn::<_, V, _>(m), h),
-                })
+                acc.merge(round(x.map(|v| v.map(|$x| $widen))))
             }
             /// A column's rows merge as one part, as a vector's lanes do.
             #[inline(always)]
@@ -365,4 +374,50 @@ moments! {
     f64: |x| x, |w| lanes(w), shared_weight;
     f16: |x| x.to_f32(), |w| lanes(w), shared_weight;
     bf16: |x| x.to_f32(), |w| lanes(w), shared_weight;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A round of four `f32` vectors as one part against the exact mean and
+    /// `M2` (in `f64`, of the same values): near values measured from the
+    /// first element keep both to a few units of `f32`'s last place at a
+    /// large mean; infinities and NaN give torch's mean and a NaN `M2`, also
+    /// when the first element is the infinity.
+    #[test]
+    fn a_round_is_one_part() {
+        let mut seed = 5u64;
+        let mut draw = move || {
+            seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            (seed >> 11) as f64 / (1u64 << 53) as f64
+        };
+        for case in 0..2000 {
+            let (mean, spread) = ([0.0, 1e6, -3e4][case % 3], [1.0, 1e-2, 1e3][case / 3 % 3]);
+            let x: [[f32; 4]; 4] =
+                core::array::from_fn(|_| core::array::from_fn(|_| (mean + spread * (2.0 * draw() - 1.0)) as f32));
+            let wide = x.as_flattened().iter().map(|&v| v as f64);
+            let exact_mean = wide.clone().sum::<f64>() / 16.0;
+            let exact_m2 = wide.map(|v| (v - exact_mean) * (v - exact_mean)).sum::<f64>();
+            let got = round(x);
+            let unit = f32::EPSILON as f64 * spread;
+            assert_eq!(got.count, 16.0);
+            assert!((got.mean - exact_mean).abs() <= 4.0 * unit + 1e-15 * exact_mean.abs(), "{x:?}: {got:?}");
+            assert!((got.m2 - exact_m2).abs() <= 64.0 * unit * spread, "{x:?}: {got:?} {exact_m2}");
+        }
+        let mut x = [[1.0f32; 4]; 4];
+        for (at, value, mean) in
+            [((0, 0), f32::INFINITY, f64::INFINITY), ((3, 1), f32::NEG_INFINITY, f64::NEG_INFINITY)]
+        {
+            x[at.0][at.1] = value;
+            let got = round(x);
+            assert!(got.mean == mean && got.m2.is_nan(), "{x:?}: {got:?}");
+            x[at.0][at.1] = 1.0;
+        }
+        x[0][0] = f32::INFINITY;
+        x[2][3] = f32::NEG_INFINITY;
+        assert!(round(x).mean.is_nan());
+        x[2][3] = f32::NAN;
+        assert!(round(x).mean.is_nan() && round(x).m2.is_nan());
+    }
 }

@@ -148,19 +148,37 @@ pub fn powers<A: Copy + core::ops::Mul<Output = A>, const L: usize>(x: [A; L], n
     product
 }
 
-/// `|x|ᵖ` of each `x`: [`powers`] for a [`whole`] exponent, `pow_abs`
-/// (a logarithm and an exponential) for any other; the exponent is the
-/// same for the whole launch, so a vector's lanes take one branch.
+/// `Σ |x|ᵖ` of a round of `V` vectors, each vector's lanes added pairwise,
+/// then the vectors: the terms are [`powers`] for a [`whole`] exponent,
+/// `pow_abs` (a logarithm and an exponential) for any other. The exponent
+/// is the same for the whole launch: one branch a round, and each form's
+/// code is what it would be alone (the round's logarithms and exponentials
+/// side by side; a vector's products added before the next vector's, in
+/// fewer registers).
 #[inline(always)]
-fn terms<A: Copy + core::ops::Mul<Output = A>, const L: usize>(
-    x: [A; L],
+fn round_sum<
+    T: Copy,
+    A: Copy + core::ops::Add<Output = A> + core::ops::Mul<Output = A>,
+    const L: usize,
+    const V: usize,
+>(
+    x: [[T; L]; V],
     p: f64,
-    abs: impl Fn(A) -> A,
-    pow_abs: impl Fn(A, f64) -> A,
-) -> [A; L] {
+    widen: impl Fn(T) -> A + Copy,
+    abs: impl Fn(A) -> A + Copy,
+    pow_abs: impl Fn(A, f64) -> A + Copy,
+) -> A {
+    let add = |a: A, b: A| a + b;
+    // the vectors written out, each index a constant: LLVM keeps a round in
+    // registers only so, and does not unroll a loop whose body holds one
+    let vectors = |f: &dyn Fn([T; L]) -> A| match V {
+        1 => f(x[0]),
+        4 => add(add(f(x[0]), f(x[1])), add(f(x[2]), f(x[3]))),
+        _ => super::pairwise(core::array::from_fn::<A, V, _>(|v| f(x[v])), add),
+    };
     match whole(p) {
-        Some(n) => powers(x.map(abs), n),
-        None => x.map(|v| pow_abs(v, p)),
+        Some(n) => vectors(&|v| super::pairwise(powers(v.map(|e| abs(widen(e))), n), add)),
+        None => vectors(&|v| super::pairwise(v.map(|e| pow_abs(widen(e), p)), add)),
     }
 }
 
@@ -172,15 +190,27 @@ macro_rules! power_sum {
             const NAME: &'static str = "power_sum";
             const IDENTITY: $acc = 0.0;
             #[inline(always)]
-            fn map($x: $t, _: $t, _: u64) -> $acc {
-                terms([$widen], exponent(), <$acc>::abs, $pow_abs)[0]
+            fn map(x: $t, y: $t, i: u64) -> $acc {
+                <Self as Reduction<$t>>::fold_vectors(0.0, [[x]], [[y]], [i])
             }
-            /// A vector's terms with one choice of their form (`terms`),
-            /// added pairwise as the definition does.
             #[inline(always)]
-            fn map_lanes<const L: usize>(x: [$t; L], _: [$t; L], _: u64) -> $acc {
-                let widened = x.map(|$x| -> $acc { $widen });
-                super::pairwise(terms(widened, exponent(), <$acc>::abs, $pow_abs), |a, b| a + b)
+            fn map_lanes<const L: usize>(x: [$t; L], y: [$t; L], first: u64) -> $acc {
+                <Self as Reduction<$t>>::fold_vectors(0.0, [x], [y], [first])
+            }
+            /// A round's vectors with one choice of their terms' form
+            /// (`round_sum`), added as the definition does: each
+            /// vector's lanes pairwise, then the vectors pairwise, then to
+            /// `acc` (0 for `map` and `map_lanes`: the same bits, as no
+            /// term is `-0.0`).
+            #[inline(always)]
+            fn fold_vectors<const L: usize, const V: usize>(
+                acc: $acc,
+                x: [[$t; L]; V],
+                _: [[$t; L]; V],
+                _: [u64; V],
+            ) -> $acc {
+                let widen = |$x: $t| -> $acc { $widen };
+                acc + round_sum(x, exponent(), widen, <$acc>::abs, $pow_abs)
             }
             #[inline(always)]
             fn combine(a: $acc, b: $acc) -> $acc {
