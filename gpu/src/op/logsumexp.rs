@@ -516,16 +516,8 @@ impl super::fixed_order::FixedOrder<f32> for LogSumExp {
 
 #[cfg(test)]
 mod tests {
-    use super::super::fold_pairwise;
+    use super::super::{draws, fold_pairwise};
     use super::*;
-
-    /// A pseudo-random generator for the tests (64-bit LCG, high bits).
-    fn draws(mut seed: u64) -> impl FnMut() -> f64 {
-        move || {
-            seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
-            (seed >> 11) as f64 / (1u64 << 53) as f64
-        }
-    }
 
     /// `exp_in_range` against the CPU's `exp` (itself within half a unit of
     /// the exact value): within 1.5 units in the last place for `|x| ≤ 1`,

@@ -66,6 +66,16 @@ macro_rules! each_column {
 }
 pub(crate) use each_column;
 
+/// A pseudo-random generator for the unit tests: uniform in `[0, 1)`, from
+/// the high bits of a 64-bit linear congruential sequence.
+#[cfg(test)]
+pub(crate) fn draws(mut seed: u64) -> impl FnMut() -> f64 {
+    move || {
+        seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        (seed >> 11) as f64 / (1u64 << 53) as f64
+    }
+}
+
 /// `f(v, k)` of each lane `k` of each vector `v` of a round, combined with
 /// `g`: the lanes [`pairwise`], then the vectors.
 #[inline(always)]

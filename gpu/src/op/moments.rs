@@ -413,11 +413,7 @@ mod tests {
     /// when the first element is the infinity.
     #[test]
     fn a_round_is_one_part() {
-        let mut seed = 5u64;
-        let mut draw = move || {
-            seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
-            (seed >> 11) as f64 / (1u64 << 53) as f64
-        };
+        let mut draw = super::super::draws(5);
         for case in 0..2000 {
             let (mean, spread) = ([0.0, 1e6, -3e4][case % 3], [1.0, 1e-2, 1e3][case / 3 % 3]);
             let x: [[f32; 4]; 4] =

@@ -297,11 +297,7 @@ mod tests {
     /// each of at most `n − 1` factors); zeros, infinities and NaN as `pow`.
     #[test]
     fn whole_powers_are_within_their_bound() {
-        let mut seed = 3u64;
-        let mut draw = move || {
-            seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
-            (seed >> 11) as f64 / (1u64 << 53) as f64
-        };
+        let mut draw = super::super::draws(3);
         for n in 3..=64u32 {
             let top = 120.0 / n as f64; // |x|ⁿ below 2¹²⁰ and above 2⁻¹²⁰
             let x: [f32; 64] = core::array::from_fn(|_| ((2.0 * draw() - 1.0) * top).exp2() as f32);
