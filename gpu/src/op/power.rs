@@ -153,8 +153,7 @@ pub fn powers<A: Copy + core::ops::Mul<Output = A>, const L: usize>(x: [A; L], n
 /// `pow_abs` (a logarithm and an exponential) for any other. The exponent
 /// is the same for the whole launch: one branch a round, and each form's
 /// code is what it would be alone (the round's logarithms and exponentials
-/// side by side; a vector's products added before the next vector's, in
-/// fewer registers).
+/// side by side; a vector's products added before the next vector's).
 #[inline(always)]
 fn round_sum<
     T: Copy,
