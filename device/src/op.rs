@@ -234,13 +234,23 @@ pub fn fold_pairwise<R: Reduction<T> + ?Sized, T: Copy, const L: usize, const V:
     y: [[T; L]; V],
     first: [u64; V],
 ) -> R::Acc {
-    let m = |v: usize| R::map_lanes(x[v], y[v], first[v]);
-    // each pair combined as soon as it is mapped (what `pairwise` of the
-    // mapped vectors gives, in the order the kernels' registers like)
+    R::combine(acc, pairwise_of::<_, V>(|v| R::map_lanes(x[v], y[v], first[v]), R::combine))
+}
+
+/// `f(0)`, …, `f(V-1)` combined [`pairwise`], each pair as soon as both
+/// are made: a round's vectors, as [`fold_pairwise`] combines them. One
+/// and four are written out, each index a constant: LLVM keeps a round in
+/// registers only so, and does not unroll a loop whose body is large.
+///
+/// ```
+/// assert_eq!(reduction_device::op::pairwise_of::<i32, 4>(|v| v as i32 + 1, |a, b| 2 * a + b), 2 * (2 * 1 + 2) + (2 * 3 + 4));
+/// ```
+#[inline(always)]
+pub fn pairwise_of<A: Copy, const V: usize>(f: impl Fn(usize) -> A, combine: impl Fn(A, A) -> A + Copy) -> A {
     match V {
-        1 => R::combine(acc, m(0)),
-        4 => R::combine(acc, R::combine(R::combine(m(0), m(1)), R::combine(m(2), m(3)))),
-        _ => R::combine(acc, pairwise(core::array::from_fn::<_, V, _>(m), R::combine)),
+        1 => f(0),
+        4 => combine(combine(f(0), f(1)), combine(f(2), f(3))),
+        _ => pairwise(core::array::from_fn::<A, V, _>(f), combine),
     }
 }
 

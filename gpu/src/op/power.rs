@@ -148,59 +148,79 @@ pub fn powers<A: Copy + core::ops::Mul<Output = A>, const L: usize>(x: [A; L], n
     product
 }
 
+/// An element type's terms: the element widened to the accumulator `A`
+/// (exactly), and `|x|ᵖ` of a widened element for an exponent that is not
+/// [`whole`].
+trait Term<A>: Copy {
+    fn widen(self) -> A;
+    fn pow_abs(x: A, p: f64) -> A;
+}
+
 /// `Σ |x|ᵖ` of a round of `V` vectors, each vector's lanes added pairwise,
 /// then the vectors: the terms are [`powers`] for a [`whole`] exponent,
-/// `pow_abs` (a logarithm and an exponential) for any other. The exponent
-/// is the same for the whole launch: one branch a round, and each form's
-/// code is what it would be alone (the round's logarithms and exponentials
-/// side by side; a vector's products added before the next vector's).
+/// [`Term::pow_abs`] (a logarithm and an exponential) for any other. The
+/// exponent is the same for the whole launch: one branch a round, and each
+/// form's code is what it would be alone (the round's logarithms and
+/// exponentials side by side; a vector's products added before the next
+/// vector's).
 #[inline(always)]
-fn round_sum<
-    T: Copy,
-    A: Copy + core::ops::Add<Output = A> + core::ops::Mul<Output = A>,
-    const L: usize,
-    const V: usize,
->(
-    x: [[T; L]; V],
-    p: f64,
-    widen: impl Fn(T) -> A + Copy,
-    abs: impl Fn(A) -> A + Copy,
-    pow_abs: impl Fn(A, f64) -> A + Copy,
-) -> A {
+fn round_sum<T: Term<A>, A: Float, const L: usize, const V: usize>(x: [[T; L]; V]) -> A {
     let add = |a: A, b: A| a + b;
-    // the vectors written out, each index a constant: LLVM keeps a round in
-    // registers only so, and does not unroll a loop whose body holds one
-    let vectors = |f: &dyn Fn([T; L]) -> A| match V {
-        1 => f(x[0]),
-        4 => add(add(f(x[0]), f(x[1])), add(f(x[2]), f(x[3]))),
-        _ => super::pairwise(core::array::from_fn::<A, V, _>(|v| f(x[v])), add),
-    };
+    let p = exponent();
+    let vectors = |f: &dyn Fn([T; L]) -> A| super::pairwise_of::<A, V>(|v| f(x[v]), add);
     match whole(p) {
-        Some(n) => vectors(&|v| super::pairwise(powers(v.map(|e| abs(widen(e))), n), add)),
-        None => vectors(&|v| super::pairwise(v.map(|e| pow_abs(widen(e), p)), add)),
+        Some(n) => vectors(&|v| super::pairwise(powers(v.map(|e| e.widen().abs()), n), add)),
+        None => vectors(&|v| super::pairwise(v.map(|e| T::pow_abs(e.widen(), p)), add)),
     }
 }
 
+/// The accumulators: `f32` and `f64`.
+trait Float: Copy + core::ops::Add<Output = Self> + core::ops::Mul<Output = Self> {
+    fn abs(self) -> Self;
+}
+
+macro_rules! float {
+    ($($a:ident)*) => {$(
+        impl Float for $a {
+            #[inline(always)]
+            fn abs(self) -> $a {
+                <$a>::abs(self)
+            }
+        }
+    )*};
+}
+float!(f32 f64);
+
 macro_rules! power_sum {
     ($($t:ident in $acc:ident: |$x:ident| $widen:expr, $pow_abs:expr;)*) => {$(
+        impl Term<$acc> for $t {
+            #[inline(always)]
+            fn widen(self) -> $acc {
+                let $x = self;
+                $widen
+            }
+            #[inline(always)]
+            fn pow_abs(x: $acc, p: f64) -> $acc {
+                $pow_abs(x, p)
+            }
+        }
         impl Reduction<$t> for PowerSum {
             type Acc = $acc;
             type Out = $acc;
             const NAME: &'static str = "power_sum";
             const IDENTITY: $acc = 0.0;
             #[inline(always)]
-            fn map(x: $t, y: $t, i: u64) -> $acc {
-                <Self as Reduction<$t>>::fold_vectors(0.0, [[x]], [[y]], [i])
+            fn map(x: $t, _: $t, _: u64) -> $acc {
+                round_sum([[x]])
             }
             #[inline(always)]
-            fn map_lanes<const L: usize>(x: [$t; L], y: [$t; L], first: u64) -> $acc {
-                <Self as Reduction<$t>>::fold_vectors(0.0, [x], [y], [first])
+            fn map_lanes<const L: usize>(x: [$t; L], _: [$t; L], _: u64) -> $acc {
+                round_sum([x])
             }
             /// A round's vectors with one choice of their terms' form
             /// (`round_sum`), added as the definition does: each
             /// vector's lanes pairwise, then the vectors pairwise, then to
-            /// `acc` (0 for `map` and `map_lanes`: the same bits, as no
-            /// term is `-0.0`).
+            /// `acc`.
             #[inline(always)]
             fn fold_vectors<const L: usize, const V: usize>(
                 acc: $acc,
@@ -208,8 +228,7 @@ macro_rules! power_sum {
                 _: [[$t; L]; V],
                 _: [u64; V],
             ) -> $acc {
-                let widen = |$x: $t| -> $acc { $widen };
-                acc + round_sum(x, exponent(), widen, <$acc>::abs, $pow_abs)
+                acc + round_sum(x)
             }
             #[inline(always)]
             fn combine(a: $acc, b: $acc) -> $acc {
