@@ -174,13 +174,13 @@ const ROUND: f64 = 6755399441055744.0;
 
 /// `eˣ` in `f64` for `x` up to 709.79 (above: the callers'), NaN for NaN:
 /// `x` held at -1400 from below (a selection, no branch), then
-/// `x = k·ln 2 + r` with `|r| ≤ ln 2 / 2` (ln 2 in two parts, so `k·ln2_hi` is exact),
-/// `eʳ` by its Taylor polynomial to `r¹³` (the rest below 2·10⁻¹⁷) in
-/// fused Horner steps, scaled by `2ᵏ` in two steps
-/// (each within the normal range, for `k` from -2020 to 1024, so that
-/// below -745.2 the result underflows to 0). Within 1 unit in the last
-/// place of the exact value for `|x| ≤ 1`, and `|x|·2⁻⁵³` more (the
-/// reduction's rounding) beyond.
+/// `x = k·ln 2 + r` with `|r| ≤ ln 2 / 2` (ln 2 in two parts, so
+/// `k·ln2_hi` is exact), `eʳ` by its Taylor polynomial to `r¹³` (the rest
+/// below 2·10⁻¹⁷) in fused Horner steps, scaled by `2ᵏ` in two steps (each
+/// within the normal range, for `k` from -2020 to 1024, so that below
+/// -745.2 the result underflows to 0). Within 1 unit in the last place of
+/// the exact value for `|x| ≤ 1`, and `|x|·2⁻⁵³` more (the reduction's
+/// rounding) beyond.
 ///
 /// Straight-line code of 19 `f64` operations, 16 of them fused
 /// multiply-adds (`k` read from the bits of `x·log₂e + 1.5·2⁵²`, not
