@@ -271,13 +271,6 @@ impl Lane for f64 {
     }
 }
 
-/// The accumulator of a vector's `L` lanes ([`Reduction::map_lanes`]): the
-/// [`round`] of one vector.
-#[inline(always)]
-fn lanes<A: Lane, const L: usize>(x: [A; L]) -> Welford {
-    round([x])
-}
-
 /// The accumulator of a column's `L` rows, as the columns kernel folds
 /// them: [`deviations`] from the first, and with an infinity or NaN among
 /// them the mean is their plain mean (`±inf`, or NaN for both signs or a
@@ -324,7 +317,7 @@ fn deviations<A: Lane, const L: usize, const V: usize>(x: [[A; L]; V], x0: A) ->
 }
 
 macro_rules! moments {
-    ($($t:ident: |$x:ident| $widen:expr, |$w:ident| $lanes:expr $(, $shared:ident)?;)*) => {$(
+    ($($t:ident: |$x:ident| $widen:expr $(, $shared:ident)?;)*) => {$(
         impl Reduction<$t> for Moments {
             type Acc = Welford;
             type Out = MeanM2;
@@ -338,13 +331,10 @@ macro_rules! moments {
             fn combine(a: Welford, b: Welford) -> Welford {
                 a.merge(b)
             }
+            /// A vector's lanes: the `round` of one vector.
             #[inline(always)]
             fn map_lanes<const L: usize>(x: [$t; L], _: [$t; L], _: u64) -> Welford {
-                let $w: [_; L] = core::array::from_fn(|k| {
-                    let $x = x[k];
-                    $widen
-                });
-                $lanes
+                round([x.map(|$x| $widen)])
             }
             /// A round's vectors as one part: `round`.
             #[inline(always)]
@@ -396,10 +386,10 @@ macro_rules! moments {
 // for on the fastest cards, the shared weight spilled more (H200, 1 GiB
 // matrices along their columns, 8-12% slower on three of four).
 moments! {
-    f32: |x| x, |w| lanes(w);
-    f64: |x| x, |w| lanes(w), shared_weight;
-    f16: |x| x.to_f32(), |w| lanes(w), shared_weight;
-    bf16: |x| x.to_f32(), |w| lanes(w), shared_weight;
+    f32: |x| x;
+    f64: |x| x, shared_weight;
+    f16: |x| x.to_f32(), shared_weight;
+    bf16: |x| x.to_f32(), shared_weight;
 }
 
 #[cfg(test)]

@@ -149,10 +149,11 @@ pub fn powers<A: Copy + core::ops::Mul<Output = A>, const L: usize>(x: [A; L], n
 }
 
 /// An element type's terms: the element widened to the accumulator `A`
-/// (exactly), and `|x|ᵖ` of a widened element for an exponent that is not
-/// [`whole`].
+/// (exactly), the accumulator's `|x|`, and `|x|ᵖ` of a widened element
+/// for an exponent that is not [`whole`].
 trait Term<A>: Copy {
     fn widen(self) -> A;
+    fn abs(x: A) -> A;
     fn pow_abs(x: A, p: f64) -> A;
 }
 
@@ -164,32 +165,22 @@ trait Term<A>: Copy {
 /// exponentials side by side; a vector's products added before the next
 /// vector's).
 #[inline(always)]
-fn round_sum<T: Term<A>, A: Float, const L: usize, const V: usize>(x: [[T; L]; V]) -> A {
+fn round_sum<
+    T: Term<A>,
+    A: Copy + core::ops::Add<Output = A> + core::ops::Mul<Output = A>,
+    const L: usize,
+    const V: usize,
+>(
+    x: [[T; L]; V],
+) -> A {
     let add = |a: A, b: A| a + b;
     let p = exponent();
     let vectors = |f: &dyn Fn([T; L]) -> A| super::pairwise_of::<A, V>(|v| f(x[v]), add);
     match whole(p) {
-        Some(n) => vectors(&|v| super::pairwise(powers(v.map(|e| e.widen().abs()), n), add)),
+        Some(n) => vectors(&|v| super::pairwise(powers(v.map(|e| T::abs(e.widen())), n), add)),
         None => vectors(&|v| super::pairwise(v.map(|e| T::pow_abs(e.widen(), p)), add)),
     }
 }
-
-/// The accumulators: `f32` and `f64`.
-trait Float: Copy + core::ops::Add<Output = Self> + core::ops::Mul<Output = Self> {
-    fn abs(self) -> Self;
-}
-
-macro_rules! float {
-    ($($a:ident)*) => {$(
-        impl Float for $a {
-            #[inline(always)]
-            fn abs(self) -> $a {
-                <$a>::abs(self)
-            }
-        }
-    )*};
-}
-float!(f32 f64);
 
 macro_rules! power_sum {
     ($($t:ident in $acc:ident: |$x:ident| $widen:expr, $pow_abs:expr;)*) => {$(
@@ -198,6 +189,10 @@ macro_rules! power_sum {
             fn widen(self) -> $acc {
                 let $x = self;
                 $widen
+            }
+            #[inline(always)]
+            fn abs(x: $acc) -> $acc {
+                x.abs()
             }
             #[inline(always)]
             fn pow_abs(x: $acc, p: f64) -> $acc {
