@@ -2,22 +2,25 @@
 //! the same as `cargo xtask build-ptx`) and leaves it in `OUT_DIR/gpu.ptx`,
 //! and compressed (LZMA, a window holding the whole text: the entries
 //! repeat each other) in `OUT_DIR/gpu.ptx.lzma`, which `src/ptx.rs` embeds
-//! (about 1.3 MB in every binary instead of 32 MB of text). Editing `gpu/src` rebuilds it on the next
+//! (about 1.3 MB in every binary instead of 32 MB of text). Beside it,
+//! `gpu-sm80.ptx.lzma`: the entries of a build for sm_80 that use what
+//! sm_75 lacks (`ptx_builder::newer_entries`), which cards of sm_80 and
+//! later load instead. Editing `gpu/src` rebuilds it on the next
 //! `cargo build`/`test`/`run`; the nested build keeps its files in
 //! `<target>/ptx`, never in the source tree.
 //!
 //! Outside the workspace (the crate as published) there are no kernel
 //! sources beside it: it embeds the PTX it ships, `kernels/gpu.ptx.lzma`,
-//! which `cargo xtask package` compiled from them, so a user's build needs
-//! stable Rust only. `REDUCTION_PTX=<file>` embeds that PTX instead (made
-//! with `cargo xtask build-ptx`). It must hold every entry the registry
-//! names; the library's tests check that.
+//! (and `kernels/gpu-sm80.ptx.lzma`), which `cargo xtask package` compiled
+//! from them, so a user's build needs stable Rust only. `REDUCTION_PTX=<file>`
+//! embeds that PTX instead, alone (made with `cargo xtask build-ptx`). It
+//! must hold every entry the registry names; the library's tests check that.
 
 use std::path::PathBuf;
 
 fn main() {
     let out_dir = PathBuf::from(std::env::var_os("OUT_DIR").expect("cargo sets OUT_DIR"));
-    let out = out_dir.join("gpu.ptx");
+    let (out, newer) = (out_dir.join("gpu.ptx"), out_dir.join(NEWER));
     println!("cargo:rerun-if-env-changed=REDUCTION_PTX");
     if let Some(file) = std::env::var_os("REDUCTION_PTX") {
         println!("cargo:rerun-if-changed={}", PathBuf::from(&file).display());
@@ -25,6 +28,8 @@ fn main() {
             panic!("REDUCTION_PTX={}: {e}", PathBuf::from(&file).display());
         }
         compress(&out);
+        write(&newer, ""); // no entries: every card loads them from that PTX
+        compress(&newer);
         return;
     }
     let manifest = PathBuf::from(std::env::var_os("CARGO_MANIFEST_DIR").expect("cargo sets CARGO_MANIFEST_DIR"));
@@ -34,10 +39,13 @@ fn main() {
     let in_workspace = gpu.join("src").is_dir() && manifest.join("..").join("Cargo.toml").is_file();
     if !in_workspace {
         // the published crate: the PTX it ships
-        let shipped = manifest.join("kernels").join("gpu.ptx.lzma");
-        println!("cargo:rerun-if-changed={}", shipped.display());
-        if let Err(e) = std::fs::copy(&shipped, out.with_extension("ptx.lzma")) {
-            panic!("{}: {e} (no kernel sources beside the crate and no PTX shipped with it)", shipped.display());
+        for built in [&out, &newer] {
+            let name = built.with_extension("ptx.lzma");
+            let shipped = manifest.join("kernels").join(name.file_name().expect("a file name"));
+            println!("cargo:rerun-if-changed={}", shipped.display());
+            if let Err(e) = std::fs::copy(&shipped, &name) {
+                panic!("{}: {e} (no kernel sources beside the crate and no PTX shipped with it)", shipped.display());
+            }
         }
         return;
     }
@@ -45,11 +53,19 @@ fn main() {
     build.print_rerun_if_changed();
     // the workspace manifest holds the kernels' release profile
     println!("cargo:rerun-if-changed={}", manifest.join("..").join("Cargo.toml").display());
-    if let Err(e) = build.build(&out) {
-        // A build script reports failure by panicking; the message is the compiler's output.
-        panic!("{e}");
-    }
+    // A build script reports failure by panicking; the message is the compiler's output.
+    build.build(&out).unwrap_or_else(|e| panic!("{e}"));
+    let text = build.build_newer(&out_dir.join("gpu-sm80-whole.ptx")).unwrap_or_else(|e| panic!("{e}"));
+    write(&newer, &text);
     compress(&out);
+    compress(&newer);
+}
+
+/// The second PTX's file (`ptx_builder::NEWER_ARCH`'s entries), as `src/ptx.rs` names it.
+const NEWER: &str = "gpu-sm80.ptx";
+
+fn write(path: &std::path::Path, text: &str) {
+    std::fs::write(path, text).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
 }
 
 /// `ptx` compressed beside it (`.lzma`, `ptx_builder::compress`).

@@ -9,10 +9,16 @@
 use std::sync::{Arc, OnceLock};
 
 use crate::error::{Error, Result};
+use ptx_builder::entry_name;
 
 /// The PTX that `build.rs` made with `ptx_builder` (the default arch,
 /// sm_75), compressed (LZMA): the kernels' share of a binary that links the library.
 const EMBEDDED_LZMA: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/gpu.ptx.lzma"));
+
+/// The entries `build.rs` built again for sm_80 because they use what
+/// sm_75 lacks (`ptx_builder::newer_entries`: the staged segments'
+/// `cp.async`), compressed: about 0.3 MB.
+const EMBEDDED_SM80_LZMA: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/gpu-sm80.ptx.lzma"));
 
 /// The embedded PTX, decompressed once per process on first use (about a
 /// tenth of a second; `docs/src/guide/operations.md` has the first call's
@@ -20,8 +26,18 @@ const EMBEDDED_LZMA: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/gpu.ptx.l
 /// gives no entries, and every launch a typed `MissingEntry`, not a panic.
 fn embedded_text() -> Arc<str> {
     static TEXT: OnceLock<Arc<str>> = OnceLock::new();
-    TEXT.get_or_init(|| String::from_utf8(decompress(EMBEDDED_LZMA).unwrap_or_default()).unwrap_or_default().into())
-        .clone()
+    TEXT.get_or_init(|| text_of(EMBEDDED_LZMA)).clone()
+}
+
+/// The embedded sm_80 entries, as [`embedded_text`].
+fn embedded_sm80_text() -> Arc<str> {
+    static TEXT: OnceLock<Arc<str>> = OnceLock::new();
+    TEXT.get_or_init(|| text_of(EMBEDDED_SM80_LZMA)).clone()
+}
+
+/// The text of an embedded blob; none if it does not decompress.
+fn text_of(packed: &[u8]) -> Arc<str> {
+    String::from_utf8(decompress(packed).unwrap_or_default()).unwrap_or_default().into()
 }
 
 /// The bytes an LZMA stream (with its `.lzma` header, as
@@ -48,7 +64,14 @@ pub struct Ptx {
     /// More modules whose entries are looked up when this one lacks them
     /// ([`Ptx::with`]): a user's own kernels beside the library's.
     more: Vec<Ptx>,
+    /// Entries of this module built again for sm_80 (the embedded PTX's:
+    /// those that copy with `cp.async`), which cards of sm_80 and later
+    /// load instead; empty for PTX from a file or text.
+    sm80: Arc<str>,
 }
+
+/// The compute capability from which a card loads [`Ptx`]'s sm_80 entries.
+const SM80: (i32, i32) = (8, 0);
 
 impl Ptx {
     /// The PTX embedded in this library.
@@ -58,8 +81,13 @@ impl Ptx {
     /// assert_eq!(ptx.target(), Some("sm_75"));
     /// assert!(ptx.entries().any(|e| e == "reduce3_sum_i32"));
     /// ```
+    ///
+    /// A card of sm_80 or later loads the few entries that use what sm_75
+    /// lacks (the staged segments copy with `cp.async`) from a second,
+    /// small module built for sm_80, embedded beside this one; they have
+    /// the same names and compute the same results.
     pub fn embedded() -> Self {
-        Ptx { text: embedded_text(), origin: "embedded".into(), more: Vec::new() }
+        Ptx { text: embedded_text(), origin: "embedded".into(), more: Vec::new(), sm80: embedded_sm80_text() }
     }
 
     /// PTX read from a file, e.g. one written by `cargo xtask build-ptx`.
@@ -72,7 +100,7 @@ impl Ptx {
         let path = path.as_ref();
         let text = std::fs::read_to_string(path)
             .map_err(|source| Error::PtxMissing { path: path.display().to_string(), source })?;
-        Ok(Ptx { text: text.into(), origin: path.display().to_string(), more: Vec::new() })
+        Ok(Ptx::from_text(text, path.display().to_string()))
     }
 
     /// PTX given as text; `origin` names it in error messages.
@@ -82,7 +110,7 @@ impl Ptx {
     /// assert_eq!(ptx.target(), Some("sm_80"));
     /// ```
     pub fn from_text(text: impl Into<Arc<str>>, origin: impl Into<String>) -> Self {
-        Ptx { text: text.into(), origin: origin.into(), more: Vec::new() }
+        Ptx { text: text.into(), origin: origin.into(), more: Vec::new(), sm80: "".into() }
     }
 
     /// These kernels and those of `other` (each entry is loaded from the
@@ -171,36 +199,28 @@ impl Ptx {
     /// assert!(matches!(ptx.module_for("nope"), Err(reduction::Error::MissingEntry { .. })));
     /// ```
     pub fn module_for(&self, entry: &str) -> Result<String> {
-        let mut out = String::new();
-        let mut found = false;
-        let mut skipping = false;
-        let mut depth = 0u32; // braces open: a body's own, and its inline assembly's scopes
-        for line in self.text.lines() {
-            if let Some(name) = entry_name(line).filter(|_| depth == 0) {
-                skipping = name != entry;
-                found |= !skipping;
-            }
-            if !skipping {
-                out.push_str(line);
-                out.push('\n');
-            }
-            let code = line.split("//").next().unwrap_or_default();
-            depth = code.chars().fold(depth, |d, c| match c {
-                '{' => d + 1,
-                '}' => d.saturating_sub(1),
-                _ => d,
+        self.module_for_card(entry, (7, 5))
+    }
+
+    /// [`Ptx::module_for`] for a card of `compute_capability`: from the
+    /// sm_80 entries if the card runs them and they have `entry`.
+    pub(crate) fn module_for_card(&self, entry: &str, compute_capability: (i32, i32)) -> Result<String> {
+        let only = |text: &str| {
+            let mut found = false;
+            let module = ptx_builder::entries_where(text, |name, _| {
+                found |= name == entry;
+                name == entry
             });
-            if depth == 0 && code.contains('}') {
-                skipping = false; // the end of a function body
-            }
+            found.then_some(module)
+        };
+        let newer = if compute_capability >= SM80 { only(&self.sm80) } else { None };
+        if let Some(module) = newer.or_else(|| only(&self.text)) {
+            return Ok(module);
         }
-        if !found {
-            if let Some(m) = self.more.iter().find_map(|m| m.module_for(entry).ok()) {
-                return Ok(m);
-            }
-            return Err(Error::MissingEntry { entry: entry.to_string(), ptx: self.origin.clone() });
+        if let Some(m) = self.more.iter().find_map(|m| m.module_for_card(entry, compute_capability).ok()) {
+            return Ok(m);
         }
-        Ok(out)
+        Err(Error::MissingEntry { entry: entry.to_string(), ptx: self.origin.clone() })
     }
 }
 
@@ -230,12 +250,6 @@ pub(crate) fn with_block_bound(module: &str, block: u32, blocks: Option<u32>) ->
         }
     }
     out
-}
-
-/// `reduce3_sum_i32` from `.visible .entry reduce3_sum_i32(`.
-fn entry_name(line: &str) -> Option<&str> {
-    let rest = line.strip_prefix(".visible .entry ").or_else(|| line.strip_prefix(".entry "))?;
-    rest.split('(').next().map(str::trim)
 }
 
 #[cfg(test)]
@@ -284,6 +298,25 @@ mod tests {
             !ptx.entries().any(|entry| gpu::names::declares("accurate_sum_f3", entry)),
             "a misspelled name matched"
         );
+    }
+
+    /// The sm_80 module holds the staged segments of every operation and
+    /// type (the entries that copy with `cp.async`), and nothing else; a
+    /// card of sm_80 or later loads them from it, an earlier one the sm_75 form.
+    #[test]
+    fn cards_of_sm80_load_the_staged_segments_built_for_it() {
+        let ptx = Ptx::embedded();
+        let newer = Ptx::from_text(ptx.sm80.clone(), "sm80");
+        assert_eq!(newer.target(), Some(ptx_builder::NEWER_ARCH));
+        let staged: Vec<&str> = ptx.entries().filter(|e| e.starts_with("segments_staged_")).collect();
+        assert!(staged.len() > 20, "{}", staged.len());
+        assert_eq!(newer.entries().collect::<Vec<_>>(), staged);
+        for entry in ["segments_staged_sum_f32", "segments_staged_moments_bf16", "segments_staged_dot_f64"] {
+            let (old, new) = (ptx.module_for_card(entry, (7, 5)).unwrap(), ptx.module_for_card(entry, (9, 0)).unwrap());
+            assert!(!old.contains("cp.async") && new.contains("cp.async") && new.contains(".target sm_80"), "{entry}");
+        }
+        let sum = ptx.module_for_card("single_pass_b256_sum_f32", (9, 0)).unwrap();
+        assert!(sum.contains(".target sm_75"));
     }
 
     #[test]

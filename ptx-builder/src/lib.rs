@@ -33,6 +33,13 @@ use std::process::Command;
 /// `bar.warp.sync` and `match.any.sync` exist since sm_70.
 pub const DEFAULT_ARCH: &str = "sm_75";
 
+/// The target of the second, smaller PTX a library ships beside the
+/// [`DEFAULT_ARCH`] one: Ampere, whose `cp.async` copies global memory
+/// straight into shared memory. Of a build for it only the entries that
+/// use what sm_75 lacks are kept ([`newer_entries`]); cards of sm_80 and
+/// later load those entries from it, and every other from the sm_75 PTX.
+pub const NEWER_ARCH: &str = "sm_80";
+
 /// What to build.
 #[derive(Clone, Debug)]
 pub struct PtxBuild {
@@ -183,6 +190,16 @@ impl PtxBuild {
     }
 }
 
+impl PtxBuild {
+    /// This build for [`NEWER_ARCH`] (its whole PTX left at `whole`),
+    /// reduced to the entries that use what sm_75 lacks ([`newer_entries`]).
+    pub fn build_newer(&self, whole: &Path) -> Result<String, String> {
+        PtxBuild { arch: NEWER_ARCH.to_string(), ..self.clone() }.build(whole)?;
+        let text = std::fs::read_to_string(whole).map_err(|e| format!("cannot read {}: {e}", whole.display()))?;
+        Ok(newer_entries(&text))
+    }
+}
+
 /// `crate_dir` and the folders of the crates it depends on by `path`, and
 /// theirs, each once: the `path = "..."` values of its `Cargo.toml`.
 ///
@@ -295,6 +312,67 @@ fn asm_path(cargo_json: &str, package: &str) -> Option<PathBuf> {
     let meta = PathBuf::from(&line[line[..start].rfind('"')? + 1..end]);
     let hash = &line[start + prefix.len()..end];
     Some(meta.parent()?.join(format!("{lib}-{hash}.s")))
+}
+
+/// `reduce3_sum_i32` from `.visible .entry reduce3_sum_i32(`.
+///
+/// ```
+/// assert_eq!(ptx_builder::entry_name(".visible .entry k(\n"), Some("k"));
+/// assert_eq!(ptx_builder::entry_name(".func f()"), None);
+/// ```
+pub fn entry_name(line: &str) -> Option<&str> {
+    let rest = line.strip_prefix(".visible .entry ").or_else(|| line.strip_prefix(".entry "))?;
+    rest.split('(').next().map(str::trim)
+}
+
+/// `ptx` with its header, declarations and functions, and of its entries
+/// only those `keep` accepts, given each entry's name and text. An entry
+/// ends where its braces balance again (its inline assembly opens scopes
+/// of its own, at a line's start).
+///
+/// ```
+/// let ptx = ".version 8.0\n.target sm_80\n.visible .entry a(\n)\n{\nret;\n}\n.visible .entry b(\n)\n{\n{\ncp.async.commit_group;\n}\nret;\n}\n";
+/// let b = ptx_builder::entries_where(ptx, |name, _| name == "b");
+/// assert_eq!(b, ".version 8.0\n.target sm_80\n.visible .entry b(\n)\n{\n{\ncp.async.commit_group;\n}\nret;\n}\n");
+/// assert_eq!(ptx_builder::newer_entries(ptx), b);
+/// ```
+pub fn entries_where(ptx: &str, mut keep: impl FnMut(&str, &str) -> bool) -> String {
+    let mut out = String::new();
+    let mut entry: Option<(&str, usize)> = None; // the entry being read, and where its text starts
+    let mut depth = 0u32; // braces open: a body's own, and its inline assembly's scopes
+    let mut end = 0; // where the line read ends
+    for line in ptx.split_inclusive('\n') {
+        let start = end;
+        end += line.len();
+        if let Some(name) = entry_name(line).filter(|_| depth == 0) {
+            entry = Some((name, start));
+        }
+        if entry.is_none() {
+            out.push_str(line);
+        }
+        let code = line.split("//").next().unwrap_or_default();
+        depth = code.chars().fold(depth, |d, c| match c {
+            '{' => d + 1,
+            '}' => d.saturating_sub(1),
+            _ => d,
+        });
+        if depth == 0 && code.contains('}') {
+            // the end of a function body
+            if let Some((name, from)) = entry.take()
+                && keep(name, &ptx[from..end])
+            {
+                out.push_str(&ptx[from..end]);
+            }
+        }
+    }
+    out
+}
+
+/// The entries of a [`NEWER_ARCH`] build that use an instruction sm_75
+/// lacks (`cp.async`), with the module's header and declarations: the PTX
+/// a library ships beside its sm_75 build for cards of sm_80 and later.
+pub fn newer_entries(ptx: &str) -> String {
+    entries_where(ptx, |_, text| text.contains("cp.async"))
 }
 
 /// PTX text compressed as a library embeds it: LZMA (the `.lzma` format,

@@ -17,9 +17,11 @@ pub(crate) const PUBLISHED: [&str; 4] = ["reduction-device", "reduction-kernels"
 /// `package/`.
 pub(crate) const PACKAGED: &str = "target/packaged";
 
-/// Where the library's crate ships its PTX, relative to `host/` (the path
-/// `host/build.rs` reads outside the workspace; git-ignored here).
-const SHIPPED: &str = "kernels/gpu.ptx.lzma";
+/// Where the library's crate ships its PTX, relative to `host/` (the paths
+/// `host/build.rs` reads outside the workspace; git-ignored here): the
+/// kernels built for sm_75, and the entries of an sm_80 build that use
+/// what sm_75 lacks (`ptx_builder::newer_entries`).
+const SHIPPED: [&str; 2] = ["kernels/gpu.ptx.lzma", "kernels/gpu-sm80.ptx.lzma"];
 
 /// Copy the compressed PTX of the library's build into `host/kernels/`, run
 /// `cargo package` and `cargo publish --dry-run` for the published crates
@@ -36,12 +38,14 @@ pub(crate) fn package(args: &[String]) -> Result<(), String> {
         .filter(|l| l.contains("\"reason\":\"build-script-executed\"") && l.contains("/host#"))
         .find_map(|l| l.split("\"out_dir\":\"").nth(1).and_then(|r| r.split('"').next()))
         .ok_or("cargo reported no build script run for the host crate")?;
-    let shipped = workspace().join("host").join(SHIPPED);
-    let built = PathBuf::from(out_dir).join("gpu.ptx.lzma");
-    if let Some(dir) = shipped.parent() {
-        std::fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+    for file in SHIPPED {
+        let shipped = workspace().join("host").join(file);
+        let built = PathBuf::from(out_dir).join(shipped.file_name().ok_or("a file name")?);
+        if let Some(dir) = shipped.parent() {
+            std::fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+        }
+        std::fs::copy(&built, &shipped).map_err(|e| format!("cannot copy {}: {e}", built.display()))?;
     }
-    std::fs::copy(&built, &shipped).map_err(|e| format!("cannot copy {}: {e}", built.display()))?;
 
     forget_extracted()?;
     let target = workspace().join(PACKAGED);
@@ -60,32 +64,36 @@ pub(crate) fn package(args: &[String]) -> Result<(), String> {
 
     let version = env!("CARGO_PKG_VERSION");
     let krate = target.join(format!("package/host-{version}.crate"));
-    let member = format!("host-{version}/{SHIPPED}");
-    let tar = Command::new("tar").arg("-xzOf").arg(&krate).arg(&member).output();
-    let packed = match tar {
-        Ok(o) if o.status.success() => o.stdout,
-        Ok(o) => return Err(format!("{member} is not in {}: {}", krate.display(), String::from_utf8_lossy(&o.stderr))),
-        Err(e) => return Err(format!("cannot run tar: {e}")),
-    };
     let fresh = workspace().join("target/ptx/gpu.ptx");
     gpu_build().build(&fresh)?;
-    let text = std::fs::read(&fresh).map_err(|e| format!("cannot read {}: {e}", fresh.display()))?;
-    // the same text compresses to the same bytes (`ptx_builder::compress`)
-    if packed != ptx_builder::compress(&text)? {
-        return Err(format!(
-            "the PTX in {} ({} bytes compressed) is not the kernels' fresh build {} ({} bytes of text)",
+    let text = std::fs::read_to_string(&fresh).map_err(|e| format!("cannot read {}: {e}", fresh.display()))?;
+    let newer = gpu_build().build_newer(&workspace().join("target/ptx/gpu-sm80-whole.ptx"))?;
+    for (file, text) in SHIPPED.into_iter().zip([text, newer]) {
+        let member = format!("host-{version}/{file}");
+        let tar = Command::new("tar").arg("-xzOf").arg(&krate).arg(&member).output();
+        let packed = match tar {
+            Ok(o) if o.status.success() => o.stdout,
+            Ok(o) => {
+                return Err(format!("{member} is not in {}: {}", krate.display(), String::from_utf8_lossy(&o.stderr)));
+            }
+            Err(e) => return Err(format!("cannot run tar: {e}")),
+        };
+        // the same text compresses to the same bytes (`ptx_builder::compress`)
+        if packed != ptx_builder::compress(text.as_bytes())? {
+            return Err(format!(
+                "{member} in {} ({} bytes compressed) is not the kernels' fresh build ({} bytes of text)",
+                krate.display(),
+                packed.len(),
+                text.len()
+            ));
+        }
+        println!(
+            "{}: ships {file}, {} bytes compressed, {} bytes of text, the same as a fresh build",
             krate.display(),
             packed.len(),
-            fresh.display(),
             text.len()
-        ));
+        );
     }
-    println!(
-        "{}: ships the kernels' PTX, {} bytes compressed, {} bytes of text, the same as a fresh build",
-        krate.display(),
-        packed.len(),
-        text.len()
-    );
     Ok(())
 }
 

@@ -20,6 +20,6 @@ pub use clock::globaltimer;
 pub use memory::{
     Lanes, Vector, load, load_relaxed, load_u64, load_volatile, load16_as, store, store_u64, store_volatile,
 };
-pub use shared::{DynShared, dyn_shared, dynamic_smem_size};
+pub use shared::{DynShared, copies_commit, copies_wait, copy16_async, dyn_shared, dynamic_smem_size, shared_address};
 pub use thread::{WARP_SIZE, block_dim_x, block_idx_x, grid_dim_x, lane_id, sync_threads, thread_idx_x, warp_id};
 pub use warp::{FULL_MASK, Shuffle, ballot_sync, match_any_sync, shfl_down_sync, shfl_sync, shfl_xor_sync, sync_warp};

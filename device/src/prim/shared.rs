@@ -76,3 +76,54 @@ pub fn dynamic_smem_size() -> u32 {
     };
     bytes
 }
+
+/// The shared-window address of `p` (PTX `cvta.to.shared`), which the
+/// asynchronous copies take.
+///
+/// # Safety
+/// `p` must point into the block's shared memory.
+#[inline(always)]
+pub unsafe fn shared_address<T>(p: *mut T) -> u32 {
+    let a: u64;
+    core::arch::asm!("cvta.to.shared.u64 {a}, {p};", a = out(reg64) a, p = in(reg64) p, options(pure, nomem, nostack));
+    a as u32
+}
+
+/// CUDA's `__pipeline_memcpy_async(dst, p + 16 × i, 16)`: 16 bytes copied
+/// from global memory into shared memory at the shared-window address
+/// `dst` (PTX `cp.async.cg.shared.global`, through L2 only), without a
+/// register; the copy belongs to the next [`copies_commit`] group.
+/// `cp.async` needs a PTX target of sm_80 or later (Ampere): a kernel
+/// calls this under `#[cfg(target_feature = "sm_80")]`, with a form for
+/// earlier targets beside it.
+///
+/// # Safety
+/// `dst` and `p + 16 × i` must be 16-byte aligned, in bounds, and the
+/// source not written during the kernel; nothing may read `dst` before
+/// [`copies_wait`] says its group is complete.
+#[inline(always)]
+pub unsafe fn copy16_async<T>(dst: u32, p: *const T, i: u64) {
+    core::arch::asm!(
+        "cp.async.cg.shared.global [{d}], [{p}], 16;",
+        d = in(reg32) dst,
+        p = in(reg64) p.cast::<u8>().add(16 * i as usize),
+        options(nostack),
+    );
+}
+
+/// Close the group of asynchronous copies issued since the last one
+/// (`cp.async.commit_group`); an empty group is allowed.
+#[inline(always)]
+pub fn copies_commit() {
+    // SAFETY: committing has no preconditions.
+    unsafe { core::arch::asm!("cp.async.commit_group;", options(nostack)) };
+}
+
+/// Wait until at most `N` of this thread's committed groups are pending
+/// (`cp.async.wait_group N`): the copies of the older ones are then in
+/// shared memory, visible to this thread.
+#[inline(always)]
+pub fn copies_wait<const N: u32>() {
+    // SAFETY: waiting has no preconditions.
+    unsafe { core::arch::asm!("cp.async.wait_group {n};", n = const N, options(nostack)) };
+}

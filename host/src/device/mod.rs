@@ -351,7 +351,7 @@ impl Gpu {
         if let Some(f) = cache.get(&key) {
             return Ok(f.clone());
         }
-        let src = self.ptx.module_for(entry)?;
+        let src = self.ptx.module_for_card(entry, self.info.compute_capability)?;
         let params = Ptx::from_text(src.as_str(), "").params(entry).unwrap_or_default().into();
         let has_exponent = reads_exponent(&src);
         let load_err =
