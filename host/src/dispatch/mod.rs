@@ -34,9 +34,9 @@ pub use levels::{Launch, Level, MAX_CHUNK, depth, grid_for, grid_in_whole_rounds
 pub use modes::mode_entry;
 pub(crate) use modes::{mode_kernel, portable_form, shaped_mode};
 pub use shape::{
-    EVEN, EVEN_WARPS, HALF_COLUMN_BLOCKS_PER_SM, SHORT, ShapeKernel, ShapePlan, TAIL, TAILED_MIN_TILE_BYTES,
-    column_blocks_per_sm, even_lengths, even_lengths_of, heavy_tail, heavy_tail_of, shape_plan, short_segments,
-    short_segments_of,
+    EVEN, EVEN_STAGED_WARPS, EVEN_WARPS, HALF_COLUMN_BLOCKS_PER_SM, SHORT, ShapeKernel, ShapePlan, TAIL,
+    TAILED_MIN_TILE_BYTES, column_blocks_per_sm, even_lengths, even_lengths_of, heavy_tail, heavy_tail_of, shape_plan,
+    short_segments, short_segments_of,
 };
 pub use tuning::Tuning;
 

@@ -159,7 +159,10 @@ pub fn shape_plan(
             let staged = aligned && (staged || tailed && strategy == Strategy::Auto);
             let even = matches!(shape, Shape::Segments(o) if even_lengths(o));
             let tile_bytes = match tile_bytes {
-                0 if even => gpu::shape::filling_tile_bytes(n as u64, size, fit.min_warps / EVEN_WARPS),
+                0 if even => {
+                    let share = if staged { EVEN_STAGED_WARPS } else { EVEN_WARPS };
+                    gpu::shape::filling_tile_bytes(n as u64, size, fit.min_warps / share)
+                }
                 0 => {
                     let t = gpu::shape::tile_bytes(n as u64, shape.results() as u64, size, fit.min_warps);
                     if tailed || staged { t.max(TAILED_MIN_TILE_BYTES) } else { t }
@@ -285,23 +288,25 @@ pub const HALF_COLUMN_BLOCKS_PER_SM: u32 = 2;
 /// which reads a round of them as one stretch where `segments` would read
 /// each in a chain of dependent loads (2^28 f32, H100 / H200: lengths
 /// uniform in 0..32 630 → 496 / 552 → 411 µs, Zipf's 1006 → 750 / 936 →
-/// 695, Pareto's 423 → 410 / 322 → 301; but uniform in 0..512, 1 KiB on
-/// average, 511 → 464 on the H100 and 380 → 436 on the H200, stays with
-/// the teams; `docs/src/performance/tuning.md`, the staged segments).
+/// 695, Pareto's 423 → 410 / 322 → 301; uniform in 0..512, 1 KiB on
+/// average, since the stage is copied by `cp.async` on sm_80 and later,
+/// 511 → 422 / 385 → 382 with 256 KiB tiles; `docs/src/performance/tuning.md`,
+/// the staged segments).
 pub fn short_segments(o: &Offsets, size: usize) -> bool {
     let (_, elements, count) = lengths(o);
     short_segments_of(elements, count, size)
 }
 
 /// The longest average segment, bytes, of [`short_segments`].
-pub const SHORT: u64 = 256;
+pub const SHORT: u64 = 1024;
 
 /// [`short_segments`] of `count` segments over `elements` of `size` bytes.
 ///
 /// ```
 /// use reduction::dispatch::short_segments_of;
 /// assert!(short_segments_of(1 << 28, 1 << 24, 4)); // uniform lengths 0..32: 64 bytes
-/// assert!(!short_segments_of(1 << 28, 1 << 20, 4)); // uniform lengths 0..512: 1 KiB
+/// assert!(short_segments_of(1 << 28, 1 << 20, 4)); // uniform lengths 0..512: 1 KiB
+/// assert!(!short_segments_of(1 << 28, 1 << 17, 4)); // 8 KiB
 /// assert!(!short_segments_of(0, 0, 4));
 /// ```
 pub fn short_segments_of(elements: u64, count: u64, size: usize) -> bool {
@@ -379,6 +384,16 @@ pub const EVEN: u64 = 4;
 /// half a round.
 pub const EVEN_WARPS: u64 = 4;
 
+/// The share of `Fit::min_warps` whose tiles segments of [`even_lengths`]
+/// fill when `segments_staged` reads them: a quarter round, 2048 warps on
+/// 132 SMs (256 KiB tiles for the 0.97 GiB of lengths uniform in 0..32,
+/// where [`EVEN_WARPS`] gives 128 KiB). A lane folds a whole segment per
+/// round there, and longer tiles mean fewer rounds cut at a tile's end.
+/// 2^28 f32, the staged kernel at 128 and 256 KiB, H100 / H200: lengths
+/// uniform in 0..32 501.2 → 489.6 / 378.2 → 367.8 µs, in 0..512 430.3 →
+/// 421.9 / 387.9 → 381.5.
+pub const EVEN_STAGED_WARPS: u64 = 8;
+
 /// [`even_lengths`] of `count` segments over `elements`, the longest
 /// `longest` long.
 ///
@@ -436,5 +451,18 @@ mod tests {
         assert_eq!(auto(16384, 16384), (1, 1, 512));
         assert_eq!(auto(4096, 65536), (4, 1, 512));
         assert_eq!(auto(256, 1 << 20), (4, 1, 8192));
+    }
+
+    /// Lengths uniform in 0..32 and 0..512 (as `reduce shapes` draws them:
+    /// a little under 2^28 elements) are short, even, and take 256 KiB
+    /// tiles in the staged kernel where the teams would take 128 KiB.
+    #[test]
+    fn even_short_segments_are_staged_in_256_kib_tiles() {
+        for (count, longest) in [(1u64 << 24, 31u64), (1 << 20, 511)] {
+            let n = count * longest / 2;
+            assert!(short_segments_of(n, count, 4) && even_lengths_of(longest, n, count));
+            let tile = |share| gpu::shape::filling_tile_bytes(n, 4, Fit::PORTABLE.min_warps / share);
+            assert_eq!((tile(EVEN_STAGED_WARPS), tile(EVEN_WARPS)), (256 << 10, 128 << 10), "{count} segments");
+        }
     }
 }
