@@ -188,15 +188,15 @@ impl PtxBuild {
         }
         std::fs::write(out, ptx).map_err(|e| format!("cannot write {}: {e}", out.display()))
     }
-}
 
-impl PtxBuild {
-    /// This build for [`NEWER_ARCH`] (its whole PTX left at `whole`),
-    /// reduced to the entries that use what sm_75 lacks ([`newer_entries`]).
-    pub fn build_newer(&self, whole: &Path) -> Result<String, String> {
-        PtxBuild { arch: NEWER_ARCH.to_string(), ..self.clone() }.build(whole)?;
-        let text = std::fs::read_to_string(whole).map_err(|e| format!("cannot read {}: {e}", whole.display()))?;
-        Ok(newer_entries(&text))
+    /// This build for [`NEWER_ARCH`], reduced to the entries that use what
+    /// sm_75 lacks ([`newer_entries`]), written to `out`; the whole build's
+    /// PTX is left beside it (`.whole.ptx`).
+    pub fn build_newer(&self, out: &Path) -> Result<(), String> {
+        let whole = out.with_extension("whole.ptx");
+        PtxBuild { arch: NEWER_ARCH.to_string(), ..self.clone() }.build(&whole)?;
+        let text = std::fs::read_to_string(&whole).map_err(|e| format!("cannot read {}: {e}", whole.display()))?;
+        std::fs::write(out, newer_entries(&text)).map_err(|e| format!("cannot write {}: {e}", out.display()))
     }
 }
 

@@ -64,11 +64,12 @@ pub(crate) fn package(args: &[String]) -> Result<(), String> {
 
     let version = env!("CARGO_PKG_VERSION");
     let krate = target.join(format!("package/host-{version}.crate"));
-    let fresh = workspace().join("target/ptx/gpu.ptx");
-    gpu_build().build(&fresh)?;
-    let text = std::fs::read_to_string(&fresh).map_err(|e| format!("cannot read {}: {e}", fresh.display()))?;
-    let newer = gpu_build().build_newer(&workspace().join("target/ptx/gpu-sm80-whole.ptx"))?;
-    for (file, text) in SHIPPED.into_iter().zip([text, newer]) {
+    let dir = workspace().join("target/ptx");
+    let fresh = [dir.join("gpu.ptx"), dir.join("gpu-sm80.ptx")];
+    gpu_build().build(&fresh[0])?;
+    gpu_build().build_newer(&fresh[1])?;
+    for (file, fresh) in SHIPPED.into_iter().zip(fresh) {
+        let text = std::fs::read(&fresh).map_err(|e| format!("cannot read {}: {e}", fresh.display()))?;
         let member = format!("host-{version}/{file}");
         let tar = Command::new("tar").arg("-xzOf").arg(&krate).arg(&member).output();
         let packed = match tar {
@@ -79,11 +80,12 @@ pub(crate) fn package(args: &[String]) -> Result<(), String> {
             Err(e) => return Err(format!("cannot run tar: {e}")),
         };
         // the same text compresses to the same bytes (`ptx_builder::compress`)
-        if packed != ptx_builder::compress(text.as_bytes())? {
+        if packed != ptx_builder::compress(&text)? {
             return Err(format!(
-                "{member} in {} ({} bytes compressed) is not the kernels' fresh build ({} bytes of text)",
+                "{member} in {} ({} bytes compressed) is not the kernels' fresh build {} ({} bytes of text)",
                 krate.display(),
                 packed.len(),
+                fresh.display(),
                 text.len()
             ));
         }
