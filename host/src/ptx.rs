@@ -5,7 +5,11 @@
 //! of them before the first launch, seconds of work. Instead each entry is
 //! loaded as its own small module when it is first used: [`Ptx::module_for`]
 //! keeps the module's header and declarations and drops every other entry.
+//! The entries are found once per text (a tenth of a second for the
+//! embedded one), and each module is then cut from it directly.
 
+use std::collections::HashMap;
+use std::ops::Range;
 use std::sync::{Arc, OnceLock};
 
 use crate::error::{Error, Result};
@@ -20,24 +24,24 @@ const EMBEDDED_LZMA: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/gpu.ptx.l
 /// `cp.async`), compressed: about 0.3 MB.
 const EMBEDDED_SM80_LZMA: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/gpu-sm80.ptx.lzma"));
 
-/// The embedded PTX, decompressed once per process on first use (about a
-/// tenth of a second; `docs/src/guide/operations.md` has the first call's
-/// cost). A blob that does not decompress (it cannot: `build.rs` wrote it)
+/// The embedded PTX, decompressed once per process on first use (a few
+/// tenths of a second with finding its entries; `docs/src/guide/operations.md`
+/// has the first call's cost). A blob that does not decompress (it cannot: `build.rs` wrote it)
 /// gives no entries, and every launch a typed `MissingEntry`, not a panic.
-fn embedded_text() -> Arc<str> {
-    static TEXT: OnceLock<Arc<str>> = OnceLock::new();
+fn embedded_text() -> Arc<Text> {
+    static TEXT: OnceLock<Arc<Text>> = OnceLock::new();
     TEXT.get_or_init(|| text_of(EMBEDDED_LZMA)).clone()
 }
 
 /// The embedded sm_80 entries, as [`embedded_text`].
-fn embedded_sm80_text() -> Arc<str> {
-    static TEXT: OnceLock<Arc<str>> = OnceLock::new();
+fn embedded_sm80_text() -> Arc<Text> {
+    static TEXT: OnceLock<Arc<Text>> = OnceLock::new();
     TEXT.get_or_init(|| text_of(EMBEDDED_SM80_LZMA)).clone()
 }
 
 /// The text of an embedded blob; none if it does not decompress.
-fn text_of(packed: &[u8]) -> Arc<str> {
-    String::from_utf8(decompress(packed).unwrap_or_default()).unwrap_or_default().into()
+fn text_of(packed: &[u8]) -> Arc<Text> {
+    Text::new(String::from_utf8(decompress(packed).unwrap_or_default()).unwrap_or_default())
 }
 
 /// The bytes an LZMA stream (with its `.lzma` header, as
@@ -47,6 +51,61 @@ fn decompress(packed: &[u8]) -> std::io::Result<Vec<u8>> {
     let mut text = Vec::new();
     lzma_rust2::LzmaReader::new_mem_limit(packed, u32::MAX, None)?.read_to_end(&mut text)?;
     Ok(text)
+}
+
+/// A module's text and, once asked for, where each of its entries lies
+/// ([`ptx_builder::entry_spans`]), shared by every clone of a [`Ptx`].
+#[derive(Debug)]
+struct Text {
+    text: Arc<str>,
+    entries: OnceLock<Entries>,
+}
+
+/// The entries of a [`Text`]: names and spans in file order, and each
+/// name's place among them.
+#[derive(Debug)]
+struct Entries {
+    spans: Vec<(String, Range<usize>)>,
+    at: HashMap<String, usize>,
+}
+
+impl Text {
+    fn new(text: impl Into<Arc<str>>) -> Arc<Text> {
+        Arc::new(Text { text: text.into(), entries: OnceLock::new() })
+    }
+
+    fn entries(&self) -> &Entries {
+        self.entries.get_or_init(|| {
+            let spans: Vec<(String, Range<usize>)> =
+                ptx_builder::entry_spans(&self.text).into_iter().map(|(name, span)| (name.to_string(), span)).collect();
+            let at = spans.iter().enumerate().map(|(i, (name, _))| (name.clone(), i)).collect();
+            Entries { spans, at }
+        })
+    }
+
+    /// The text of `entry`, if this module has it.
+    fn entry(&self, entry: &str) -> Option<&str> {
+        let e = self.entries();
+        e.at.get(entry).map(|&i| &self.text[e.spans[i].1.clone()])
+    }
+
+    /// The module of `entry` alone: this text without its other entries
+    /// (`ptx_builder::entries_where`'s output, without reading the text again).
+    fn module(&self, entry: &str) -> Option<String> {
+        let e = self.entries();
+        let keep = *e.at.get(entry)?;
+        let mut out = String::new();
+        let mut at = 0; // where the text not yet copied starts
+        for (i, (_, span)) in e.spans.iter().enumerate() {
+            out.push_str(&self.text[at..span.start]);
+            if i == keep {
+                out.push_str(&self.text[span.clone()]);
+            }
+            at = span.end;
+        }
+        out.push_str(&self.text[at..]);
+        Some(out)
+    }
 }
 
 /// PTX text and where it came from.
@@ -59,7 +118,7 @@ fn decompress(packed: &[u8]) -> std::io::Result<Vec<u8>> {
 /// ```
 #[derive(Clone, Debug)]
 pub struct Ptx {
-    text: Arc<str>,
+    text: Arc<Text>,
     origin: String,
     /// More modules whose entries are looked up when this one lacks them
     /// ([`Ptx::with`]): a user's own kernels beside the library's.
@@ -67,7 +126,7 @@ pub struct Ptx {
     /// Entries of this module built again for sm_80 (the embedded PTX's:
     /// those that copy with `cp.async`), which cards of sm_80 and later
     /// load instead; empty for PTX from a file or text.
-    sm80: Arc<str>,
+    sm80: Arc<Text>,
 }
 
 /// The compute capability from which a card loads [`Ptx`]'s sm_80 entries.
@@ -110,7 +169,7 @@ impl Ptx {
     /// assert_eq!(ptx.target(), Some("sm_80"));
     /// ```
     pub fn from_text(text: impl Into<Arc<str>>, origin: impl Into<String>) -> Self {
-        Ptx { text: text.into(), origin: origin.into(), more: Vec::new(), sm80: "".into() }
+        Ptx { text: Text::new(text), origin: origin.into(), more: Vec::new(), sm80: Text::new("") }
     }
 
     /// These kernels and those of `other` (each entry is loaded from the
@@ -145,7 +204,7 @@ impl Ptx {
     /// assert_eq!(reduction::Ptx::from_text(".target sm_90, debug", "x").target(), Some("sm_90"));
     /// ```
     pub fn target(&self) -> Option<&str> {
-        let line = self.text.lines().find(|l| l.starts_with(".target "))?;
+        let line = self.text.text.lines().find(|l| l.starts_with(".target "))?;
         line[".target ".len()..].split([',', ' ']).next()
     }
 
@@ -156,7 +215,8 @@ impl Ptx {
     /// assert!(n > 500);
     /// ```
     pub fn entries(&self) -> Box<dyn Iterator<Item = &str> + '_> {
-        Box::new(self.text.lines().filter_map(entry_name).chain(self.more.iter().flat_map(|m| m.entries())))
+        let mine = self.text.entries().spans.iter().map(|(name, _)| name.as_str());
+        Box::new(mine.chain(self.more.iter().flat_map(|m| m.entries())))
     }
 
     /// The PTX types of `entry`'s parameters, in order (`.u64` for a
@@ -168,8 +228,8 @@ impl Ptx {
     /// assert!(ptx.params("nope").is_none());
     /// ```
     pub fn params(&self, entry: &str) -> Option<Vec<String>> {
-        let ptx = self.holder(entry)?;
-        let mut lines = ptx.text.lines().skip_while(|l| entry_name(l) != Some(entry));
+        let text = self.holder(entry)?.text.entry(entry)?;
+        let mut lines = text.lines();
         lines.next();
         // `.param .u64 .ptr .global .align 4 name_param_0,` up to the `)`
         let types = lines
@@ -183,7 +243,7 @@ impl Ptx {
     /// The module that defines `entry`: this one, else the first of
     /// [`Ptx::with`]'s that does.
     fn holder(&self, entry: &str) -> Option<&Ptx> {
-        if self.text.lines().any(|l| entry_name(l) == Some(entry)) {
+        if self.text.entry(entry).is_some() {
             return Some(self);
         }
         self.more.iter().find_map(|m| m.holder(entry))
@@ -205,16 +265,8 @@ impl Ptx {
     /// [`Ptx::module_for`] for a card of `compute_capability`: from the
     /// sm_80 entries if the card runs them and they have `entry`.
     pub(crate) fn module_for_card(&self, entry: &str, compute_capability: (i32, i32)) -> Result<String> {
-        let only = |text: &str| {
-            let mut found = false;
-            let module = ptx_builder::entries_where(text, |name, _| {
-                found |= name == entry;
-                name == entry
-            });
-            found.then_some(module)
-        };
-        let newer = if compute_capability >= SM80 { only(&self.sm80) } else { None };
-        if let Some(module) = newer.or_else(|| only(&self.text)) {
+        let newer = if compute_capability >= SM80 { self.sm80.module(entry) } else { None };
+        if let Some(module) = newer.or_else(|| self.text.module(entry)) {
             return Ok(module);
         }
         if let Some(m) = self.more.iter().find_map(|m| m.module_for_card(entry, compute_capability).ok()) {
@@ -288,6 +340,19 @@ mod tests {
         assert!(a.contains(".reg .f64 r") && !a.contains("entry b") && !a.contains("call f"), "{a}");
     }
 
+    /// A module cut from the entries found once is the one the build's
+    /// filter makes from the whole text.
+    #[test]
+    fn a_module_is_the_text_less_the_other_entries() {
+        let ptx = Ptx::embedded();
+        for entry in ["reduce3_sum_i32", "segments_staged_sum_f32", "columns_moments_bf16"] {
+            let filtered = ptx_builder::entries_where(&ptx.text.text, |name, _| name == entry);
+            assert_eq!(ptx.module_for(entry).unwrap(), filtered, "{entry}");
+        }
+        let first = ptx.entries().next().unwrap().to_string();
+        assert_eq!(ptx.params(&first), Ptx::from_text(ptx.module_for(&first).unwrap(), "one").params(&first));
+    }
+
     #[test]
     fn every_declared_launch_bound_names_an_entry() {
         let ptx = Ptx::embedded();
@@ -306,7 +371,7 @@ mod tests {
     #[test]
     fn cards_of_sm80_load_the_staged_segments_built_for_it() {
         let ptx = Ptx::embedded();
-        let newer = Ptx::from_text(ptx.sm80.clone(), "sm80");
+        let newer = Ptx::from_text(ptx.sm80.text.clone(), "sm80");
         assert_eq!(newer.target(), Some(ptx_builder::NEWER_ARCH));
         let staged: Vec<&str> = ptx.entries().filter(|e| e.starts_with("segments_staged_")).collect();
         assert!(staged.len() > 20, "{}", staged.len());

@@ -325,19 +325,20 @@ pub fn entry_name(line: &str) -> Option<&str> {
     rest.split('(').next().map(str::trim)
 }
 
-/// `ptx` with its header, declarations and functions, and of its entries
-/// only those `keep` accepts, given each entry's name and text. An entry
-/// ends where its braces balance again (its inline assembly opens scopes
-/// of its own, at a line's start).
+/// The entries of `ptx` in file order: each one's name and the bytes of
+/// its text, from its `.entry` line to the line where its braces balance
+/// again (its inline assembly opens scopes of its own, at a line's start;
+/// an entry the text ends inside runs to the end).
 ///
 /// ```
 /// let ptx = ".version 8.0\n.target sm_80\n.visible .entry a(\n)\n{\nret;\n}\n.visible .entry b(\n)\n{\n{\ncp.async.commit_group;\n}\nret;\n}\n";
-/// let b = ptx_builder::entries_where(ptx, |name, _| name == "b");
-/// assert_eq!(b, ".version 8.0\n.target sm_80\n.visible .entry b(\n)\n{\n{\ncp.async.commit_group;\n}\nret;\n}\n");
-/// assert_eq!(ptx_builder::newer_entries(ptx), b);
+/// let spans = ptx_builder::entry_spans(ptx);
+/// assert_eq!(spans.iter().map(|(name, _)| *name).collect::<Vec<_>>(), ["a", "b"]);
+/// assert_eq!(&ptx[spans[0].1.clone()], ".visible .entry a(\n)\n{\nret;\n}\n");
+/// assert_eq!(spans[1].1.end, ptx.len());
 /// ```
-pub fn entries_where(ptx: &str, mut keep: impl FnMut(&str, &str) -> bool) -> String {
-    let mut out = String::new();
+pub fn entry_spans(ptx: &str) -> Vec<(&str, std::ops::Range<usize>)> {
+    let mut spans = Vec::new();
     let mut entry: Option<(&str, usize)> = None; // the entry being read, and where its text starts
     let mut depth = 0u32; // braces open: a body's own, and its inline assembly's scopes
     let mut end = 0; // where the line read ends
@@ -347,9 +348,6 @@ pub fn entries_where(ptx: &str, mut keep: impl FnMut(&str, &str) -> bool) -> Str
         if let Some(name) = entry_name(line).filter(|_| depth == 0) {
             entry = Some((name, start));
         }
-        if entry.is_none() {
-            out.push_str(line);
-        }
         let code = line.split("//").next().unwrap_or_default();
         depth = code.chars().fold(depth, |d, c| match c {
             '{' => d + 1,
@@ -358,13 +356,36 @@ pub fn entries_where(ptx: &str, mut keep: impl FnMut(&str, &str) -> bool) -> Str
         });
         if depth == 0 && code.contains('}') {
             // the end of a function body
-            if let Some((name, from)) = entry.take()
-                && keep(name, &ptx[from..end])
-            {
-                out.push_str(&ptx[from..end]);
+            if let Some((name, from)) = entry.take() {
+                spans.push((name, from..end));
             }
         }
     }
+    spans.extend(entry.map(|(name, from)| (name, from..ptx.len())));
+    spans
+}
+
+/// `ptx` with its header, declarations and functions, and of its entries
+/// ([`entry_spans`]) only those `keep` accepts, given each entry's name and
+/// text.
+///
+/// ```
+/// let ptx = ".version 8.0\n.target sm_80\n.visible .entry a(\n)\n{\nret;\n}\n.visible .entry b(\n)\n{\n{\ncp.async.commit_group;\n}\nret;\n}\n";
+/// let b = ptx_builder::entries_where(ptx, |name, _| name == "b");
+/// assert_eq!(b, ".version 8.0\n.target sm_80\n.visible .entry b(\n)\n{\n{\ncp.async.commit_group;\n}\nret;\n}\n");
+/// assert_eq!(ptx_builder::newer_entries(ptx), b);
+/// ```
+pub fn entries_where(ptx: &str, mut keep: impl FnMut(&str, &str) -> bool) -> String {
+    let mut out = String::new();
+    let mut at = 0; // where the text not yet copied starts
+    for (name, span) in entry_spans(ptx) {
+        out.push_str(&ptx[at..span.start]);
+        if keep(name, &ptx[span.clone()]) {
+            out.push_str(&ptx[span.clone()]);
+        }
+        at = span.end;
+    }
+    out.push_str(&ptx[at..]);
     out
 }
 
