@@ -2,7 +2,8 @@
 //! the CPU: every operation × type on shapes 1×n, n×1, row lengths 1, 31,
 //! 32, 33, 1000, 2^16+3, a pitch other than cols, empty rows and segments,
 //! segment lengths over six orders of magnitude in one call, heavy-tailed
-//! (Pareto) lengths, 2^24 rows of
+//! (Pareto) lengths, the staged kernel's form for cards before sm_80,
+//! 2^24 rows of
 //! 16 and rows of 2^20; every strategy; arg-min/max ties and NaN per row;
 //! the same bits from run to run; results into a device buffer; the typed
 //! errors; and a planted error the check must reject.
@@ -11,12 +12,12 @@ mod common;
 
 use common::{ensure, gpu_trial, gpu_trial_alone, reducer};
 use libtest_mimic::{Failed, Trial};
-use reduction::Options;
 use reduction::{
     ArgMax, DType, Element, Error, Op, Sum,
     op::{Arg, Reduction},
     shape::{MAX_TILE_BYTES, Matrix, Shape, Strategy, offsets_of},
 };
+use reduction::{Options, Ptx, Reducer};
 use testkit::data::{Pattern, Sample, generate, unit};
 use testkit::ops::{Number, Outcome, judge};
 use testkit::with_operation;
@@ -86,16 +87,25 @@ fn run_case<R: Reduction<T>, T: TestElement>(
     b: &[T],
     strategy: Strategy,
 ) -> reduction::Result<Vec<R::Out>> {
+    run_case_on::<R, T>(reducer(), case, a, b, strategy)
+}
+
+/// [`run_case`] with reducer `r`.
+fn run_case_on<R: Reduction<T>, T: TestElement>(
+    r: &Reducer,
+    case: &Case,
+    a: &[T],
+    b: &[T],
+    strategy: Strategy,
+) -> reduction::Result<Vec<R::Out>> {
     let inputs: Vec<&[T]> = if R::INPUTS == 2 { vec![a, b] } else { vec![a] };
     match case {
-        Case::Axis(m, axis) => reducer().reduce_shaped::<R, T, [T]>(
-            &inputs,
-            Shape::axis(*m, *axis)?,
-            &Options { strategy, ..Options::default() },
-        ),
+        Case::Axis(m, axis) => {
+            r.reduce_shaped::<R, T, [T]>(&inputs, Shape::axis(*m, *axis)?, &Options { strategy, ..Options::default() })
+        }
         Case::Segments(o) => {
-            let offsets = reducer().offsets(o)?;
-            reducer().reduce_shaped::<R, T, [T]>(
+            let offsets = r.offsets(o)?;
+            r.reduce_shaped::<R, T, [T]>(
                 &inputs,
                 Shape::Segments(&offsets),
                 &Options { strategy, ..Options::default() },
@@ -149,6 +159,7 @@ fn main() {
         gpu_trial("strategies::every_split_gives_the_same_results", every_strategy),
         gpu_trial("segments::lengths_over_six_orders_of_magnitude", six_orders),
         gpu_trial("segments::heavy_tail", heavy_tail),
+        gpu_trial("segments::staged_as_before_sm80", staged_before_sm80),
         gpu_trial("run_to_run::same_bits_20_runs", run_to_run),
         gpu_trial("device::results_into_a_device_buffer", into_device),
         gpu_trial_alone("errors::typed_before_any_launch", typed_errors), // counts the allocations: alone
@@ -245,7 +256,7 @@ fn six_orders() -> Result<(), Failed> {
     let mut lengths = lengths_by(2000, 7, |u| 10f64.powf(6.0 * u))?;
     (lengths[1000], lengths[666]) = (1_000_000, 1);
     ensure(lengths.iter().any(|&l| l >= 500_000) && lengths.contains(&1), || "not six orders".into())?;
-    sum_argmax_mean(&lengths, 8)
+    sum_argmax_mean(reducer(), &lengths, 8)
 }
 
 /// Pareto lengths (`⌊u^-2⌋`, capped at 10^5, every tenth empty): the
@@ -257,7 +268,7 @@ fn heavy_tail() -> Result<(), Failed> {
     let (total, longest) = (lengths.iter().sum::<u64>(), lengths.iter().copied().max().unwrap_or(0));
     let tailed = reduction::dispatch::heavy_tail_of(longest, total, lengths.len() as u64);
     ensure(tailed, || format!("not a heavy tail: longest {longest} of {total} in {}", lengths.len()))?;
-    sum_argmax_mean(&lengths, 12)?;
+    sum_argmax_mean(reducer(), &lengths, 12)?;
     // a view one element in, not 16-byte aligned: `segments_tailed` (aligned input goes to `segments_staged`)
     let case = Case::Segments(offsets_of(&lengths, 0));
     let a: Vec<f32> = generate(Pattern::Large, input_len(&case) + 1, 13)?;
@@ -268,17 +279,40 @@ fn heavy_tail() -> Result<(), Failed> {
     check::<Sum, f32>(Op::Sum, &case, &a[1..], &a[1..], &got)
 }
 
-/// Segments of these lengths, back to back, against the CPU: the f32 sum
-/// and arg-max of the `Large` pattern (input `seed`), the f64 mean of
-/// random values (`seed + 1`).
-fn sum_argmax_mean(lengths: &[u64], seed: u64) -> Result<(), Failed> {
+/// Segments of these lengths, back to back, against the CPU, by reducer
+/// `r`: the f32 sum and arg-max of the `Large` pattern (input `seed`), the
+/// f64 mean of random values (`seed + 1`).
+fn sum_argmax_mean(r: &Reducer, lengths: &[u64], seed: u64) -> Result<(), Failed> {
     let case = Case::Segments(offsets_of(lengths, 0));
     let a: Vec<f32> = generate(Pattern::Large, input_len(&case), seed)?;
-    check::<Sum, f32>(Op::Sum, &case, &a, &a, &run_case::<Sum, f32>(&case, &a, &a, Strategy::Auto)?)?;
-    check::<ArgMax, f32>(Op::ArgMax, &case, &a, &a, &run_case::<ArgMax, f32>(&case, &a, &a, Strategy::Auto)?)?;
+    let auto = Strategy::Auto;
+    check::<Sum, f32>(Op::Sum, &case, &a, &a, &run_case_on::<Sum, f32>(r, &case, &a, &a, auto)?)?;
+    check::<ArgMax, f32>(Op::ArgMax, &case, &a, &a, &run_case_on::<ArgMax, f32>(r, &case, &a, &a, auto)?)?;
     let d: Vec<f64> = generate(Pattern::Random, input_len(&case), seed + 1)?;
-    let got = run_case::<reduction::op::Mean, f64>(&case, &d, &d, Strategy::Auto)?;
+    let got = run_case_on::<reduction::op::Mean, f64>(r, &case, &d, &d, auto)?;
     check::<reduction::op::Mean, f64>(Op::Mean, &case, &d, &d, &got)
+}
+
+/// The staged kernel as a card before sm_80 runs it (its stage loaded
+/// through registers; later cards load the form that copies with
+/// `cp.async`), on whatever card this is: the sm_75 entries of the
+/// embedded PTX ahead of the rest, Pareto and uniform 0..32 lengths (both
+/// staged) against the CPU.
+fn staged_before_sm80() -> Result<(), Failed> {
+    let embedded = Ptx::embedded();
+    let mut ptx: Option<Ptx> = None;
+    for entry in embedded.entries().filter(|e| e.starts_with("segments_staged_")) {
+        let module = embedded.module_for(entry)?; // the sm_75 form
+        ensure(!module.contains("cp.async"), || format!("{entry}: the sm_80 form"))?;
+        let one = Ptx::from_text(module, entry);
+        ptx = Some(match ptx {
+            Some(p) => p.with(one),
+            None => one,
+        });
+    }
+    let r = Reducer::with_ptx(0, ptx.ok_or("no staged entries")?.with(embedded.clone()))?;
+    sum_argmax_mean(&r, &lengths_by(30_000, 11, |u| u.powf(-2.0).min(1e5))?, 12)?;
+    sum_argmax_mean(&r, &lengths_by(20_000, 21, |u| 32.0 * u)?, 22)
 }
 
 /// `count` segment lengths `⌊law(u)⌋` for uniform draws `u` in (0, 1]
