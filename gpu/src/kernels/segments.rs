@@ -106,18 +106,24 @@ macro_rules! warp_tile {
         if me >= count_tiles {
             return;
         }
-        let w0 = me * tile;
-        let w1 = w0 + tile;
-        let lo = warp_search(0, $segs.count, |s| $segs.reaches(s, w0));
-        let hi = if me + 1 == count_tiles {
-            $segs.count
-        } else {
-            warp_search(lo, $segs.count, |s| $segs.starts_from(s, w1))
-        };
+        let (w0, w1, lo, hi) = tile_segments($segs, me, tile, count_tiles);
         (tile, me, w0, w1, lo, hi)
     }};
 }
 pub(crate) use warp_tile;
+
+/// Tile `me` of `count_tiles` of `tile` elements: its elements `w0..w1`
+/// and the segments `lo..hi` that overlap it, found with two
+/// [`warp_search`]es (the last tile takes every segment left), as
+/// `(w0, w1, lo, hi)`. All 32 lanes together.
+#[inline(always)]
+pub(crate) unsafe fn tile_segments(segs: Segments, me: u64, tile: u64, count_tiles: u64) -> (u64, u64, u64, u64) {
+    let w0 = me * tile;
+    let w1 = w0 + tile;
+    let lo = warp_search(0, segs.count, |s| segs.reaches(s, w0));
+    let hi = if me + 1 == count_tiles { segs.count } else { warp_search(lo, segs.count, |s| segs.starts_from(s, w1)) };
+    (w0, w1, lo, hi)
+}
 
 /// One result per segment of `a[0..n]` (and `b`) into `out[0..segs.count]`,
 /// in warp tiles of `tile` elements; with `TAILED`, long pieces by the

@@ -31,22 +31,34 @@
 //!    the whole warp from global memory (`strided_fold` over 32 lanes, then
 //!    the warp's tree), as `segments_tailed` reads its long pieces.
 //!
+//! 4. **Tiles taken in turn.** A warp does not keep the tile its place in
+//!    the grid names: it takes the next tile from a counter (one more
+//!    ticket, after the segments'), folds it, and takes another, until
+//!    none are left. Tiles of one launch cost very different times (one of
+//!    thousands of tiny segments, one of a single long piece), and a block
+//!    holds its SM until its slowest warp is done: with tiles taken in
+//!    turn the warps of the first blocks do all the work and finish
+//!    together. Every warp of the launch takes one number past the last
+//!    tile, and the last of all wraps the counter back to 0 (`atomicInc`'s
+//!    limit) for the next launch.
+//!
 //! The tiles, the slots of the pieces and the tickets are those of
-//! `segments`. A piece's value depends only on its bounds: it fits a
+//! `segments`; which warp folds a tile does not change what it writes. A piece's value depends only on its bounds: it fits a
 //! stage (its own 16-byte cover at most [`stage_vectors`] vectors) and is
 //! folded in order from `IDENTITY` or by the warp as its length says, or
 //! it does not and is read as a long piece; so the result is the same for
 //! every launch and GPU, and
 //! `reduction::twin` repeats it on the CPU (`gpu_to_gpu`).
 //!
-//! Launch: as `segments` (one warp per tile, block `SHAPE_BLOCK`), with
+//! Launch: as `segments` (a warp per tile, block `SHAPE_BLOCK`; `tickets`
+//! with one more, zero, after the segments' and fewer than 2^31 tiles), with
 //! `2 · SHAPE_WARPS · STAGE_BYTES` bytes of dynamic shared memory (a stage
 //! of each input a warp: `shape::staged_smem`); `a` (and `b`) 16-byte
 //! aligned; declared to the JIT with at least
 //! [`STAGED_BLOCKS_PER_SM`](crate::shape::STAGED_BLOCKS_PER_SM) blocks an
 //! SM (`gpu::names::launch_bounds`).
 
-use super::segments::{emit, finish_segments, warp_search, warp_tile};
+use super::segments::{emit, finish_segments, tile_segments};
 use crate::op::{Element, Reduction};
 use crate::prim::*;
 use crate::shape::{SHAPE_WARPS, STAGE_BYTES, STAGE_LANE_ELEMENTS, Segments, fits_stage, stage_vectors, tiles};
@@ -61,8 +73,10 @@ const LOADS: usize = 4;
 /// in shared memory.
 ///
 /// # Safety
-/// As for `segments::segments`, and: `a` (and `b`) 16-byte aligned; the
-/// launch's dynamic shared memory as the module's *Launch* line says.
+/// As for `segments::segments`, and: `a` (and `b`) 16-byte aligned;
+/// `tickets[segs.count]` zero (the tile counter; zero again after the
+/// launch); the launch's dynamic shared memory as the module's *Launch*
+/// line says.
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
 pub unsafe fn staged<T: Element + Vector, R: Reduction<T>>(
@@ -77,10 +91,46 @@ pub unsafe fn staged<T: Element + Vector, R: Reduction<T>>(
 ) where
     R::Acc: Shuffle,
 {
+    let tile = tile.max(1); // the host plans at least 16 KiB; this drops the panic path
+    let count_tiles = tiles(n, tile);
+    // every warp of the launch takes one number past the last tile, so the
+    // last take of all is `takes` and wraps the counter back to 0
+    let counter = tickets.add(segs.count as usize);
+    let takes = (count_tiles + (grid_dim_x() * SHAPE_WARPS) as u64 - 1) as u32;
+    loop {
+        let me = shfl_sync(FULL_MASK, if lane_id() == 0 { atomic_inc(counter, takes) } else { 0 }, 0) as u64;
+        if me >= count_tiles {
+            return;
+        }
+        let (w0, w1, lo, hi) = tile_segments(segs, me, tile, count_tiles);
+        staged_tile::<T, R>(a, b, n, segs, tile, (me, w0, w1, lo, hi), pieces, tickets, out);
+    }
+}
+
+/// Tile `me` (elements `w0..w1`, segments `lo..hi`) of [`staged`]: its
+/// rounds of short segments through the warp's stage, its long pieces
+/// from global memory.
+///
+/// # Safety
+/// As for [`staged`]; all 32 lanes together.
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+unsafe fn staged_tile<T: Element + Vector, R: Reduction<T>>(
+    a: *const T,
+    b: *const T,
+    n: u64,
+    segs: Segments,
+    tile: u64,
+    (me, w0, w1, lo, hi): (u64, u64, u64, u64, u64),
+    pieces: *mut R::Acc,
+    tickets: *mut u32,
+    out: *mut R::Out,
+) where
+    R::Acc: Shuffle,
+{
     let two = R::INPUTS == 2;
     let width = T::LANES as u64; // elements a vector
     const { assert!(stage_vectors() as usize == 32 * LOADS) };
-    let (tile, me, w0, w1, lo, hi) = warp_tile!(n, segs, tile);
 
     // this warp's stages: `stage_vectors()` of `a`, then of `b`
     let smem = dyn_shared::<T::Lanes>();

@@ -78,7 +78,9 @@ pub struct ShapePlan {
     pub split: u32,
     /// Accumulators of scratch (pieces or chunk partials).
     pub partials: usize,
-    /// Zeroed tickets.
+    /// Zeroed tickets: one a segment, row or column tile, and for
+    /// `segments_staged` one more, its tile counter (zero again after
+    /// each launch).
     pub tickets: usize,
     /// Blocks an SM declared to the JIT with the block, where the planner
     /// wants more of them resident than the entry's registers allow
@@ -192,6 +194,9 @@ pub fn shape_plan(
                 }
             };
             let grid = u32::try_from(blocks).map_err(|_| too_big("segments"))?;
+            if kernel == ShapeKernel::SegmentsStaged && warp_tiles >= 1 << 31 {
+                return Err(Error::Shape("segments: 2^31 tiles or more, past the staged kernel's tile counter".into()));
+            }
             Ok(ShapePlan {
                 kernel,
                 entry: kernel.row().entry(0, op, ty),
@@ -200,7 +205,8 @@ pub fn shape_plan(
                 tile,
                 split: if split == 0 { AUTO_LANES | fit.vectors_per_lane } else { split },
                 partials: 2 * warp_tiles as usize,
-                tickets: shape.results(),
+                // the staged kernel's tile counter after the segments' tickets
+                tickets: shape.results() + (kernel == ShapeKernel::SegmentsStaged) as usize,
                 blocks_per_sm: None,
             })
         }
@@ -429,6 +435,18 @@ mod tests {
             assert!(shape_plan(Op::Sum, DType::F32, 4, 16, c, bad, false, Fit::PORTABLE).is_err(), "{bad:?}");
         }
         assert!(shape_plan(Op::Sum, DType::F32, 4, 16, c, cols(4, 2), false, Fit::PORTABLE).is_ok());
+    }
+
+    /// The staged kernel takes one ticket more than the results: its tile
+    /// counter; the other kernels one a result.
+    #[test]
+    fn the_staged_kernel_counts_its_tiles_after_the_tickets() {
+        let m = Shape::Rows(Matrix::new(64, 1000));
+        let plan = |strategy, aligned| shape_plan(Op::Sum, DType::F32, 4, 64_000, m, strategy, aligned, Fit::PORTABLE);
+        let staged = plan(Strategy::Staged { tile_bytes: 0 }, true).unwrap();
+        assert_eq!((staged.kernel, staged.tickets), (ShapeKernel::SegmentsStaged, 65));
+        let teams = plan(Strategy::Segments { tile_bytes: 0, lanes: 0 }, true).unwrap();
+        assert_eq!((teams.kernel, teams.tickets), (ShapeKernel::Segments, 64));
     }
 
     #[test]
