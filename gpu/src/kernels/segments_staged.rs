@@ -31,19 +31,20 @@
 //!    the whole warp from global memory (`strided_fold` over 32 lanes, then
 //!    the warp's tree), as `segments_tailed` reads its long pieces.
 //!
-//! 4. **Tiles taken in turn.** A warp does not keep the tile its place in
-//!    the grid names: it takes the next tile from a counter (one more
-//!    ticket, after the segments'), folds it, and takes another, until
-//!    none are left. Tiles of one launch cost very different times (one of
-//!    thousands of tiny segments, one of a single long piece), and a block
-//!    holds its SM until its slowest warp is done: with tiles taken in
-//!    turn the warps of the first blocks do all the work and finish
-//!    together. Every warp of the launch takes one number past the last
-//!    tile, and the last of all wraps the counter back to 0 (`atomicInc`'s
-//!    limit) for the next launch.
+//! 4. **Tiles taken from a counter.** A warp does not keep the tile its
+//!    place in the grid names: it takes the next tile from a counter (one
+//!    more ticket, after the segments'), folds it, and takes another,
+//!    until none are left. Tiles of one launch cost very different times
+//!    (one of thousands of tiny segments, one of a single long piece), and
+//!    a block holds its SM until its slowest warp is done: with the tiles
+//!    taken from the counter the warps of the first blocks do all the work
+//!    and finish together. Every warp of the launch takes one number past
+//!    the last tile, and the last of all wraps the counter back to 0
+//!    (`atomicInc`'s limit) for the next launch.
 //!
 //! The tiles, the slots of the pieces and the tickets are those of
-//! `segments`; which warp folds a tile does not change what it writes. A piece's value depends only on its bounds: it fits a
+//! `segments`; which warp folds a tile does not change what it writes.
+//! A piece's value depends only on its bounds: it fits a
 //! stage (its own 16-byte cover at most [`stage_vectors`] vectors) and is
 //! folded in order from `IDENTITY` or by the warp as its length says, or
 //! it does not and is read as a long piece; so the result is the same for
