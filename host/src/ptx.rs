@@ -25,9 +25,10 @@ const EMBEDDED_LZMA: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/gpu.ptx.l
 const EMBEDDED_SM80_LZMA: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/gpu-sm80.ptx.lzma"));
 
 /// The embedded PTX, decompressed once per process on first use (a few
-/// tenths of a second with finding its entries; `docs/src/guide/operations.md`
-/// has the first call's cost). A blob that does not decompress (it cannot: `build.rs` wrote it)
-/// gives no entries, and every launch a typed `MissingEntry`, not a panic.
+/// tenths of a second with finding its entries;
+/// `docs/src/guide/operations.md` has the first call's cost). A blob that
+/// does not decompress (it cannot: `build.rs` wrote it) gives no entries,
+/// and every launch a typed `MissingEntry`, not a panic.
 fn embedded_text() -> Arc<Text> {
     static TEXT: OnceLock<Arc<Text>> = OnceLock::new();
     TEXT.get_or_init(|| text_of(EMBEDDED_LZMA)).clone()
@@ -61,11 +62,12 @@ struct Text {
     entries: OnceLock<Entries>,
 }
 
-/// The entries of a [`Text`]: names and spans in file order, and each
-/// name's place among them.
+/// The entries of a [`Text`]: their names and spans in file order, and
+/// each name's place among them.
 #[derive(Debug)]
 struct Entries {
-    spans: Vec<(String, Range<usize>)>,
+    names: Vec<String>,
+    spans: Vec<Range<usize>>,
     at: HashMap<String, usize>,
 }
 
@@ -76,17 +78,17 @@ impl Text {
 
     fn entries(&self) -> &Entries {
         self.entries.get_or_init(|| {
-            let spans: Vec<(String, Range<usize>)> =
-                ptx_builder::entry_spans(&self.text).into_iter().map(|(name, span)| (name.to_string(), span)).collect();
-            let at = spans.iter().enumerate().map(|(i, (name, _))| (name.clone(), i)).collect();
-            Entries { spans, at }
+            let (names, spans): (Vec<String>, Vec<Range<usize>>) =
+                ptx_builder::entry_spans(&self.text).into_iter().map(|(name, span)| (name.to_string(), span)).unzip();
+            let at = names.iter().enumerate().map(|(i, name)| (name.clone(), i)).collect();
+            Entries { names, spans, at }
         })
     }
 
     /// The text of `entry`, if this module has it.
     fn entry(&self, entry: &str) -> Option<&str> {
         let e = self.entries();
-        e.at.get(entry).map(|&i| &self.text[e.spans[i].1.clone()])
+        e.at.get(entry).map(|&i| &self.text[e.spans[i].clone()])
     }
 
     /// The module of `entry` alone: this text without its other entries
@@ -94,17 +96,7 @@ impl Text {
     fn module(&self, entry: &str) -> Option<String> {
         let e = self.entries();
         let keep = *e.at.get(entry)?;
-        let mut out = String::new();
-        let mut at = 0; // where the text not yet copied starts
-        for (i, (_, span)) in e.spans.iter().enumerate() {
-            out.push_str(&self.text[at..span.start]);
-            if i == keep {
-                out.push_str(&self.text[span.clone()]);
-            }
-            at = span.end;
-        }
-        out.push_str(&self.text[at..]);
-        Some(out)
+        Some(ptx_builder::keep_entries(&self.text, &e.spans, |i| i == keep))
     }
 }
 
@@ -215,7 +207,7 @@ impl Ptx {
     /// assert!(n > 500);
     /// ```
     pub fn entries(&self) -> Box<dyn Iterator<Item = &str> + '_> {
-        let mine = self.text.entries().spans.iter().map(|(name, _)| name.as_str());
+        let mine = self.text.entries().names.iter().map(String::as_str);
         Box::new(mine.chain(self.more.iter().flat_map(|m| m.entries())))
     }
 

@@ -376,11 +376,26 @@ pub fn entry_spans(ptx: &str) -> Vec<(&str, std::ops::Range<usize>)> {
 /// assert_eq!(ptx_builder::newer_entries(ptx), b);
 /// ```
 pub fn entries_where(ptx: &str, mut keep: impl FnMut(&str, &str) -> bool) -> String {
+    let (names, spans): (Vec<&str>, Vec<std::ops::Range<usize>>) = entry_spans(ptx).into_iter().unzip();
+    keep_entries(ptx, &spans, |i| keep(names[i], &ptx[spans[i].clone()]))
+}
+
+/// `ptx` with its header, declarations and functions, and of the entries
+/// at `spans` (those of [`entry_spans`], in file order) only those whose
+/// place among them `keep` accepts: for a caller that found the spans once
+/// and cuts many modules from the same text.
+///
+/// ```
+/// let ptx = ".version 8.0\n.visible .entry a(\n)\n{\n}\n.visible .entry b(\n)\n{\n}\n";
+/// let spans: Vec<_> = ptx_builder::entry_spans(ptx).into_iter().map(|(_, span)| span).collect();
+/// assert_eq!(ptx_builder::keep_entries(ptx, &spans, |i| i == 1), ".version 8.0\n.visible .entry b(\n)\n{\n}\n");
+/// ```
+pub fn keep_entries(ptx: &str, spans: &[std::ops::Range<usize>], mut keep: impl FnMut(usize) -> bool) -> String {
     let mut out = String::new();
     let mut at = 0; // where the text not yet copied starts
-    for (name, span) in entry_spans(ptx) {
+    for (i, span) in spans.iter().enumerate() {
         out.push_str(&ptx[at..span.start]);
-        if keep(name, &ptx[span.clone()]) {
+        if keep(i) {
             out.push_str(&ptx[span.clone()]);
         }
         at = span.end;
