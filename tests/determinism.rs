@@ -547,11 +547,13 @@ fn shaped_cases(r: &Reducer) -> Result<(usize, Vec<(String, ShapeCase)>), Failed
     // short segments with a long one every 100 (a heavy tail: `segments_tailed`, whose warps read long pieces)
     let tailed: Vec<u64> = (0..20_000u64).map(|k| if k % 100 == 0 { 20_000 } else { 1 + splitmix64(k) % 8 }).collect();
     let tailed = r.offsets(&offsets_of(&tailed, 0))?;
-    // short segments, every 50th 33 to 432 long, every 500th 3000 (`segments_staged`: rounds in shared memory, a
-    // lane each or the warp in the stage, long pieces by the warp from memory)
+    // short segments, every 50th 33 to 432 long, every 500th 600 to 999 and 3000 (`segments_staged`: rounds in
+    // shared memory, a lane each or the warp in the stage, pieces longer than a stage by the warp a stage at a time;
+    // 600 to 999 fit a stage of one input's f32, not of f64 or of a dot product's)
     let short: Vec<u64> = (0..40_001u64)
         .map(|k| match (k % 500, k % 50) {
             (7, _) => 3000,
+            (257, _) => 600 + splitmix64(k) % 400,
             (_, 3) => 33 + splitmix64(k) % 400,
             _ => splitmix64(k) % 17,
         })
@@ -585,7 +587,7 @@ fn shaped_cases(r: &Reducer) -> Result<(usize, Vec<(String, ShapeCase)>), Failed
             ("segments 0..2^20".into(), ShapeCase::Segments(offsets, Strategy::Auto)),
             ("segments 1..8, every 100th 20000 (tailed)".into(), ShapeCase::Segments(tailed, Strategy::Auto)),
             (
-                "segments 0..16, every 50th 33..432, every 500th 3000 (staged)".into(),
+                "segments 0..16, every 50th 33..432, every 500th 600..999 and 3000 (staged)".into(),
                 ShapeCase::Segments(short, Strategy::Auto),
             ),
         ],

@@ -300,17 +300,14 @@ fn sum_argmax_mean(r: &Reducer, lengths: &[u64], seed: u64) -> Result<(), Failed
 /// staged) against the CPU.
 fn staged_before_sm80() -> Result<(), Failed> {
     let embedded = Ptx::embedded();
-    let mut ptx: Option<Ptx> = None;
+    let mut staged = Vec::new();
     for entry in embedded.entries().filter(|e| e.starts_with("segments_staged_")) {
         let module = embedded.module_for(entry)?; // the sm_75 form
         ensure(!module.contains("cp.async"), || format!("{entry}: the sm_80 form"))?;
-        let one = Ptx::from_text(module, entry);
-        ptx = Some(match ptx {
-            Some(p) => p.with(one),
-            None => one,
-        });
+        staged.push(Ptx::from_text(module, entry));
     }
-    let r = Reducer::with_ptx(0, ptx.ok_or("no staged entries")?.with(embedded.clone()))?;
+    let staged = staged.into_iter().reduce(Ptx::with).ok_or("no staged entries")?;
+    let r = Reducer::with_ptx(0, staged.with(embedded))?;
     sum_argmax_mean(&r, &lengths_by(30_000, 11, |u| u.powf(-2.0).min(1e5))?, 12)?;
     sum_argmax_mean(&r, &lengths_by(20_000, 21, |u| 32.0 * u)?, 22)
 }

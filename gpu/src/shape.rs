@@ -35,8 +35,9 @@ pub const SHAPE_BLOCK: u32 = 256;
 pub const SHAPE_WARPS: u32 = SHAPE_BLOCK / 32;
 
 /// Shared memory a warp of `segments_staged` stages a round of short
-/// segments in, per input: 128 16-byte vectors, four loads a lane.
-pub const STAGE_BYTES: u32 = 2048;
+/// segments in: one stage of 4 KiB for one input (256 16-byte vectors,
+/// eight loads a lane), two of 2 KiB for two (a dot product).
+pub const STAGE_WARP_BYTES: u32 = 4096;
 
 /// Blocks of `segments_staged` an SM holds at least: the host declares it
 /// to the JIT with the block (`.maxntid`, `.minnctapersm`: CUDA's
@@ -54,30 +55,30 @@ pub const STAGED_BLOCKS_PER_SM: u32 = 4;
 /// along their columns, 17-21% faster).
 pub const COLUMN_BLOCKS_PER_SM: u32 = 4;
 
-/// Shared memory a block of `segments_staged` needs: a stage of each input
-/// (two, for a dot product) a warp.
+/// Shared memory a block of `segments_staged` needs: a warp's stages.
 pub const fn staged_smem() -> u32 {
-    2 * SHAPE_WARPS * STAGE_BYTES
+    SHAPE_WARPS * STAGE_WARP_BYTES
 }
 
-/// 16-byte vectors a stage holds.
-pub const fn stage_vectors() -> u32 {
-    STAGE_BYTES / 16
+/// 16-byte vectors a stage of each of `inputs` inputs holds.
+pub const fn stage_vectors(inputs: u32) -> u32 {
+    STAGE_WARP_BYTES / 16 / inputs
 }
 
 /// Whether elements `begin..end` (of `width` a 16-byte vector, counted from
-/// a 16-byte boundary) lie in one stage of `segments_staged`: their
-/// vectors, from the one holding `begin` to the one holding `end - 1`, are
-/// at most [`stage_vectors`]. A piece that does not fit alone is read by
-/// the whole warp.
+/// a 16-byte boundary) lie in one stage of `segments_staged` for `inputs`
+/// inputs: their vectors, from the one holding `begin` to the one holding
+/// `end - 1`, are at most [`stage_vectors`]. A piece that does not fit
+/// alone is read by the whole warp.
 ///
 /// ```
 /// use gpu::shape::fits_stage;
-/// assert!(fits_stage(0, 512, 4) && !fits_stage(1, 513, 4)); // 128 vectors of f32; 129
-/// assert!(fits_stage(7, 7, 4)); // an empty piece
+/// assert!(fits_stage(0, 1024, 4, 1) && !fits_stage(1, 1025, 4, 1)); // 256 vectors of f32; 257
+/// assert!(fits_stage(0, 512, 4, 2) && !fits_stage(1, 513, 4, 2)); // a dot product's 128; 129
+/// assert!(fits_stage(7, 7, 4, 1)); // an empty piece
 /// ```
-pub const fn fits_stage(begin: u64, end: u64, width: u64) -> bool {
-    end.div_ceil(width) - begin / width <= stage_vectors() as u64
+pub const fn fits_stage(begin: u64, end: u64, width: u64, inputs: u32) -> bool {
+    end.div_ceil(width) - begin / width <= stage_vectors(inputs) as u64
 }
 
 /// The longest piece of a stage one lane of `segments_staged` folds alone,

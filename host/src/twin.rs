@@ -240,7 +240,7 @@ unsafe fn segments<R: Reduction<T>, T: Copy>(
             let piece = |t: u64| {
                 let (p0, p1) = (b0.max(t * tile), e0.min((t + 1) * tile));
                 let element = |v, i: u64| R::combine(v, R::map(a[i as usize], b[i as usize], i - b0));
-                if order == Pieces::Staged && fits_stage(p0, p1, width) {
+                if order == Pieces::Staged && fits_stage(p0, p1, width, R::INPUTS) {
                     if p1 - p0 <= STAGE_LANE_ELEMENTS {
                         return (p0..p1).fold(R::IDENTITY, element);
                     }

@@ -10,16 +10,19 @@
 //!
 //! 1. **Rounds.** Lane `k` holds segment `cur + k`'s bounds. The round is
 //!    the first `m` of them whose pieces (within the warp's tile) lie in
-//!    [`STAGE_BYTES`] of 16-byte vectors from the first's start: a ballot
+//!    a stage ([`stage_vectors`] 16-byte vectors: 4 KiB of one input, 2 KiB
+//!    of each of two) from the first's start: a ballot
 //!    of "my piece ends within the stage" is true for a prefix of the
 //!    lanes. Lanes past it wait for the next round.
-//! 2. **Stage.** The warp loads those vectors, contiguous and aligned, four
-//!    a lane in flight (one request of whole 128-byte lines per load, as
+//! 2. **Stage.** The warp loads those vectors, contiguous and aligned, up
+//!    to eight a lane in flight (one request of whole 128-byte lines per load, as
 //!    `single_pass` reads), into its own shared memory, and loads the next
 //!    round's bounds with them (in PTX for sm_80 and later the vectors are
 //!    copied by `cp.async`, straight into the stage: no registers hold them
 //!    on the way, 72 → 60 registers for an f32 sum, 96 → 69 for a dot
-//!    product); a `__syncwarp` later, lane `k` folds its
+//!    product; the copies are a loop, not unrolled, so that their
+//!    addresses take no more registers for eight than for four); a
+//!    `__syncwarp` later, lane `k` folds its
 //!    segment's piece there, element by element, and writes it, as
 //!    `segments` does ([`emit`]: the result, or a piece and a ticket when
 //!    the segment spans tiles; the last piece's warp combines them). A
@@ -28,8 +31,12 @@
 //!    tree), one after the other, so the round does not wait on one lane's
 //!    long loop (Zipf's lengths: 13% faster).
 //! 3. **Long pieces.** A piece that does not fit a stage alone is read by
-//!    the whole warp from global memory (`strided_fold` over 32 lanes, then
-//!    the warp's tree), as `segments_tailed` reads its long pieces.
+//!    the whole warp, as `strided_fold` over 32 lanes reads it, then the
+//!    warp's tree, as `segments_tailed` reads its long pieces; for sm_80
+//!    and later its vectors pass through the stage, a stage at a time,
+//!    copied by `cp.async` (eight vectors a lane in flight where
+//!    `strided_fold` holds four in registers), and are folded there in
+//!    `strided_fold`'s groups and order (`long_piece`).
 //!
 //! 4. **Tiles taken from a counter.** A warp does not keep the tile its
 //!    place in the grid names: it takes the next tile from a counter (one
@@ -53,8 +60,8 @@
 //!
 //! Launch: as `segments` (a warp per tile, block `SHAPE_BLOCK`; `tickets`
 //! with one more, zero, after the segments' and fewer than 2^31 tiles), with
-//! `2 · SHAPE_WARPS · STAGE_BYTES` bytes of dynamic shared memory (a stage
-//! of each input a warp: `shape::staged_smem`); `a` (and `b`) 16-byte
+//! `SHAPE_WARPS · STAGE_WARP_BYTES` bytes of dynamic shared memory (a
+//! warp's stages: `shape::staged_smem`); `a` (and `b`) 16-byte
 //! aligned; declared to the JIT with at least
 //! [`STAGED_BLOCKS_PER_SM`](crate::shape::STAGED_BLOCKS_PER_SM) blocks an
 //! SM (`gpu::names::launch_bounds`).
@@ -62,11 +69,14 @@
 use super::segments::{emit, finish_segments, tile_segments};
 use crate::op::{Element, Reduction};
 use crate::prim::*;
-use crate::shape::{SHAPE_WARPS, STAGE_BYTES, STAGE_LANE_ELEMENTS, Segments, fits_stage, stage_vectors, tiles};
+use crate::shape::{SHAPE_WARPS, STAGE_LANE_ELEMENTS, STAGE_WARP_BYTES, Segments, fits_stage, stage_vectors, tiles};
+#[cfg(not(target_feature = "sm_80"))]
 use crate::strided_fold::strided_fold;
 use crate::warp_reduce::team_reduce;
 
-/// Loads a lane issues per round of staging (all in flight together).
+/// Loads a lane issues together, at most: a stage of two inputs' four, one
+/// input's two batches of four on cards before sm_80 (the vectors pass
+/// through registers there).
 const LOADS: usize = 4;
 
 /// One result per segment of `a[0..n]` (and `b`) into `out[0..segs.count]`,
@@ -131,15 +141,15 @@ unsafe fn staged_tile<T: Element + Vector, R: Reduction<T>>(
 {
     let two = R::INPUTS == 2;
     let width = T::LANES as u64; // elements a vector
-    const { assert!(stage_vectors() as usize == 32 * LOADS) };
+    // a lane's share of a round: eight 16-byte vectors of one input, four of two
+    let loads = stage_vectors(R::INPUTS) / 32;
 
-    // this warp's stages: `stage_vectors()` of `a`, then of `b`
+    // this warp's stages: `stage_vectors(R::INPUTS)` of `a`, then of `b`
     let smem = dyn_shared::<T::Lanes>();
-    let at = (warp_id() * (1 + two as u32)) as usize * STAGE_BYTES as usize;
+    let (at, half) = ((warp_id() * STAGE_WARP_BYTES) as usize, STAGE_WARP_BYTES as usize / 2);
     #[cfg_attr(target_feature = "sm_80", allow(unused_mut))]
-    let (mut stage_a, mut stage_b) =
-        (smem.at_byte::<T::Lanes>(at), smem.at_byte::<T::Lanes>(at + STAGE_BYTES as usize));
-    let (elems_a, elems_b) = (smem.at_byte::<T>(at), smem.at_byte::<T>(at + STAGE_BYTES as usize));
+    let (mut stage_a, mut stage_b) = (smem.at_byte::<T::Lanes>(at), smem.at_byte::<T::Lanes>(at + half));
+    let (elems_a, elems_b) = (smem.at_byte::<T>(at), smem.at_byte::<T>(at + half));
     let lane = lane_id() as u64;
     let bounds = |s: u64| if s < hi { segs.bounds(s) } else { (w1, w1) };
 
@@ -150,11 +160,14 @@ unsafe fn staged_tile<T: Element + Vector, R: Reduction<T>>(
         let (p0, p1) = (b0.max(w0), e0.min(w1)); // this lane's piece
         let start = shfl_sync(FULL_MASK, p0, 0); // the round's first element
         let first = start / width; // and its vector
-        let fits = ballot_sync(FULL_MASK, live && fits_stage(start, p1, width));
+        let fits = ballot_sync(FULL_MASK, live && fits_stage(start, p1, width, R::INPUTS));
         let m = (!fits).trailing_zeros() as u64; // the prefix that fits
         if m == 0 {
             // a long piece, segment `cur`: the whole warp from global memory
             let (s, sb, se) = (cur, shfl_sync(FULL_MASK, b0, 0), shfl_sync(FULL_MASK, e0, 0));
+            #[cfg(target_feature = "sm_80")]
+            let v = long_piece::<T, R>(a, b, sb.max(w0), se.min(w1), sb, loads, (&stage_a, &stage_b));
+            #[cfg(not(target_feature = "sm_80"))]
             let v = strided_fold::<T, R>(a, b, sb.max(w0), se.min(w1), sb, lane, 32, false);
             let v = team_reduce(v, 32, R::combine);
             let last = lane == 0 && emit::<T, R>(v, s, sb, se, me, w0, w1, tile, pieces, tickets, out);
@@ -169,42 +182,46 @@ unsafe fn staged_tile<T: Element + Vector, R: Reduction<T>>(
         #[cfg(target_feature = "sm_80")]
         {
             // copied straight into the stage (`cp.async`, sm_80 and later):
-            // no registers hold the vectors on the way
-            for j in 0..LOADS as u32 {
-                let (v, slot) = (first + lane + 32 * j as u64, lane as u32 + 32 * j);
-                if v < end.min(full) {
-                    copy16_async(shared_address(stage_a.ptr(slot)), a, v);
-                    if two {
-                        copy16_async(shared_address(stage_b.ptr(slot)), b, v);
-                    }
-                } else if v < end {
-                    partial(a, b, two, v, n, first * width, &elems_a, &elems_b);
+            // no registers hold the vectors on the way, and a loop, not
+            // `loads` copies unrolled, keeps their addresses to one
+            let (stop, mut v, mut slot) = (end.min(full), first + lane, lane as u32);
+            while v < stop {
+                copy16_async(shared_address(stage_a.ptr(slot)), a, v);
+                if two {
+                    copy16_async(shared_address(stage_b.ptr(slot)), b, v);
                 }
+                (v, slot) = (v + 32, slot + 32);
+            }
+            if v < end {
+                partial(a, b, two, v, n, first * width, &elems_a, &elems_b);
             }
             copies_commit();
         }
         #[cfg(not(target_feature = "sm_80"))]
         {
             use core::mem::MaybeUninit;
-            let mut x = [MaybeUninit::<(T::Lanes, T::Lanes)>::uninit(); LOADS];
-            for (j, x) in x.iter_mut().enumerate() {
-                let v = first + lane + 32 * j as u64;
-                if v < end.min(full) {
-                    let xa = T::load16(a, v);
-                    x.write((xa, if two { T::load16(b, v) } else { xa }));
-                }
-            }
-            for (j, x) in x.iter().enumerate() {
-                let (v, slot) = (first + lane + 32 * j as u64, lane as u32 + 32 * j as u32);
-                if v < end.min(full) {
-                    // SAFETY: written above under the same condition
-                    let (xa, xb) = x.assume_init_read();
-                    stage_a[slot] = xa;
-                    if two {
-                        stage_b[slot] = xb;
+            for batch in 0..loads / LOADS as u32 {
+                let mut x = [MaybeUninit::<(T::Lanes, T::Lanes)>::uninit(); LOADS];
+                for (j, x) in x.iter_mut().enumerate() {
+                    let v = first + lane + 32 * (batch as u64 * LOADS as u64 + j as u64);
+                    if v < end.min(full) {
+                        let xa = T::load16(a, v);
+                        x.write((xa, if two { T::load16(b, v) } else { xa }));
                     }
-                } else if v < end {
-                    partial(a, b, two, v, n, first * width, &elems_a, &elems_b);
+                }
+                for (j, x) in x.iter().enumerate() {
+                    let k = batch * LOADS as u32 + j as u32;
+                    let (v, slot) = (first + lane + 32 * k as u64, lane as u32 + 32 * k);
+                    if v < end.min(full) {
+                        // SAFETY: written above under the same condition
+                        let (xa, xb) = x.assume_init_read();
+                        stage_a[slot] = xa;
+                        if two {
+                            stage_b[slot] = xb;
+                        }
+                    } else if v < end {
+                        partial(a, b, two, v, n, first * width, &elems_a, &elems_b);
+                    }
                 }
             }
         }
@@ -253,6 +270,100 @@ unsafe fn staged_tile<T: Element + Vector, R: Reduction<T>>(
         cur += m;
         (b0, e0) = (next_b, next_e);
     }
+}
+
+/// A long piece, elements `begin..end` of a segment from `base`, folded by
+/// the whole warp as `strided_fold` folds it over 32 lanes (the same
+/// vectors in the same groups of four and the same order, so the same
+/// bits), but its body copied into the warp's stage a stage at a time by
+/// `cp.async`: a lane has `loads` vectors in flight (eight of one input),
+/// where `strided_fold` holds four in registers. The lane's part, as
+/// `strided_fold` returns it.
+///
+/// # Safety
+/// As for [`staged`]: `a` (and `b`) 16-byte aligned, `begin..end` inside
+/// them; all 32 lanes together, the stage free (the warp synchronized
+/// since it was last read); free again on return.
+#[cfg(target_feature = "sm_80")]
+#[inline(always)]
+unsafe fn long_piece<T: Element + Vector, R: Reduction<T>>(
+    a: *const T,
+    b: *const T,
+    begin: u64,
+    end: u64,
+    base: u64,
+    loads: u32,
+    (stage_a, stage_b): (&DynShared<T::Lanes>, &DynShared<T::Lanes>),
+) -> R::Acc {
+    let two = R::INPUTS == 2;
+    let (lane, width) = (lane_id() as u64, T::LANES as u64);
+    // `a` and `b` are aligned alike: the head is the elements before the
+    // first 16-byte boundary, the tail those after the last whole vector
+    let past = begin % width;
+    let head = if past == 0 { 0 } else { (width - past).min(end - begin) };
+    let (body, nvec) = (begin + head, (end - begin - head) / width);
+    let tail = body + nvec * width;
+    let raw = |i: u64| {
+        let x = load_u64(a, i);
+        (x, if two { load_u64(b, i) } else { x })
+    };
+    // the head's and the tail's element of this lane asked for first
+    let (hi, ti) = (begin + lane, tail + lane);
+    let h = if hi < body { Some(raw(hi)) } else { None };
+    let t = if ti < end { Some(raw(ti)) } else { None };
+    let chunk = 32 * loads as u64; // vectors a stage holds
+    let copy = |c: u64| {
+        let (stop, mut j, mut slot) = (nvec.min(c + chunk), c + lane, lane as u32);
+        while j < stop {
+            copy16_async(shared_address(stage_a.ptr(slot)), a, body / width + j);
+            if two {
+                copy16_async(shared_address(stage_b.ptr(slot)), b, body / width + j);
+            }
+            (j, slot) = (j + 32, slot + 32);
+        }
+        copies_commit();
+    };
+    copy(0);
+    let mut v = R::IDENTITY;
+    if let Some((x, y)) = h {
+        v = R::combine(v, R::map(x, y, hi - base));
+    }
+    let first = |j: u64| body + j * width - base;
+    let mut c = 0;
+    while c < nvec {
+        copies_wait::<0>();
+        sync_warp(FULL_MASK);
+        // lane `l`'s vectors `c + l + 32k`, in groups of four while the
+        // group's last is inside the piece, then one at a time
+        for g in 0..loads / 4 {
+            let (j, slot) = (c + lane + 128 * g as u64, lane as u32 + 128 * g);
+            let vec = |k: u32| {
+                let x = stage_a[slot + 32 * k];
+                (x, if two { stage_b[slot + 32 * k] } else { x })
+            };
+            if j + 96 < nvec {
+                let (w, x, y, z) = (vec(0), vec(1), vec(2), vec(3));
+                let at = [j, j + 32, j + 64, j + 96].map(first);
+                v = T::Lanes::fold_into::<R, 4>(v, [w.0, x.0, y.0, z.0], [w.1, x.1, y.1, z.1], at);
+            } else {
+                let mut k = 0;
+                while k < 3 && j + 32 * (k as u64) < nvec {
+                    let x = vec(k);
+                    v = T::Lanes::fold_into::<R, 1>(v, [x.0], [x.1], [first(j + 32 * k as u64)]);
+                    k += 1;
+                }
+            }
+        }
+        sync_warp(FULL_MASK); // every lane is done with the stage before it is filled again
+        c += chunk;
+        if c < nvec {
+            copy(c);
+        }
+    }
+    if let Some((x, y)) = t {
+        v = R::combine(v, R::map(x, y, ti - base));
+    }
+    v
 }
 
 /// The last vector of an input that ends inside it, element by element:
