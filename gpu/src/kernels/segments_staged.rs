@@ -119,8 +119,8 @@ pub unsafe fn staged<T: Element + Vector, R: Reduction<T>>(
 }
 
 /// Tile `me` (elements `w0..w1`, segments `lo..hi`) of [`staged`]: its
-/// rounds of short segments through the warp's stage, its long pieces
-/// from global memory.
+/// rounds of short segments through the warp's stage, its long pieces by
+/// the whole warp (through the stage on sm_80 and later, `long_piece`).
 ///
 /// # Safety
 /// As for [`staged`]; all 32 lanes together.
@@ -163,7 +163,7 @@ unsafe fn staged_tile<T: Element + Vector, R: Reduction<T>>(
         let fits = ballot_sync(FULL_MASK, live && fits_stage(start, p1, width, R::INPUTS));
         let m = (!fits).trailing_zeros() as u64; // the prefix that fits
         if m == 0 {
-            // a long piece, segment `cur`: the whole warp from global memory
+            // a long piece, segment `cur`: the whole warp, in `strided_fold`'s order
             let (s, sb, se) = (cur, shfl_sync(FULL_MASK, b0, 0), shfl_sync(FULL_MASK, e0, 0));
             #[cfg(target_feature = "sm_80")]
             let v = long_piece::<T, R>(a, b, sb.max(w0), se.min(w1), sb, loads, (&stage_a, &stage_b));
