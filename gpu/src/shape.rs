@@ -66,10 +66,11 @@ pub const fn stage_vectors(inputs: u32) -> u32 {
 }
 
 /// Whether elements `begin..end` (of `width` a 16-byte vector, counted from
-/// a 16-byte boundary) lie in one stage of `segments_staged` for `inputs`
-/// inputs: their vectors, from the one holding `begin` to the one holding
-/// `end - 1`, are at most [`stage_vectors`]. A piece that does not fit
-/// alone is read by the whole warp.
+/// a 16-byte boundary: the start of the piece's tile) lie in one stage of
+/// `segments_staged` for `inputs` inputs: their vectors, from the one
+/// holding `begin` to the one holding `end - 1`, are at most
+/// [`stage_vectors`]. A piece that does not fit alone is read by the whole
+/// warp. In 32 bits, as the kernel counts a round's positions.
 ///
 /// ```
 /// use gpu::shape::fits_stage;
@@ -77,8 +78,8 @@ pub const fn stage_vectors(inputs: u32) -> u32 {
 /// assert!(fits_stage(0, 512, 4, 2) && !fits_stage(1, 513, 4, 2)); // a dot product's 128; 129
 /// assert!(fits_stage(7, 7, 4, 1)); // an empty piece
 /// ```
-pub const fn fits_stage(begin: u64, end: u64, width: u64, inputs: u32) -> bool {
-    end.div_ceil(width) - begin / width <= stage_vectors(inputs) as u64
+pub const fn fits_stage(begin: u32, end: u32, width: u32, inputs: u32) -> bool {
+    end.div_ceil(width) - begin / width <= stage_vectors(inputs)
 }
 
 /// The longest piece of a stage one lane of `segments_staged` folds alone,

@@ -240,7 +240,8 @@ unsafe fn segments<R: Reduction<T>, T: Copy>(
             let piece = |t: u64| {
                 let (p0, p1) = (b0.max(t * tile), e0.min((t + 1) * tile));
                 let element = |v, i: u64| R::combine(v, R::map(a[i as usize], b[i as usize], i - b0));
-                if order == Pieces::Staged && fits_stage(p0, p1, width, R::INPUTS) {
+                let in_tile = |p: u64| (p - t * tile) as u32; // a tile holds fewer than 2^32 elements
+                if order == Pieces::Staged && fits_stage(in_tile(p0), in_tile(p1), width as u32, R::INPUTS) {
                     if p1 - p0 <= STAGE_LANE_ELEMENTS {
                         return (p0..p1).fold(R::IDENTITY, element);
                     }

@@ -152,15 +152,20 @@ unsafe fn staged_tile<T: Element + Vector, R: Reduction<T>>(
     let (elems_a, elems_b) = (smem.at_byte::<T>(at), smem.at_byte::<T>(at + half));
     let lane = lane_id() as u64;
     let bounds = |s: u64| if s < hi { segs.bounds(s) } else { (w1, w1) };
+    // the round's positions are counted from the tile's start, in 32 bits
+    // (a tile is a power of two of vectors, under 2^32 elements): fewer
+    // instructions a round than 64-bit positions, the same pieces
+    let (tile_vector, vw) = (w0 / width, width as u32);
 
     let mut cur = lo;
     let (mut b0, mut e0) = bounds(cur + lane);
     while cur < hi {
         let live = cur + lane < hi;
-        let (p0, p1) = (b0.max(w0), e0.min(w1)); // this lane's piece
-        let start = shfl_sync(FULL_MASK, p0, 0); // the round's first element
-        let first = start / width; // and its vector
-        let fits = ballot_sync(FULL_MASK, live && fits_stage(start, p1, width, R::INPUTS));
+        // this lane's piece, `w0 + r0 .. w0 + r1`
+        let (r0, r1) = ((b0.max(w0) - w0) as u32, (e0.min(w1) - w0) as u32);
+        let start = shfl_sync(FULL_MASK, r0, 0); // the round's first element
+        let first_r = start / vw; // and its vector
+        let fits = ballot_sync(FULL_MASK, live && fits_stage(start, r1, vw, R::INPUTS));
         let m = (!fits).trailing_zeros() as u64; // the prefix that fits
         if m == 0 {
             // a long piece, segment `cur`: the whole warp, in `strided_fold`'s order
@@ -177,23 +182,15 @@ unsafe fn staged_tile<T: Element + Vector, R: Reduction<T>>(
             continue;
         }
         // stage vectors first..end, where the round's last piece ends
-        let end = shfl_sync(FULL_MASK, p1, (m - 1) as u32).div_ceil(width);
+        let end_r = shfl_sync(FULL_MASK, r1, (m - 1) as u32).div_ceil(vw);
+        let (first, end) = (tile_vector + first_r as u64, tile_vector + end_r as u64);
         let full = n / width; // vectors wholly inside a[0..n]
         #[cfg(target_feature = "sm_80")]
         {
-            // copied straight into the stage (`cp.async`, sm_80 and later):
-            // no registers hold the vectors on the way, and a loop, not
-            // `loads` copies unrolled, keeps their addresses to one
-            let (stop, mut v, mut slot) = (end.min(full), first + lane, lane as u32);
-            while v < stop {
-                copy16_async(shared_address(stage_a.ptr(slot)), a, v);
-                if two {
-                    copy16_async(shared_address(stage_b.ptr(slot)), b, v);
-                }
-                (v, slot) = (v + 32, slot + 32);
-            }
-            if v < end {
-                partial(a, b, two, v, n, first * width, &elems_a, &elems_b);
+            copy_to_stage::<T>(a, b, two, 0, first, end.min(full), (&stage_a, &stage_b));
+            // the input's last vector, if it ends inside it, by the lane whose turn it is
+            if end > full && (full - first) % 32 == lane {
+                partial(a, b, two, full, n, first * width, &elems_a, &elems_b);
             }
             copies_commit();
         }
@@ -231,7 +228,7 @@ unsafe fn staged_tile<T: Element + Vector, R: Reduction<T>>(
         sync_warp(FULL_MASK);
         let mine = lane < m;
         // in 32-bit stage positions: two instructions an element fewer
-        let (s0, s1, skip) = ((p0 - first * width) as u32, (p1 - first * width) as u32, p0 - b0);
+        let (s0, s1, skip) = (r0 - first_r * vw, r1 - first_r * vw, w0.saturating_sub(b0));
         let alone = (s1 - s0) as u64 <= STAGE_LANE_ELEMENTS;
         // stage position `e` of a piece from `e0` that starts `skip` into its segment
         let element = |e: u32, s0: u32, skip: u64| {
@@ -313,14 +310,7 @@ unsafe fn long_piece<T: Element + Vector, R: Reduction<T>>(
     let t = if ti < end { Some(raw(ti)) } else { None };
     let chunk = 32 * loads as u64; // vectors a stage holds
     let copy = |c: u64| {
-        let (stop, mut j, mut slot) = (nvec.min(c + chunk), c + lane, lane as u32);
-        while j < stop {
-            copy16_async(shared_address(stage_a.ptr(slot)), a, body / width + j);
-            if two {
-                copy16_async(shared_address(stage_b.ptr(slot)), b, body / width + j);
-            }
-            (j, slot) = (j + 32, slot + 32);
-        }
+        copy_to_stage::<T>(a, b, two, body / width, c, nvec.min(c + chunk), (stage_a, stage_b));
         copies_commit();
     };
     copy(0);
@@ -364,6 +354,38 @@ unsafe fn long_piece<T: Element + Vector, R: Reduction<T>>(
         v = R::combine(v, R::map(x, y, ti - base));
     }
     v
+}
+
+/// Vectors `base + from .. base + stop` of `a` (and `b`) copied into the
+/// warp's stages by `cp.async`, vector `base + from + k` into slot `k`:
+/// lane `l` the vectors `from + l + 32i` past `base`. No registers hold
+/// the vectors on the way, and a loop, not the copies unrolled, keeps
+/// their addresses to one.
+///
+/// # Safety
+/// `a` (and `b`) 16-byte aligned with those vectors inside them; `stop -
+/// from` at most the stage's vectors; the stage free. The caller commits
+/// the copies and waits for them.
+#[cfg(target_feature = "sm_80")]
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+unsafe fn copy_to_stage<T: Element + Vector>(
+    a: *const T,
+    b: *const T,
+    two: bool,
+    base: u64,
+    from: u64,
+    stop: u64,
+    (stage_a, stage_b): (&DynShared<T::Lanes>, &DynShared<T::Lanes>),
+) {
+    let (mut j, mut slot) = (from + lane_id() as u64, lane_id());
+    while j < stop {
+        copy16_async(shared_address(stage_a.ptr(slot)), a, base + j);
+        if two {
+            copy16_async(shared_address(stage_b.ptr(slot)), b, base + j);
+        }
+        (j, slot) = (j + 32, slot + 32);
+    }
 }
 
 /// The last vector of an input that ends inside it, element by element:
