@@ -14,10 +14,19 @@ pub const ROUND_VECTORS: u64 = 4;
 /// `single_pass`: dynamic shared memory per block, in bytes.
 pub const SINGLE_PASS_SMEM: u32 = SINGLE_PASS_FLAG_OFFSET as u32 + 4;
 
+/// The reproducible kernel (`kernels/reproducible.rs`): where the slots of
+/// its warps' partials (accumulators of at most 32 bytes) start in shared
+/// memory, after the last-block flag, and the most sweeps of 32 warps they
+/// hold.
+pub const MODES_SLOTS_OFFSET: usize = 16;
+/// See [`MODES_SLOTS_OFFSET`].
+pub const MODES_SWEEPS: u32 = 8;
+
 /// The reproducible and accurate kernels (`kernels/reproducible.rs`,
 /// `kernels/accurate.rs`): dynamic shared memory per block, in bytes (the
-/// accurate kernel's two sets of 12 limbs, its flags and the last-block flag).
-pub const MODES_SMEM: u32 = 256;
+/// reproducible kernel's flag and slots; the accurate kernel's two sets of
+/// 12 limbs, its flags and the last-block flag, in less).
+pub const MODES_SMEM: u32 = MODES_SLOTS_OFFSET as u32 + MODES_SWEEPS * 32 * 32;
 
 /// The accurate `f32` kernel: `i64` words of `partials` per block (12 limbs,
 /// the flags, padding).
