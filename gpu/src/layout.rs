@@ -15,10 +15,12 @@ pub const ROUND_VECTORS: u64 = 4;
 pub const SINGLE_PASS_SMEM: u32 = SINGLE_PASS_FLAG_OFFSET as u32 + 4;
 
 /// The reproducible kernel (`kernels/reproducible.rs`): where the slots of
-/// its warps' partials (accumulators of at most 32 bytes) start in shared
-/// memory, after the last-block flag, and the most sweeps of 32 warps they
-/// hold.
+/// its warps' partials start in shared memory, after the last-block flag,
+/// the bytes of a slot (the largest accumulator they hold), and the most
+/// sweeps of 32 warps they hold.
 pub const MODES_SLOTS_OFFSET: usize = 16;
+/// See [`MODES_SLOTS_OFFSET`].
+pub const MODES_SLOT_BYTES: usize = 32;
 /// See [`MODES_SLOTS_OFFSET`].
 pub const MODES_SWEEPS: u32 = 8;
 
@@ -26,7 +28,7 @@ pub const MODES_SWEEPS: u32 = 8;
 /// `kernels/accurate.rs`): dynamic shared memory per block, in bytes (the
 /// reproducible kernel's flag and slots; the accurate kernel's two sets of
 /// 12 limbs, its flags and the last-block flag, in less).
-pub const MODES_SMEM: u32 = MODES_SLOTS_OFFSET as u32 + MODES_SWEEPS * 32 * 32;
+pub const MODES_SMEM: u32 = (MODES_SLOTS_OFFSET + MODES_SWEEPS as usize * 32 * MODES_SLOT_BYTES) as u32;
 
 /// The accurate `f32` kernel: `i64` words of `partials` per block (12 limbs,
 /// the flags, padding).
@@ -42,3 +44,10 @@ pub const ACCURATE_WORDS: usize = 16;
 /// blocks of 512 with the same registers: 0.951×, 0.972×; four of 256:
 /// 0.919× on the H200).
 pub const ACCURATE_F32_BOUNDS: (u32, u32) = (1024, 1);
+
+/// The reproducible `f64` logsumexp's launch bounds, `(threads a block,
+/// blocks an SM)`, declared as [`ACCURATE_F32_BOUNDS`] are: 76 registers
+/// undeclared, 64 declared without a spill, so blocks of 1024 instead of
+/// 512, whose blocks combine their groups of the fixed tree; at 2^28 on an
+/// H200, 858 → 723 µs.
+pub const REPRODUCIBLE_LOGSUMEXP_F64_BOUNDS: (u32, u32) = (1024, 1);

@@ -376,10 +376,9 @@ pub const HOLD_TIMED_OUT: u32 = 2;
 /// `__launch_bounds__`): `segments_staged`'s
 /// ([`STAGED_BLOCKS_PER_SM`](crate::shape::STAGED_BLOCKS_PER_SM)), the
 /// accurate `f32` sum's ([`ACCURATE_F32_BOUNDS`](crate::layout::ACCURATE_F32_BOUNDS))
-/// and the reproducible `f64` logsumexp's, one block of 1024 an SM (76
-/// registers undeclared, 64 declared without a spill: blocks of 1024
-/// instead of 512, whose blocks combine their groups of the fixed tree;
-/// at 2^28 on an H200, 858 → 723 µs); `None` for every other entry.
+/// and the reproducible `f64` logsumexp's
+/// ([`REPRODUCIBLE_LOGSUMEXP_F64_BOUNDS`](crate::layout::REPRODUCIBLE_LOGSUMEXP_F64_BOUNDS));
+/// `None` for every other entry.
 ///
 /// ```
 /// use gpu::names::launch_bounds;
@@ -402,7 +401,7 @@ pub fn launch_bounds(entry: &str) -> Option<(u32, u32)> {
 pub const DECLARED_BOUNDS: [(&str, (u32, u32)); 3] = [
     ("accurate_sum_f32", crate::layout::ACCURATE_F32_BOUNDS),
     ("segments_staged_", (crate::shape::SHAPE_BLOCK, crate::shape::STAGED_BLOCKS_PER_SM)),
-    ("reproducible_logsumexp_f64", (1024, 1)),
+    ("reproducible_logsumexp_f64", crate::layout::REPRODUCIBLE_LOGSUMEXP_F64_BOUNDS),
 ];
 
 /// Whether the [`DECLARED_BOUNDS`] name `name` covers `entry`.

@@ -48,7 +48,7 @@
 //! `layout::MODES_SMEM` bytes (the flag, then the slots of the groups).
 //! Result: `out[0]`, then `*done = 1` unless `done` is null.
 
-use crate::layout::{MODES_SLOTS_OFFSET, MODES_SWEEPS};
+use crate::layout::{MODES_SLOT_BYTES, MODES_SLOTS_OFFSET, MODES_SWEEPS};
 use crate::op::Element;
 use crate::op::fixed_order::{FixedOrder, Geometry, VECTORS, WARP};
 use crate::prim::*;
@@ -76,7 +76,7 @@ pub unsafe fn reproducible<T: Element + Vector, R: FixedOrder<T>>(
     R::Acc: Shuffle,
 {
     const { assert!(VECTORS == 4, "the aligned path below loads four vectors") };
-    const { assert!(size_of::<R::Acc>() <= 32, "the group's slots hold accumulators of at most 32 bytes") };
+    const { assert!(size_of::<R::Acc>() <= MODES_SLOT_BYTES, "an accumulator larger than the group's slots") };
     let mut is_last = dyn_shared::<u32>();
     let g = Geometry::new(n as usize, size_of::<T>());
     let n = n as usize;
@@ -97,11 +97,10 @@ pub unsafe fn reproducible<T: Element + Vector, R: FixedOrder<T>>(
     // segment (no tree), each warp writes its partial, as the first level
     // reads it.
     let groups = g.segments.div_ceil(WARP) as u32;
-    let sweeps = groups.saturating_sub(block_idx_x()).div_ceil(grid_dim_x()); // this block's
-    let grouped = size_of::<R::Acc>() >= 8
-        && warps_per_block == WARP as u32
-        && g.segments > 1
-        && groups.div_ceil(grid_dim_x()) <= MODES_SWEEPS;
+    let sweeps_of = |block: u32| groups.saturating_sub(block).div_ceil(grid_dim_x());
+    let sweeps = sweeps_of(block_idx_x()); // this block's; block 0 has the most
+    let grouped =
+        size_of::<R::Acc>() >= 8 && warps_per_block == WARP as u32 && g.segments > 1 && sweeps_of(0) <= MODES_SWEEPS;
     let mut slots = is_last.at_byte::<R::Acc>(MODES_SLOTS_OFFSET);
     let (mut s, mut sweep) = ((block_idx_x() * warps_per_block + warp_id()) as usize, 0u32);
     while s < g.segments {

@@ -368,7 +368,6 @@ unsafe fn long_piece<T: Element + Vector, R: Reduction<T>>(
 /// the copies and waits for them.
 #[cfg(target_feature = "sm_80")]
 #[inline(always)]
-#[allow(clippy::too_many_arguments)]
 unsafe fn copy_to_stage<T: Element + Vector>(
     a: *const T,
     b: *const T,
