@@ -13,7 +13,7 @@ use libtest_mimic::{Failed, Trial};
 use reduction::cudarc::driver::CudaView;
 use reduction::half::{bf16, f16};
 use reduction::{
-    ArgMax, DType, Element, Error, Op, Options, Sum,
+    ArgMax, DType, Element, Error, Op, Options, Ptx, Reducer, Sum,
     op::{AMinMax, All, Arg, CountNonzero, Dot, MinMax, NanMean, PowerSum, Prod, Reduction},
     registry::Kernel,
     shape::{Matrix, Shape, offsets_of},
@@ -63,7 +63,7 @@ fn main() {
         for &t in op.types() {
             trials.push(gpu_trial(
                 format!("special::{}_{}", op.name(), t.name()),
-                move || with_operation!(op, t, |R, T| special_values::<R, T>(op), else Err("unsupported".into())),
+                move || with_operation!(op, t, |R, T| special_values::<R, T>(reducer(), op), else Err("unsupported".into())),
             ));
         }
     }
@@ -93,6 +93,7 @@ fn main() {
         gpu_trial("power::norm_p_orders_and_errors", norm_p_orders),
         gpu_trial("planted::wrong_exponent_or_dropped_element_fails_the_power_check", planted_power),
         gpu_trial("half::sums_do_not_saturate", sums_do_not_saturate),
+        gpu_trial("half::extremes_as_before_sm80", half_extremes_before_sm80),
         gpu_trial("dot::cancelling_sums", cancelling_dot),
         gpu_trial("dot::unaligned_and_differently_aligned_inputs", unaligned_dot),
         gpu_trial("errors::typed_before_any_launch", typed_errors),
@@ -115,8 +116,13 @@ where
 
 /// Run operation `R` on host `a` (and `b`).
 fn run<R: Reduction<T>, T: TestElement>(a: &[T], b: &[T]) -> reduction::Result<R::Out> {
+    run_on::<R, T>(reducer(), a, b)
+}
+
+/// [`run`] with the kernels of `r`.
+fn run_on<R: Reduction<T>, T: TestElement>(r: &Reducer, a: &[T], b: &[T]) -> reduction::Result<R::Out> {
     let inputs: Vec<&[T]> = if R::INPUTS == 2 { vec![a, b] } else { vec![a] };
-    reducer().reduce::<R, T, [T]>(&inputs, &Options::default())
+    r.reduce::<R, T, [T]>(&inputs, &Options::default())
 }
 
 /// Run operation `R` on device views through `prepare` and
@@ -230,9 +236,9 @@ where
 /// Inputs built to decide each operation: zeros (`±0`) and, for floats,
 /// NaN and `±inf` at the first, a middle and the last element; all of
 /// them zero, all NaN; at 1, 2, 1000 and 2^20+3 elements, from the host
-/// and from a device view at an offset of one element. The sums see no
-/// infinities (their bound would be infinite).
-fn special_values<R: Reduction<T>, T: TestElement>(op: Op) -> Result<(), Failed>
+/// and from a device view at an offset of one element, with the kernels of
+/// `r`. The sums see no infinities (their bound would be infinite).
+fn special_values<R: Reduction<T>, T: TestElement>(r: &Reducer, op: Op) -> Result<(), Failed>
 where
     R::Out: Outcome,
 {
@@ -259,16 +265,44 @@ where
             }
         }
         for a in &inputs {
-            match run::<R, T>(a, a) {
+            match run_on::<R, T>(r, a, a) {
                 Ok(got) => verify::<R, T>(op, a, a, got)?,
                 Err(e) => return Err(format!("{} {} n={n}: {e}", op.name(), T::NAME).into()),
             }
             if n > 1 {
-                let d = reducer().gpu().stream().clone_htod(a)?;
+                let d = r.gpu().stream().clone_htod(a)?;
                 let view = d.slice(1..);
-                let got = reducer().reduce::<R, T, _>(&[&view], &Options::default())?;
+                let got = r.reduce::<R, T, _>(&[&view], &Options::default())?;
                 verify::<R, T>(op, &a[1..], &a[1..], got)?;
             }
+        }
+    }
+    Ok(())
+}
+
+/// The half types' extremes as a card before sm_80 runs them (each lane
+/// widened and compared in `f32`; later cards load the form that compares
+/// two lanes an instruction, `min.NaN.bf16x2` ...), on whatever card this
+/// is: the sm_75 entries of the embedded PTX ahead of the rest, on the
+/// values that decide them, against the CPU.
+fn half_extremes_before_sm80() -> Result<(), Failed> {
+    let ops = [Op::Min, Op::Max, Op::AMinMax, Op::NanMin, Op::NanMax, Op::NormInf, Op::NormNegInf];
+    let embedded = Ptx::embedded();
+    let mut before = Vec::new();
+    for entry in embedded.entries().filter(|e| {
+        let half = e.ends_with("_bf16") || e.ends_with("_f16");
+        half && e.starts_with("single_pass_") && ops.iter().any(|op| e.contains(&format!("_{}_", op.name())))
+    }) {
+        let module = embedded.module_for(entry)?; // the sm_75 form
+        ensure(!module.contains(".NaN."), || format!("{entry}: the sm_80 form"))?;
+        before.push(Ptx::from_text(module, entry));
+    }
+    ensure(before.len() == 2 * ops.len() * 6, || format!("{} entries", before.len()))?;
+    let before = before.into_iter().reduce(Ptx::with).ok_or("no entries")?;
+    let r = Reducer::with_ptx(0, before.with(embedded))?;
+    for op in ops {
+        for t in [DType::F16, DType::BF16] {
+            with_operation!(op, t, |R, T| special_values::<R, T>(&r, op), else Err("unsupported".into()))?;
         }
     }
     Ok(())

@@ -21,7 +21,8 @@ const EMBEDDED_LZMA: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/gpu.ptx.l
 
 /// The entries `build.rs` built again for sm_80 because they use what
 /// sm_75 lacks (`ptx_builder::newer_entries`: the staged segments'
-/// `cp.async`), compressed: about 0.3 MB.
+/// `cp.async`, the half types' extremes compared two lanes at a time),
+/// compressed.
 const EMBEDDED_SM80_LZMA: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/gpu-sm80.ptx.lzma"));
 
 /// The embedded PTX, decompressed once per process on first use (a few
@@ -116,8 +117,9 @@ pub struct Ptx {
     /// ([`Ptx::with`]): a user's own kernels beside the library's.
     more: Vec<Ptx>,
     /// Entries of this module built again for sm_80 (the embedded PTX's:
-    /// those that copy with `cp.async`), which cards of sm_80 and later
-    /// load instead; empty for PTX from a file or text.
+    /// those that use what sm_75 lacks, `ptx_builder::NEWER_INSTRUCTIONS`),
+    /// which cards of sm_80 and later load instead; empty for PTX from a
+    /// file or text.
     sm80: Arc<Text>,
 }
 
@@ -133,10 +135,11 @@ impl Ptx {
     /// assert!(ptx.entries().any(|e| e == "reduce3_sum_i32"));
     /// ```
     ///
-    /// A card of sm_80 or later loads the few entries that use what sm_75
-    /// lacks (the staged segments copy with `cp.async`) from a second,
-    /// small module built for sm_80, embedded beside this one; they have
-    /// the same names and compute the same results.
+    /// A card of sm_80 or later loads the entries that use what sm_75
+    /// lacks (the staged segments copy with `cp.async`; the half types'
+    /// extremes compare two lanes an instruction) from a second, smaller
+    /// module built for sm_80, embedded beside this one; they have the same
+    /// names and compute the same results.
     pub fn embedded() -> Self {
         Ptx { text: embedded_text(), origin: "embedded".into(), more: Vec::new(), sm80: embedded_sm80_text() }
     }
@@ -358,19 +361,35 @@ mod tests {
     }
 
     /// The sm_80 module holds the staged segments of every operation and
-    /// type (the entries that copy with `cp.async`), and nothing else; a
-    /// card of sm_80 or later loads them from it, an earlier one the sm_75 form.
+    /// type (the entries that copy with `cp.async`) and the half types'
+    /// extreme operations where they read 16-byte vectors (compared two
+    /// lanes at a time; columns read lanes of their own), and nothing else;
+    /// a card of sm_80 or later loads them from it, an earlier one the
+    /// sm_75 form.
     #[test]
-    fn cards_of_sm80_load_the_staged_segments_built_for_it() {
+    fn cards_of_sm80_load_the_entries_built_for_it() {
         let ptx = Ptx::embedded();
         let newer = Ptx::from_text(ptx.sm80.text.clone(), "sm80");
         assert_eq!(newer.target(), Some(ptx_builder::NEWER_ARCH));
+        let extreme = |e: &str| {
+            let ops = ["_min_", "_max_", "_aminmax_", "_nanmin_", "_nanmax_", "_norm_inf_", "_norm_neg_inf_"];
+            let half = e.ends_with("_bf16") || e.ends_with("_f16");
+            half && !e.starts_with("columns_") && ops.iter().any(|op| e.contains(op))
+        };
         let staged: Vec<&str> = ptx.entries().filter(|e| e.starts_with("segments_staged_")).collect();
         assert!(staged.len() > 20, "{}", staged.len());
-        assert_eq!(newer.entries().collect::<Vec<_>>(), staged);
+        let wanted: Vec<&str> = ptx.entries().filter(|e| e.starts_with("segments_staged_") || extreme(e)).collect();
+        assert!(wanted.len() > staged.len() + 20, "{}", wanted.len());
+        assert_eq!(newer.entries().collect::<Vec<_>>(), wanted);
         for entry in ["segments_staged_sum_f32", "segments_staged_moments_bf16", "segments_staged_dot_f64"] {
             let (old, new) = (ptx.module_for_card(entry, (7, 5)).unwrap(), ptx.module_for_card(entry, (9, 0)).unwrap());
             assert!(!old.contains("cp.async") && new.contains("cp.async") && new.contains(".target sm_80"), "{entry}");
+        }
+        for (entry, packed) in
+            [("single_pass_b1024_max_bf16", "max.NaN.bf16x2"), ("single_pass_b256_aminmax_f16", "min.NaN.f16x2")]
+        {
+            let (old, new) = (ptx.module_for_card(entry, (7, 5)).unwrap(), ptx.module_for_card(entry, (9, 0)).unwrap());
+            assert!(!old.contains(".NaN.") && new.contains(packed) && new.contains(".target sm_80"), "{entry}");
         }
         let sum = ptx.module_for_card("single_pass_b256_sum_f32", (9, 0)).unwrap();
         assert!(sum.contains(".target sm_75"));

@@ -404,11 +404,17 @@ pub fn keep_entries(ptx: &str, spans: &[std::ops::Range<usize>], mut keep: impl 
     out
 }
 
+/// What sm_75 lacks that a [`NEWER_ARCH`] build's entries use: `cp.async`
+/// (global memory copied straight into shared memory) and the half types'
+/// packed `min.NaN`/`max.NaN` (two lanes an instruction).
+pub const NEWER_INSTRUCTIONS: [&str; 3] = ["cp.async", "min.NaN.", "max.NaN."];
+
 /// The entries of a [`NEWER_ARCH`] build that use an instruction sm_75
-/// lacks (`cp.async`), with the module's header and declarations: the PTX
-/// a library ships beside its sm_75 build for cards of sm_80 and later.
+/// lacks ([`NEWER_INSTRUCTIONS`]), with the module's header and
+/// declarations: the PTX a library ships beside its sm_75 build for cards
+/// of sm_80 and later.
 pub fn newer_entries(ptx: &str) -> String {
-    entries_where(ptx, |_, text| text.contains("cp.async"))
+    entries_where(ptx, |_, text| NEWER_INSTRUCTIONS.iter().any(|i| text.contains(i)))
 }
 
 /// PTX text compressed as a library embeds it: LZMA (the `.lzma` format,

@@ -144,7 +144,7 @@ macro_rules! half_ops {
             fn combine(a: f32, b: f32) -> f32 {
                 <$Op as Reduction<f32>>::combine(a, b)
             }
-            $(super::range::by_extremes!($h, f32, |x| x.to_f32(), |$m| $pick);)?
+            $(super::range::by_extremes!($h, |x| x, |$m| $pick);)?
             #[inline(always)]
             fn finish($acc: f32, _: u64) -> $out {
                 $finish

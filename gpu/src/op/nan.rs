@@ -180,7 +180,7 @@ macro_rules! nan_ops {
                 let r = if b != b { a } else { r };
                 if a != a { b } else { r }
             }
-            super::range::by_extremes!($t, $a, |$x| $widen, |$m| $pick);
+            super::range::by_extremes!($t, |x| x, |$m| $pick);
             #[inline(always)]
             fn finish(acc: $a, _: u64) -> $t {
                 let narrow = |v: $a| -> $t { nan_ops!(@narrow $t, v) };

@@ -37,13 +37,17 @@ impl<V: crate::prim::Shuffle> crate::prim::Shuffle for MinMax<V> {
 
 /// Element types whose vectors' extremes have a shortcut.
 pub trait Extremes: Copy {
+    /// What the extremes are given as: the type itself, `f32` for the
+    /// half types (the accumulator of their extreme operations).
+    type Wide: Copy;
+
     /// The smallest and the largest of `lanes` (`L` a power of two) by the
     /// rules of [`Min`] and [`Max`] (`-0.0 < +0.0`), each `None` where the
     /// shortcut cannot tell it: a lane is NaN, the extreme is a zero (of
     /// which sign?), or the type takes the definition (`f64`: its vectors
     /// hold two lanes, one `combine`). An operation that needs one of the
     /// two reads only that one, and the other is not computed.
-    fn extremes<const L: usize>(lanes: [Self; L]) -> MinMax<Option<Self>>;
+    fn extremes<const L: usize>(lanes: [Self; L]) -> MinMax<Option<Self::Wide>>;
 }
 
 /// A lane's plain `min.f32`/`max.f32`, one instruction each, where the
@@ -60,6 +64,7 @@ pub trait Extremes: Copy {
 /// assert_eq!(f32::extremes([1.0, -f32::NAN, 2.0, 3.0]).max, None);
 /// ```
 impl Extremes for f32 {
+    type Wide = f32;
     #[inline(always)]
     #[allow(clippy::eq_op, clippy::needless_range_loop)]
     fn extremes<const L: usize>(lanes: [f32; L]) -> MinMax<Option<f32>> {
@@ -74,6 +79,7 @@ impl Extremes for f32 {
 }
 
 impl Extremes for f64 {
+    type Wide = f64;
     #[inline(always)]
     fn extremes<const L: usize>(_: [f64; L]) -> MinMax<Option<f64>> {
         MinMax { min: None, max: None }
@@ -84,6 +90,7 @@ impl Extremes for f64 {
 macro_rules! int_extremes {
     ($($t:ident)*) => {$(
         impl Extremes for $t {
+            type Wide = $t;
             #[inline(always)]
             fn extremes<const L: usize>(lanes: [$t; L]) -> MinMax<Option<$t>> {
                 MinMax { min: Some(pairwise(lanes, Ord::min)), max: Some(pairwise(lanes, Ord::max)) }
@@ -93,38 +100,115 @@ macro_rules! int_extremes {
 }
 int_extremes!(i32 u32 i64 u64);
 
-/// `R`'s `map_lanes` through the extremes of the lanes as `lane` maps
-/// them: `pick(extremes)` where it gives an accumulator, else the
-/// definition ([`map_pairwise`]). The same accumulator, where `R` keeps one
-/// of the lanes by [`Min`]'s or [`Max`]'s rules when none is NaN (min,
-/// max, `aminmax`, the NaN-skipping ones, the ∞-norms).
+/// The packed instruction `$ptx` of two 32-bit words, each two half-type lanes.
+#[cfg(all(target_arch = "nvptx64", target_feature = "sm_80"))]
+macro_rules! packed {
+    ($ptx:literal, $a:expr, $b:expr) => {{
+        let r: u32;
+        // SAFETY: arithmetic on registers only.
+        unsafe {
+            core::arch::asm!(concat!($ptx, " {r}, {a}, {b};"), r = out(reg32) r, a = in(reg32) $a, b = in(reg32) $b,
+                options(pure, nomem, nostack))
+        };
+        r
+    }};
+}
+#[cfg(all(target_arch = "nvptx64", target_feature = "sm_80"))]
+use packed;
+
+/// `op` (a packed instruction) over `lanes` (`L` even) as they lie in
+/// 32-bit words, lane `2k` in word `k`'s low half: the words combined
+/// pairwise, then the last word with its halves swapped, so that its low
+/// half holds `op` of every lane.
+#[cfg(all(target_arch = "nvptx64", target_feature = "sm_80"))]
 #[inline(always)]
-pub fn map_by_extremes<R: Reduction<T> + ?Sized, T: Copy, A: Extremes, const L: usize>(
+#[allow(clippy::needless_range_loop)]
+fn packed_fold<H: Copy, const L: usize>(lanes: [H; L], bits: impl Fn(H) -> u16, op: impl Fn(u32, u32) -> u32) -> u32 {
+    // indexed: an array's by-value iterator lands in local memory
+    let mut w = [0u32; L];
+    for k in 0..L / 2 {
+        w[k] = bits(lanes[2 * k]) as u32 | (bits(lanes[2 * k + 1]) as u32) << 16;
+    }
+    let mut width = L / 2;
+    while width > 1 {
+        width /= 2;
+        for k in 0..width {
+            w[k] = op(w[2 * k], w[2 * k + 1]);
+        }
+    }
+    op(w[0], w[0].rotate_right(16))
+}
+
+/// The half types: on cards of sm_80 and later, a vector's lanes compared
+/// two at a time as they lie in its 32-bit words (`max.NaN.bf16x2`, ...:
+/// three instructions take a vector's eight lanes to two, a swap of the
+/// last word's halves and one more to one, where widening each lane and
+/// comparing it in `f32` takes about three an element; a bf16 max reads at
+/// 1% more speed on an H200, docs/src/performance/tuning.md). The packed
+/// forms keep a NaN (`.NaN`), so one look at the result finds a NaN lane,
+/// and a zero extreme takes the definition, as in `f32`. Elsewhere the
+/// lanes are widened to `f32` and take `f32`'s shortcut. Either way, the
+/// extremes as `f32`.
+macro_rules! half_extremes {
+    ($($h:ident: $min:literal, $max:literal;)*) => {$(
+        impl Extremes for $h {
+            type Wide = f32;
+            #[inline(always)]
+            fn extremes<const L: usize>(lanes: [$h; L]) -> MinMax<Option<f32>> {
+                #[cfg(all(target_arch = "nvptx64", target_feature = "sm_80"))]
+                if L >= 2 {
+                    let fold = |op: fn(u32, u32) -> u32| {
+                        // the low half of the last word
+                        $h::from_bits(packed_fold(lanes, $h::to_bits, op) as u16).to_f32()
+                    };
+                    let (lo, hi) = (fold(|a, b| packed!($min, a, b)), fold(|a, b| packed!($max, a, b)));
+                    #[allow(clippy::eq_op)]
+                    let keep = |v: f32| (v == v && v != 0.0).then_some(v);
+                    return MinMax { min: keep(lo), max: keep(hi) };
+                }
+                f32::extremes(core::array::from_fn::<f32, L, _>(|k| lanes[k].to_f32()))
+            }
+        }
+    )*};
+}
+half_extremes! {
+    bf16: "min.NaN.bf16x2", "max.NaN.bf16x2";
+    f16: "min.NaN.f16x2", "max.NaN.f16x2";
+}
+
+/// `R`'s `map_lanes` through the extremes of the lanes as `lane` maps
+/// them (in their own type: the value or its magnitude): `pick(extremes)`
+/// where it gives an accumulator, else the definition ([`map_pairwise`]).
+/// The same accumulator, where `R` keeps one of the lanes by [`Min`]'s or
+/// [`Max`]'s rules when none is NaN (min, max, `aminmax`, the NaN-skipping
+/// ones, the ∞-norms).
+#[inline(always)]
+pub fn map_by_extremes<R: Reduction<T> + ?Sized, T: Extremes, const L: usize>(
     x: [T; L],
     y: [T; L],
     first: u64,
-    lane: impl Fn(T) -> A,
-    pick: impl Fn(MinMax<Option<A>>) -> Option<R::Acc>,
+    lane: impl Fn(T) -> T,
+    pick: impl Fn(MinMax<Option<T::Wide>>) -> Option<R::Acc>,
 ) -> R::Acc {
-    match pick(A::extremes(core::array::from_fn::<A, L, _>(|k| lane(x[k])))) {
+    match pick(T::extremes(core::array::from_fn::<T, L, _>(|k| lane(x[k])))) {
         Some(acc) => acc,
         None => map_pairwise::<R, T, L>(x, y, first),
     }
 }
 
-/// `map_lanes` of an extreme operation on `$t` through the [`Extremes`] of
-/// `$a`: `$lane` maps an element to it, `$pick` makes the accumulator of
-/// the extremes. (A round's vectors stay combined pairwise: their extremes
+/// `map_lanes` of an extreme operation on `$t` through its [`Extremes`]:
+/// `$lane` maps an element to what is compared (itself or its magnitude),
+/// `$pick` makes the accumulator of the extremes. (A round's vectors stay combined pairwise: their extremes
 /// at once took more registers and were slower, docs/src/performance/
 /// what-did-not-help.md.)
 macro_rules! by_extremes {
-    ($t:ty, $a:ty, |$x:ident| $lane:expr, |$m:ident| $pick:expr) => {
+    ($t:ty, |$x:ident| $lane:expr, |$m:ident| $pick:expr) => {
         /// The lanes' [`Extremes`](crate::op::range::Extremes) where they
         /// tell the result, the definition where they do not (a NaN lane,
         /// a zero extreme).
         #[inline(always)]
         fn map_lanes<const L: usize>(x: [$t; L], y: [$t; L], first: u64) -> Self::Acc {
-            $crate::op::range::map_by_extremes::<Self, $t, $a, L>(x, y, first, |$x: $t| $lane, |$m| $pick)
+            $crate::op::range::map_by_extremes::<Self, $t, L>(x, y, first, |$x: $t| $lane, |$m| $pick)
         }
     };
 }
@@ -160,7 +244,7 @@ macro_rules! aminmax {
             fn combine(a: MinMax<$a>, b: MinMax<$a>) -> MinMax<$a> {
                 MinMax { min: <Min as Reduction<$a>>::combine(a.min, b.min), max: <Max as Reduction<$a>>::combine(a.max, b.max) }
             }
-            by_extremes!($t, $a, |$x| $widen, |m| Some(MinMax { min: m.min?, max: m.max? }));
+            by_extremes!($t, |x| x, |m| Some(MinMax { min: m.min?, max: m.max? }));
             #[inline(always)]
             fn finish(acc: MinMax<$a>, _: u64) -> MinMax<$t> {
                 let narrow = |$v: $a| -> $t { $narrow };

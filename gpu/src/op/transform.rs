@@ -107,6 +107,30 @@ macro_rules! sqrt {
 }
 sqrt!(f32 sqrtf32, f64 sqrtf64);
 
+/// A float's magnitude in its own type, the sign bit cleared: what the
+/// ∞-norms compare (a half type's extremes are found before it is widened).
+trait Magnitude {
+    fn magnitude(self) -> Self;
+}
+
+macro_rules! magnitude {
+    ($($t:ident: |$x:ident| $abs:expr;)*) => {$(
+        impl Magnitude for $t {
+            #[inline(always)]
+            fn magnitude(self) -> $t {
+                let $x = self;
+                $abs
+            }
+        }
+    )*};
+}
+magnitude! {
+    f32: |x| x.abs();
+    f64: |x| x.abs();
+    f16: |x| f16::from_bits(x.to_bits() & 0x7fff);
+    bf16: |x| bf16::from_bits(x.to_bits() & 0x7fff);
+}
+
 /// `impl Reduction<$t>` for the four operations, accumulating in `$acc`
 /// after widening with `$to`.
 macro_rules! transform_ops {
@@ -135,7 +159,7 @@ macro_rules! transform_ops {
             fn combine(a: $acc, b: $acc) -> $acc {
                 <super::$Pick as Reduction<$acc>>::combine(a, b)
             }
-            super::range::by_extremes!($t, $acc, |x| <Self as Reduction<$t>>::map(x, x, 0), |$m| $pick);
+            super::range::by_extremes!($t, |x| x.magnitude(), |$m| $pick);
             #[inline(always)]
             fn finish(acc: $acc, _: u64) -> $acc {
                 acc
