@@ -5,8 +5,9 @@
 //! refuses them).
 //!
 //! [`Extremes`] finds a vector's smallest and largest lanes by those rules
-//! (for `f32` and the half types, the plain float `min`/`max`
-//! instructions), and the extreme operations take it for their `map_lanes`
+//! (for `f32`, the plain float `min`/`max` instructions; for the half
+//! types, on sm_80 and later, their packed forms, two lanes an instruction),
+//! and the extreme operations take it for their `map_lanes`
 //! ([`map_by_extremes`]).
 
 use super::{Bits, Max, Min, Reduction, map_pairwise, pairwise};
