@@ -23,7 +23,9 @@
 //! `p < 0`, `infᵖ` the other way round, and NaN gives NaN. The exponent
 //! must be finite and not 0 (the host checks it before any launch: the
 //! norms of order 0 and ±∞ are `count_nonzero`, `norm_inf` and
-//! `norm_neg_inf`).
+//! `norm_neg_inf`). The host launches orders 1 and 2 as `norm1` and
+//! `sum_squares`, the same terms in entries without the second form
+//! (`reduction::dispatch::entry_operation`).
 
 use super::logsumexp::{ExpLn, exp_in_range};
 use super::{Reduction, approx};

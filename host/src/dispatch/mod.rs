@@ -218,6 +218,32 @@ pub fn exponent(op: &str, options: &Options) -> Result<Option<f64>> {
     }
 }
 
+/// The operation whose entries compute the operation named `op` with the
+/// exponent `exponent` (from [`exponent`]), and the exponent their launch
+/// sets: `power_sum` of order 1 is `norm1`'s `Σ |x|` and of order 2
+/// `sum_squares`' `Σ x²`, the same terms (`|x|¹` is `|x|`, `|x|²` is `x·x`)
+/// in entries without `power_sum`'s second form, whose registers cost
+/// every order a block an SM (H200, 2^28 bf16: 153.7 µs for the sum of
+/// squares as `power_sum`, 121.9 for the sum). These are the operations
+/// `norm_p` takes for those orders too ([`Order`](gpu::op::power::Order)).
+/// Any other operation or order is itself.
+///
+/// ```
+/// use reduction::dispatch::entry_operation;
+/// assert_eq!(entry_operation("power_sum", Some(2.0)), ("sum_squares", None));
+/// assert_eq!(entry_operation("power_sum", Some(1.0)), ("norm1", None));
+/// assert_eq!(entry_operation("power_sum", Some(3.0)), ("power_sum", Some(3.0)));
+/// assert_eq!(entry_operation("sum", None), ("sum", None));
+/// ```
+pub fn entry_operation(op: &'static str, exponent: Option<f64>) -> (&'static str, Option<f64>) {
+    use gpu::op::power::Order;
+    match exponent.and_then(Order::of) {
+        Some(Order::One) => (Op::Norm1.name(), None),
+        Some(Order::Two) => (Op::SumSquares.name(), None),
+        _ => (op, exponent),
+    }
+}
+
 /// How `norm_p` computes the norm of order `p` ([`Order`](gpu::op::power::Order):
 /// a count, one of the library's norms, or `PowerSum` and a root) of an
 /// input known to be empty or not (`empty`; `None` where other processes
@@ -260,10 +286,11 @@ pub fn norm_order(p: f64, empty: Option<bool>) -> Result<gpu::op::power::Order> 
 /// # Ok::<(), reduction::Error>(())
 /// ```
 pub fn plan(request: &Request, card: &impl Limits) -> Result<Plan> {
-    let exponent = exponent(request.op, &request.options)?;
+    let (op, exponent) = entry_operation(request.op, exponent(request.op, &request.options)?);
     if let Some(mode) = mode_kernel(request.op, request.ty, &request.options)? {
         return mode_plan(request, mode, card);
     }
+    let request = &Request { op, ..*request };
     let opts = &request.options;
     let (kernel, block) = choose(request.op, request.n, opts, &card.tuning())?;
     check_operation(request, kernel)?;

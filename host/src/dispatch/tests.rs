@@ -135,3 +135,26 @@ fn a_smaller_block_where_it_fills_the_card_more() {
     assert_eq!(pick(1024, 32), 1024); // full at 1024
     assert_eq!(pick(256, 32), 256);
 }
+
+#[test]
+fn power_sums_of_order_one_and_two_launch_the_norms_entries() {
+    use gpu::op::PowerSum;
+    let card = cards(1024)[0];
+    let of = |p: Option<f64>| {
+        let opts = Options { p, ..Options::default() };
+        plan(&Request::of::<PowerSum, gpu::half::bf16>(1 << 28, &opts), &card).unwrap()
+    };
+    for (p, entry, exponent) in [
+        (None, "sum_squares_bf16", None),
+        (Some(2.0), "sum_squares_bf16", None),
+        (Some(1.0), "norm1_bf16", None),
+        (Some(3.0), "power_sum_bf16", Some(3.0)),
+        (Some(-1.0), "power_sum_bf16", Some(-1.0)),
+    ] {
+        let plan = of(p);
+        assert!(plan.entry.ends_with(entry), "p = {p:?}: {}", plan.entry);
+        assert_eq!(plan.exponent, exponent, "p = {p:?}");
+    }
+    let repro = Options { p: Some(2.0), determinism: Determinism::GpuToGpu, ..Options::default() };
+    assert!(plan(&Request::of::<PowerSum, f32>(1000, &repro), &card).is_err(), "no reproducible power_sum");
+}

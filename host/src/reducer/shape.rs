@@ -5,7 +5,7 @@
 use cudarc::driver::{CudaSlice, CudaView, CudaViewMut, DevicePtr};
 
 use crate::dispatch::{ShapePlan, shape_plan};
-use crate::dispatch::{exponent, library_type, shaped_mode};
+use crate::dispatch::{entry_operation, exponent, library_type, shaped_mode};
 use crate::error::{Error, Result, driver};
 use crate::input::check_inputs;
 use crate::input::{Element, Input, Source};
@@ -180,6 +180,8 @@ impl Reducer {
         };
         let acc = size_of::<R::Acc>();
         let ty = library_type(T::NAME, "reduce_shaped")?;
+        let (name, exponent) = entry_operation(R::NAME, exponent(R::NAME, opts)?);
+        let op = Op::from_name(name).unwrap_or(op);
         let plan: ShapePlan = shape_plan(op, ty, acc, a.len(), shape, opts.strategy, aligned, self.fit(opts))?
             .in_form(shaped_mode(R::NAME, T::NAME, opts)?, ty);
         grow(gpu, partials, (plan.partials * acc).div_ceil(8), "partial results")?;
@@ -188,7 +190,6 @@ impl Reducer {
             gpu.stream().memset_zeros(tickets).map_err(driver("cuMemsetD8"))?;
         }
         let partials = Out::bytes_of(partials, gpu, acc);
-        let exponent = exponent(R::NAME, opts)?;
         gpu.launch_shaped(&plan, R::INPUTS, exponent, a, b, shape, partials, &mut tickets.as_view_mut(), out)
     }
 
