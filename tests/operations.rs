@@ -493,7 +493,8 @@ fn with_p(p: f64) -> Options {
 /// host and from a device view at an offset of one element, sizes 0 to
 /// 2^24-1; launches with other exponents queued back to back without
 /// waiting, each read back (the exponent is written on the stream before
-/// each); and per row, column and segment (empty ones among them).
+/// each; orders 1 and 2 among them, which run other entries and write
+/// none); and per row, column and segment (empty ones among them).
 fn exponents<R: Reduction<T>, T: TestElement>() -> Result<(), Failed>
 where
     R::Out: Outcome,
@@ -518,7 +519,7 @@ where
     let n = (1 << 20) + 3;
     let a: Vec<T> = generate(Pattern::Random, n, 70)?;
     let d = r.gpu().stream().clone_htod(&a)?;
-    let order = [3.0, -0.5, 3.0, 1.5];
+    let order = [3.0, 2.0, -0.5, 3.0, 1.0, 1.5];
     let prepared: Vec<_> = order.iter().map(|&p| r.prepare::<R, T>(n, &with_p(p))).collect::<Result<_, _>>()?;
     let mut outs: Vec<Poisoned<R::Out>> = order.iter().map(|_| Poisoned::new(r.gpu())).collect::<Result<_, _>>()?;
     for (p, out) in prepared.iter().zip(&mut outs) {
@@ -532,7 +533,7 @@ where
     let x: Vec<T> = generate(Pattern::Random, m.rows * m.cols, 71)?;
     let bounds = offsets_of(&[0, 1, 1000, 0, 33, 20_000, 7], 0);
     let offsets = r.offsets(&bounds)?;
-    for p in [1.5, -2.5] {
+    for p in [1.0, 1.5, 2.0, -2.5] {
         let rows = r.reduce_shaped::<R, T, _>(&[&x], Shape::Rows(m), &with_p(p))?;
         let columns = r.reduce_shaped::<R, T, _>(&[&x], Shape::Columns(m), &with_p(p))?;
         let segments = r.reduce_shaped::<R, T, _>(&[&x], Shape::Segments(&offsets), &with_p(p))?;
