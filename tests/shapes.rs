@@ -60,6 +60,7 @@ fn cases() -> Vec<Case> {
     v.push(Case::Segments(offsets_of(&short, 3)));
     v.push(Case::Segments(vec![0]));
     v.push(Case::Segments(vec![7, 7, 7]));
+    v.push(Case::Segments(vec![3, 20_003])); // one segment, not 16-byte aligned: the flat kernel
     v
 }
 

@@ -248,6 +248,37 @@ pub fn shape_plan(
     }
 }
 
+/// The one stretch of the input a `shape` covers, where the flat kernel
+/// reduces it instead of a shaped one: a single CSR segment or a single
+/// row, not empty, under [`Strategy::Auto`], outside the portable orders of
+/// `gpu_to_gpu` (`portable`), whose bits are the shaped kernels'. The flat
+/// kernel's grid sweeps the stretch together, where the shaped kernels cut
+/// it into tiles and combine their pieces (2^28 `f32` on an H200: one
+/// segment 277.0 → 240.7 µs, one row 287.5 → 240.5;
+/// `docs/src/performance/tuning.md`, a single segment or row).
+///
+/// ```
+/// use reduction::dispatch::single_stretch;
+/// use reduction::shape::{Matrix, Shape, Strategy};
+/// let row = Shape::Rows(Matrix::new(1, 1000));
+/// assert_eq!(single_stretch(row, Strategy::Auto, false), Some(0..1000));
+/// assert_eq!(single_stretch(row, Strategy::Auto, true), None); // gpu_to_gpu
+/// assert_eq!(single_stretch(row, Strategy::Staged { tile_bytes: 0 }, false), None);
+/// assert_eq!(single_stretch(Shape::Rows(Matrix::new(2, 1000)), Strategy::Auto, false), None);
+/// assert_eq!(single_stretch(Shape::Columns(Matrix::new(1, 1000)), Strategy::Auto, false), None);
+/// ```
+pub fn single_stretch(shape: Shape<'_>, strategy: Strategy, portable: bool) -> Option<std::ops::Range<usize>> {
+    if strategy != Strategy::Auto || portable {
+        return None;
+    }
+    let (start, end) = match shape {
+        Shape::Segments(o) if o.count == 1 => (*o.host.first()? as usize, *o.host.get(1)? as usize),
+        Shape::Rows(m) if m.rows == 1 => (0, m.cols),
+        _ => return None,
+    };
+    (start < end).then_some(start..end)
+}
+
 /// The blocks an SM the columns kernel of `op` over `ty` is declared to the
 /// JIT ([`ShapePlan::blocks_per_sm`]), where its registers alone would
 /// leave too few warps to keep the loads in flight. Measured with the

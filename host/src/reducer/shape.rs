@@ -4,15 +4,15 @@
 
 use cudarc::driver::{CudaSlice, CudaView, CudaViewMut, DevicePtr};
 
-use crate::dispatch::{ShapePlan, shape_plan};
+use crate::dispatch::{ShapePlan, shape_plan, single_stretch};
 use crate::dispatch::{entry_operation, exponent, library_type, shaped_mode};
 use crate::error::{Error, Result, driver};
 use crate::input::check_inputs;
 use crate::input::{Element, Input, Source};
-use crate::launch::{Out, grow};
+use crate::launch::{Out, enqueue, grow};
 use crate::options::{Determinism, Finish, Options};
 use crate::reducer::Reducer;
-use crate::scratch::{ShapeScratch, values_of};
+use crate::scratch::{ShapeScratch, Work, values_of};
 use crate::shape::{Fit, Offsets, Shape, check_offsets};
 use gpu::names::Op;
 use gpu::op::Reduction;
@@ -97,14 +97,24 @@ impl Reducer {
             return Ok(Vec::new());
         }
         let bytes = count * size_of::<R::Out>();
-        let words = self.with_inputs::<T, D, _>(inputs, realign(opts), |_, a, b| {
+        let words = self.with_inputs::<T, D, _>(inputs, realign(opts), |work, a, b| {
             self.with_shape_scratch(|s| {
                 grow(self.gpu(), &mut s.results, bytes.div_ceil(8), "the results")?;
                 {
                     let mut view = s.results.as_view_mut();
                     let (out, _guard) = Out::of(&mut view, self.gpu());
                     let out = Out { len: count, ..out };
-                    self.launch_shape::<R, T>(op, &a, b.as_ref(), shape, opts, &mut s.partials, &mut s.tickets, out)?;
+                    self.launch_shape::<R, T>(
+                        op,
+                        work,
+                        &a,
+                        b.as_ref(),
+                        shape,
+                        opts,
+                        &mut s.partials,
+                        &mut s.tickets,
+                        out,
+                    )?;
                 }
                 self.gpu().stream().clone_dtoh(&s.results.slice(..bytes.div_ceil(8))).map_err(driver("cuMemcpyDtoH"))
             })
@@ -149,19 +159,22 @@ impl Reducer {
             return Ok(());
         }
         let (out, _guard) = Out::of_given(out, self.gpu())?;
-        self.with_inputs::<T, D, _>(inputs, realign(opts), |_, a, b| {
+        self.with_inputs::<T, D, _>(inputs, realign(opts), |work, a, b| {
             self.with_shape_scratch(|s| {
-                self.launch_shape::<R, T>(op, &a, b.as_ref(), shape, opts, &mut s.partials, &mut s.tickets, out)
+                self.launch_shape::<R, T>(op, work, &a, b.as_ref(), shape, opts, &mut s.partials, &mut s.tickets, out)
             })
         })
     }
 
     /// Plan (with the strategy of `opts`, on this card's fit or the portable
-    /// one they ask for) and queue the shaped kernel on checked inputs.
+    /// one they ask for) and queue the shaped kernel on checked inputs, or
+    /// the flat kernel (with the flat reductions' `work`) where the shape
+    /// covers a single stretch of them (`dispatch::single_stretch`).
     #[allow(clippy::too_many_arguments)]
     fn launch_shape<R: Reduction<T>, T: Element>(
         &self,
         op: Op,
+        work: &mut Work<T>,
         a: &CudaView<'_, T>,
         b: Option<&CudaView<'_, T>>,
         shape: Shape<'_>,
@@ -171,6 +184,12 @@ impl Reducer {
         out: Out,
     ) -> Result<()> {
         let gpu = self.gpu();
+        if let Some(stretch) = single_stretch(shape, opts.strategy, realign(opts)) {
+            shape.check(a.len())?;
+            let (a, b) = (a.slice(stretch.clone()), b.map(|b| b.slice(stretch)));
+            let job = self.cached_job::<R, T>(&mut work.last, a.len(), opts)?;
+            return enqueue(gpu, &mut work.bufs, job, &job.plan.levels, &a, b.as_ref(), Out { len: 1, ..out });
+        }
         let (a_addr, b_addr) = (a.device_ptr(gpu.stream()).0, b.map_or(0, |b| b.device_ptr(gpu.stream()).0));
         let aligned = match shape {
             Shape::Columns(m) => {
