@@ -481,7 +481,8 @@ fn planted_arg() -> Result<(), Failed> {
     ensure(verify::<ArgMax, f32>(Op::ArgMax, &a, &a, wrong).is_err(), || "a wrong index passed".into())
 }
 
-/// The exponents the p-norm's tests take: whole (1 and 2, the smallest products), fractional, large and negative.
+/// The exponents the p-norm's tests take: 1 and 2 (which run `norm1`'s and
+/// `sum_squares`' entries), whole, fractional, large and negative.
 const EXPONENTS: [f64; 8] = [0.5, 1.0, 1.5, 2.0, 3.0, 7.25, -0.5, -2.5];
 
 /// `Options` with the exponent `p`.
