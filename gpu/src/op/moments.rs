@@ -100,13 +100,6 @@ impl Welford {
         if b.count == 0.0 { self } else { m }
     }
 
-    /// [`Self::merge`] of two parts of the same count, known to be so (a
-    /// round's vectors): the weight is 1/2, no division; the same bits.
-    #[inline(always)]
-    pub fn merge_equal(self, b: Welford) -> Welford {
-        self.weighted(b, self.count + b.count, 0.5)
-    }
-
     /// The merge with `b`'s weight `w = n_b / n` given.
     #[inline(always)]
     fn weighted(self, b: Welford, count: f64, w: f64) -> Welford {
