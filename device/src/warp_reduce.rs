@@ -30,10 +30,24 @@ pub unsafe fn warp_reduce<A: Shuffle>(v: A, combine: impl Fn(A, A) -> A) -> A {
 /// All 32 lanes of the warp must call it together, with the same `lanes`.
 #[inline(always)]
 pub unsafe fn team_reduce<A: Shuffle>(mut v: A, lanes: u32, combine: impl Fn(A, A) -> A) -> A {
-    let mut offset = lanes / 2;
-    while offset > 0 {
-        v = combine(v, shfl_down_sync(FULL_MASK, v, offset));
-        offset /= 2;
+    // the five steps written out, each where the team is wider than its
+    // offset: LLVM leaves a loop of a large `combine` rolled, and a rolled
+    // tree cannot start a step's work that needs no shuffled value (the
+    // counts of a variance's parts) before the step above it ends
+    if lanes > 16 {
+        v = combine(v, shfl_down_sync(FULL_MASK, v, 16));
+    }
+    if lanes > 8 {
+        v = combine(v, shfl_down_sync(FULL_MASK, v, 8));
+    }
+    if lanes > 4 {
+        v = combine(v, shfl_down_sync(FULL_MASK, v, 4));
+    }
+    if lanes > 2 {
+        v = combine(v, shfl_down_sync(FULL_MASK, v, 2));
+    }
+    if lanes > 1 {
+        v = combine(v, shfl_down_sync(FULL_MASK, v, 1));
     }
     v
 }

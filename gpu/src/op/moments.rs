@@ -96,8 +96,8 @@ impl Welford {
     pub fn merge(self, b: Welford) -> Welford {
         let count = self.count + b.count;
         let m = self.weighted(b, count, ratio(b.count, count));
-        let m = if self.count == 0.0 { b } else { m };
-        if b.count == 0.0 { self } else { m }
+        let m = if_empty(self.count, b, m);
+        if_empty(b.count, self, m)
     }
 
     /// The merge with `b`'s weight `w = n_b / n` given.
@@ -105,6 +105,41 @@ impl Welford {
     fn weighted(self, b: Welford, count: f64, w: f64) -> Welford {
         let d = b.mean - self.mean;
         Welford { count, mean: self.mean + d * w, m2: self.m2 + b.m2 + d * d * self.count * w }
+    }
+}
+
+/// `a` if `count` is 0, else `b`: on the GPU three selections (`selp`),
+/// which LLVM does not turn back into a branch around the merge (it does
+/// so with `if`, since the merge's division is costly), so the straight
+/// line holds.
+#[inline(always)]
+fn if_empty(count: f64, a: Welford, b: Welford) -> Welford {
+    #[cfg(target_arch = "nvptx64")]
+    {
+        let pick = |x: f64, y: f64| {
+            let out: f64;
+            // SAFETY: arithmetic on registers only.
+            unsafe {
+                core::arch::asm!(
+                    "{{",
+                    ".reg .pred p;",
+                    "setp.eq.f64 p, {c}, 0d0000000000000000;",
+                    "selp.f64 {o}, {x}, {y}, p;",
+                    "}}",
+                    o = out(reg64) out,
+                    c = in(reg64) count,
+                    x = in(reg64) x,
+                    y = in(reg64) y,
+                    options(pure, nomem, nostack)
+                );
+            }
+            out
+        };
+        Welford { count: pick(a.count, b.count), mean: pick(a.mean, b.mean), m2: pick(a.m2, b.m2) }
+    }
+    #[cfg(not(target_arch = "nvptx64"))]
+    {
+        if count == 0.0 { a } else { b }
     }
 }
 
