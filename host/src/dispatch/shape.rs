@@ -203,7 +203,7 @@ pub fn shape_plan(
                 grid,
                 smem,
                 tile,
-                split: if split == 0 { AUTO_LANES | fit.vectors_per_lane } else { split },
+                split: if split == 0 { AUTO_LANES | team_vectors(op, fit) } else { split },
                 partials: 2 * warp_tiles as usize,
                 // the staged kernel's tile counter after the segments' tickets
                 tickets: shape.results() + (kernel == ShapeKernel::SegmentsStaged) as usize,
@@ -277,6 +277,31 @@ pub fn single_stretch(shape: Shape<'_>, strategy: Strategy, portable: bool) -> O
         _ => return None,
     };
     (start < end).then_some(start..end)
+}
+
+/// The 16-byte vectors a lane of a segments kernel's team aims at for `op`
+/// (the teams chosen per tile, [`AUTO_LANES`] `| v`): the card's
+/// [`Fit::vectors_per_lane`], twice that for the variance, whose merge of
+/// two parts (about 50 instructions of `f64`, with a division) costs more
+/// than the per-element work of a vector: its teams' trees are fewer and
+/// shorter. H200, `reduce shapes --op moments --case "1048576x256 axis 1"
+/// --sweep` (rows of 256 `f32`, 64 vectors), µs: teams of 8 lanes (eight
+/// vectors a lane, the card's) 299.3, of 4 278.1, of 2 284.8, of 16 414.2
+/// (`docs/src/performance/tuning.md`).
+///
+/// ```
+/// use reduction::dispatch::team_vectors;
+/// use reduction::shape::Fit;
+/// use reduction::Op;
+/// let (h200, h100) = (Fit::of(132, 64, 8), Fit::of(132, 64, 4));
+/// assert_eq!((team_vectors(Op::Sum, h200), team_vectors(Op::Moments, h200)), (8, 16));
+/// assert_eq!((team_vectors(Op::Sum, h100), team_vectors(Op::Moments, h100)), (4, 8));
+/// ```
+pub fn team_vectors(op: Op, fit: Fit) -> u32 {
+    match op {
+        Op::Moments => 2 * fit.vectors_per_lane,
+        _ => fit.vectors_per_lane,
+    }
 }
 
 /// The blocks an SM the columns kernel of `op` over `ty` is declared to the
