@@ -203,7 +203,11 @@ pub fn shape_plan(
                 grid,
                 smem,
                 tile,
-                split: if split == 0 { AUTO_LANES | team_vectors(op, fit) } else { split },
+                split: if split == 0 {
+                    AUTO_LANES | team_vectors(op, matches!(shape, Shape::Rows(_)), fit)
+                } else {
+                    split
+                },
                 partials: 2 * warp_tiles as usize,
                 // the staged kernel's tile counter after the segments' tickets
                 tickets: shape.results() + (kernel == ShapeKernel::SegmentsStaged) as usize,
@@ -281,25 +285,29 @@ pub fn single_stretch(shape: Shape<'_>, strategy: Strategy, portable: bool) -> O
 
 /// The 16-byte vectors a lane of a segments kernel's team aims at for `op`
 /// (the teams chosen per tile, [`AUTO_LANES`] `| v`): the card's
-/// [`Fit::vectors_per_lane`], twice that for the variance, whose merge of
-/// two parts (about 50 instructions of `f64`, with a division) costs more
-/// than the per-element work of a vector: its teams' trees are fewer and
-/// shorter. H200, `reduce shapes --op moments --case "1048576x256 axis 1"
-/// --sweep` (rows of 256 `f32`, 64 vectors), µs: teams of 8 lanes (eight
-/// vectors a lane, the card's) 299.3, of 4 278.1, of 2 284.8, of 16 414.2
-/// (`docs/src/performance/tuning.md`).
+/// [`Fit::vectors_per_lane`], and twice that for the variance along `rows`
+/// (of one length), whose merge of two parts (about 50 instructions of
+/// `f64`, with a division) costs more than a vector's elements: its teams'
+/// trees are fewer and shorter. Not for segments, whose lengths vary about
+/// the tile's average: a team half as wide reads a long one twice as long.
+/// H200, the variance, one sitting, µs (`reduce shapes --op moments --case
+/// "1048576x256 axis 1,segments" --runs 20`, the binaries before and
+/// after, two passes each; `docs/src/performance/tuning.md`): rows of 256
+/// `f32` (64 vectors) 305.6-305.8 → 280.2-280.3, log-uniform segments
+/// 279.5-279.7 → 290.6-291.0 (the other segments the same).
 ///
 /// ```
 /// use reduction::dispatch::team_vectors;
 /// use reduction::shape::Fit;
 /// use reduction::Op;
 /// let (h200, h100) = (Fit::of(132, 64, 8), Fit::of(132, 64, 4));
-/// assert_eq!((team_vectors(Op::Sum, h200), team_vectors(Op::Moments, h200)), (8, 16));
-/// assert_eq!((team_vectors(Op::Sum, h100), team_vectors(Op::Moments, h100)), (4, 8));
+/// assert_eq!((team_vectors(Op::Sum, true, h200), team_vectors(Op::Moments, true, h200)), (8, 16));
+/// assert_eq!((team_vectors(Op::Sum, true, h100), team_vectors(Op::Moments, true, h100)), (4, 8));
+/// assert_eq!(team_vectors(Op::Moments, false, h200), 8); // segments
 /// ```
-pub fn team_vectors(op: Op, fit: Fit) -> u32 {
+pub fn team_vectors(op: Op, rows: bool, fit: Fit) -> u32 {
     match op {
-        Op::Moments => 2 * fit.vectors_per_lane,
+        Op::Moments if rows => 2 * fit.vectors_per_lane,
         _ => fit.vectors_per_lane,
     }
 }
@@ -503,6 +511,15 @@ mod tests {
         assert_eq!((staged.kernel, staged.tickets), (ShapeKernel::SegmentsStaged, 65));
         let teams = plan(Strategy::Segments { tile_bytes: 0, lanes: 0 }, true).unwrap();
         assert_eq!((teams.kernel, teams.tickets), (ShapeKernel::Segments, 64));
+    }
+
+    /// Rows of 256 `f32` go to the teams: a variance's aim at twice the
+    /// vectors a lane of a sum's (`team_vectors`).
+    #[test]
+    fn the_variance_of_rows_takes_narrower_teams() {
+        let m = Shape::Rows(Matrix::new(1024, 256));
+        let split = |op| shape_plan(op, DType::F32, 24, 1 << 18, m, Strategy::Auto, true, Fit::PORTABLE).unwrap().split;
+        assert_eq!((split(Op::Sum), split(Op::Moments)), (AUTO_LANES | 8, AUTO_LANES | 16));
     }
 
     #[test]
