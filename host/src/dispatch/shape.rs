@@ -160,6 +160,9 @@ pub fn shape_plan(
             let tailed = matches!(shape, Shape::Segments(o) if split == 0 && heavy_tail(o));
             let staged = aligned && (staged || tailed && strategy == Strategy::Auto);
             let even = matches!(shape, Shape::Segments(o) if even_lengths(o));
+            // rows that `rows_short` takes (fewer registers)
+            let short_rows = matches!(shape,
+                Shape::Rows(m) if short_row_vectors(m.cols as u64, m.pitch as u64, size, split, aligned) != 0);
             let tile_bytes = match tile_bytes {
                 0 if even => {
                     let share = if staged { EVEN_STAGED_WARPS } else { EVEN_WARPS };
@@ -167,7 +170,13 @@ pub fn shape_plan(
                 }
                 0 => {
                     let t = gpu::shape::tile_bytes(n as u64, shape.results() as u64, size, fit.min_warps);
-                    if tailed || staged { t.max(TAILED_MIN_TILE_BYTES) } else { t }
+                    if tailed || staged {
+                        t.max(TAILED_MIN_TILE_BYTES)
+                    } else if short_rows {
+                        t.max(short_rows_min_tile_bytes(op))
+                    } else {
+                        t
+                    }
                 }
                 t if t.is_power_of_two() && (MIN_TILE_BYTES..=MAX_TILE_BYTES).contains(&t) => t,
                 _ => return Err(wrong("tile_bytes: 0 (automatic) or a power of two from 16 KiB to 256 KiB")),
@@ -176,9 +185,7 @@ pub fn shape_plan(
             let warp_tiles = tiles(n as u64, tile);
             // rows that kernels of their own take (fewer registers)
             let kernel = match shape {
-                Shape::Rows(m) if short_row_vectors(m.cols as u64, m.pitch as u64, size, split, aligned) != 0 => {
-                    ShapeKernel::RowsShort
-                }
+                _ if short_rows => ShapeKernel::RowsShort,
                 Shape::Rows(m) if long_rows(m.cols as u64, m.pitch as u64, tile, split) => ShapeKernel::RowsLong,
                 _ if staged => ShapeKernel::SegmentsStaged,
                 _ if tailed => ShapeKernel::SegmentsTailed,
@@ -285,16 +292,20 @@ pub fn single_stretch(shape: Shape<'_>, strategy: Strategy, portable: bool) -> O
 
 /// The 16-byte vectors a lane of a segments kernel's team aims at for `op`
 /// (the teams chosen per tile, [`AUTO_LANES`] `| v`): the card's
-/// [`Fit::vectors_per_lane`], and twice that for the variance along `rows`
-/// (of one length), whose merge of two parts (about 50 instructions of
-/// `f64`, with a division) costs more than a vector's elements: its teams'
-/// trees are fewer and shorter. Not for segments, whose lengths vary about
-/// the tile's average: a team half as wide reads a long one twice as long.
-/// H200, the variance, one sitting, µs (`reduce shapes --op moments --case
-/// "1048576x256 axis 1,segments" --runs 20`, the binaries before and
-/// after, two passes each; `docs/src/performance/tuning.md`): rows of 256
-/// `f32` (64 vectors) 305.6-305.8 → 280.2-280.3, log-uniform segments
-/// 279.5-279.7 → 290.6-291.0 (the other segments the same).
+/// [`Fit::vectors_per_lane`], and twice that for the variance and
+/// logsumexp along `rows` (of one length), whose merges of two parts (the
+/// variance's about 50 instructions of `f64` with a division, logsumexp's
+/// a maximum and two exponentials) cost more than a vector's elements:
+/// their teams' trees are fewer and shorter. Not for segments, whose
+/// lengths vary about the tile's average: a team half as wide reads a long
+/// one twice as long. H200, rows of 256 `f32` (64 vectors), µs
+/// (`docs/src/performance/tuning.md`): the variance, the binaries before
+/// and after in one sitting, two passes each (`reduce shapes --op moments
+/// --case "1048576x256 axis 1,segments" --runs 20`), 305.6-305.8 →
+/// 280.2-280.3, log-uniform segments 279.5-279.7 → 290.6-291.0 (the other
+/// segments the same); logsumexp, the sweep of the teams (`reduce shapes
+/// --op logsumexp --case "1048576x256 axis 1" --sweep --runs 20`), eight
+/// lanes (the card's aim) 270.1, four 261.3.
 ///
 /// ```
 /// use reduction::dispatch::team_vectors;
@@ -303,12 +314,33 @@ pub fn single_stretch(shape: Shape<'_>, strategy: Strategy, portable: bool) -> O
 /// let (h200, h100) = (Fit::of(132, 64, 8), Fit::of(132, 64, 4));
 /// assert_eq!((team_vectors(Op::Sum, true, h200), team_vectors(Op::Moments, true, h200)), (8, 16));
 /// assert_eq!((team_vectors(Op::Sum, true, h100), team_vectors(Op::Moments, true, h100)), (4, 8));
+/// assert_eq!(team_vectors(Op::LogSumExp, true, h200), 16);
 /// assert_eq!(team_vectors(Op::Moments, false, h200), 8); // segments
 /// ```
 pub fn team_vectors(op: Op, rows: bool, fit: Fit) -> u32 {
     match op {
-        Op::Moments if rows => 2 * fit.vectors_per_lane,
+        Op::Moments | Op::LogSumExp if rows => 2 * fit.vectors_per_lane,
         _ => fit.vectors_per_lane,
+    }
+}
+
+/// The smallest automatic tile of `rows_short` for `op`: 32 KiB for
+/// logsumexp, whose merge of two parts (a maximum, two exponentials) costs
+/// more than a vector's elements, so that each block folds twice the rows
+/// before its lanes merge; the tile rule's 16 KiB for the others. H200,
+/// rows of 16 `f32` (`reduce shapes --op logsumexp --case "16777216x16
+/// axis 1" --sweep --runs 20`; `docs/src/performance/tuning.md`): 16 KiB
+/// 294.0 µs, 32 KiB 275.9.
+///
+/// ```
+/// use reduction::dispatch::short_rows_min_tile_bytes;
+/// use reduction::Op;
+/// assert_eq!((short_rows_min_tile_bytes(Op::LogSumExp), short_rows_min_tile_bytes(Op::Sum)), (32 << 10, 16 << 10));
+/// ```
+pub fn short_rows_min_tile_bytes(op: Op) -> u64 {
+    match op {
+        Op::LogSumExp => 2 * MIN_TILE_BYTES,
+        _ => MIN_TILE_BYTES,
     }
 }
 
@@ -513,13 +545,32 @@ mod tests {
         assert_eq!((teams.kernel, teams.tickets), (ShapeKernel::Segments, 64));
     }
 
-    /// Rows of 256 `f32` go to the teams: a variance's aim at twice the
-    /// vectors a lane of a sum's (`team_vectors`).
+    /// Rows of 256 `f32` go to the teams: the variance's and logsumexp's
+    /// aim at twice the vectors a lane of a sum's (`team_vectors`).
     #[test]
     fn the_variance_of_rows_takes_narrower_teams() {
         let m = Shape::Rows(Matrix::new(1024, 256));
         let split = |op| shape_plan(op, DType::F32, 24, 1 << 18, m, Strategy::Auto, true, Fit::PORTABLE).unwrap().split;
-        assert_eq!((split(Op::Sum), split(Op::Moments)), (AUTO_LANES | 8, AUTO_LANES | 16));
+        assert_eq!(
+            (split(Op::Sum), split(Op::Moments), split(Op::LogSumExp)),
+            (AUTO_LANES | 8, AUTO_LANES | 16, AUTO_LANES | 16)
+        );
+    }
+
+    /// Rows of 16 `f32` go to `rows_short`, logsumexp's in tiles of 32 KiB,
+    /// the others' in 16 KiB (`short_rows_min_tile_bytes`); a tile given
+    /// is kept.
+    #[test]
+    fn logsumexp_folds_short_rows_in_larger_tiles() {
+        let m = Shape::Rows(Matrix::new(1 << 20, 16));
+        let plan = |op, strategy| shape_plan(op, DType::F32, 8, 1 << 24, m, strategy, true, Fit::PORTABLE).unwrap();
+        let (lse, sum) = (plan(Op::LogSumExp, Strategy::Auto), plan(Op::Sum, Strategy::Auto));
+        assert_eq!(
+            (lse.kernel, lse.tile, sum.kernel, sum.tile),
+            (ShapeKernel::RowsShort, 8192, ShapeKernel::RowsShort, 4096)
+        );
+        let given = plan(Op::LogSumExp, Strategy::Segments { tile_bytes: 16 << 10, lanes: 0 });
+        assert_eq!((given.kernel, given.tile), (ShapeKernel::RowsShort, 4096));
     }
 
     #[test]
