@@ -548,7 +548,7 @@ mod tests {
     /// Rows of 256 `f32` go to the teams: the variance's and logsumexp's
     /// aim at twice the vectors a lane of a sum's (`team_vectors`).
     #[test]
-    fn the_variance_of_rows_takes_narrower_teams() {
+    fn costly_merges_take_narrower_teams_along_rows() {
         let m = Shape::Rows(Matrix::new(1024, 256));
         let split = |op| shape_plan(op, DType::F32, 24, 1 << 18, m, Strategy::Auto, true, Fit::PORTABLE).unwrap().split;
         assert_eq!(
