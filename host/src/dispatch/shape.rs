@@ -162,7 +162,7 @@ pub fn shape_plan(
             let even = matches!(shape, Shape::Segments(o) if even_lengths(o));
             // rows that `rows_short` takes (fewer registers)
             let short_rows = matches!(shape,
-                Shape::Rows(m) if short_row_vectors(m.cols as u64, m.pitch as u64, size, split, aligned) != 0);
+                Shape::Rows(m) if rows_short_takes(op, short_row_vectors(m.cols as u64, m.pitch as u64, size, split, aligned)));
             let tile_bytes = match tile_bytes {
                 0 if even => {
                     let share = if staged { EVEN_STAGED_WARPS } else { EVEN_WARPS };
@@ -321,6 +321,34 @@ pub fn team_vectors(op: Op, rows: bool, fit: Fit) -> u32 {
     match op {
         Op::Moments | Op::LogSumExp if rows => 2 * fit.vectors_per_lane,
         _ => fit.vectors_per_lane,
+    }
+}
+
+/// Whether `rows_short` takes `op`'s rows of `vectors` 16-byte vectors
+/// (`gpu::shape::short_row_vectors`, 0 for rows it cannot take). It folds
+/// a row with a lane a vector and merges the row's lanes: one addition a
+/// level for a sum, but for the variance's and logsumexp's costly merges
+/// the teams of the segments kernel, a lane for about sixteen vectors
+/// ([`team_vectors`]), merge less. H200, `f32`: the variance's rows of 16
+/// (four vectors) 377.8 µs in `rows_short` (365.9 at its best tile), 351.5
+/// with a lane a team; logsumexp's rows of 16 275.9 in `rows_short` (32
+/// KiB tiles), 313.2 with a lane a team; logsumexp's rows of 256 `bf16`
+/// (32 vectors) 251.5 in `rows_short`, under half the read ceiling
+/// (`docs/src/performance/tuning.md`, logsumexp along rows).
+///
+/// ```
+/// use reduction::dispatch::rows_short_takes;
+/// use reduction::Op;
+/// assert!(rows_short_takes(Op::Sum, 32) && rows_short_takes(Op::LogSumExp, 4));
+/// assert!(!rows_short_takes(Op::LogSumExp, 8) && !rows_short_takes(Op::Moments, 1));
+/// assert!(!rows_short_takes(Op::Sum, 0));
+/// ```
+pub fn rows_short_takes(op: Op, vectors: u32) -> bool {
+    match op {
+        _ if vectors == 0 => false,
+        Op::Moments => false,
+        Op::LogSumExp => vectors <= 4,
+        _ => true,
     }
 }
 
@@ -560,6 +588,24 @@ mod tests {
     /// Rows of 16 `f32` go to `rows_short`, logsumexp's in tiles of 32 KiB,
     /// the others' in 16 KiB (`short_rows_min_tile_bytes`); a tile given
     /// is kept.
+    /// Rows of 256 `bf16` (32 vectors): a sum's in `rows_short`, the
+    /// variance's and logsumexp's in teams; rows of 16 `f32`: the
+    /// variance's in teams of a lane.
+    #[test]
+    fn costly_merges_take_teams_for_short_rows() {
+        let plan = |op, ty: DType, rows, cols| {
+            let m = Shape::Rows(Matrix::new(rows, cols));
+            shape_plan(op, ty, 24, rows * cols, m, Strategy::Auto, true, Fit::PORTABLE).unwrap()
+        };
+        assert_eq!(plan(Op::Sum, DType::BF16, 1024, 256).kernel, ShapeKernel::RowsShort);
+        for op in [Op::Moments, Op::LogSumExp] {
+            let p = plan(op, DType::BF16, 1024, 256);
+            assert_eq!((p.kernel, p.split), (ShapeKernel::Segments, AUTO_LANES | 16), "{op:?}");
+        }
+        assert_eq!(plan(Op::Moments, DType::F32, 1 << 12, 16).kernel, ShapeKernel::Segments);
+        assert_eq!(plan(Op::LogSumExp, DType::F32, 1 << 12, 16).kernel, ShapeKernel::RowsShort);
+    }
+
     #[test]
     fn logsumexp_folds_short_rows_in_larger_tiles() {
         let m = Shape::Rows(Matrix::new(1 << 20, 16));
