@@ -327,29 +327,33 @@ pub fn team_vectors(op: Op, rows: bool, fit: Fit) -> u32 {
 /// Whether `rows_short` takes `op`'s rows of `vectors` 16-byte vectors
 /// (`gpu::shape::short_row_vectors`, 0 for rows it cannot take). It folds
 /// a row with a lane a vector and merges the row's lanes: one addition a
-/// level for a sum, but for the variance's and logsumexp's costly merges
-/// the teams of the segments kernel, a lane for about sixteen vectors
-/// ([`team_vectors`]), merge less. H200, `f32`: the variance's rows of 16
-/// (four vectors) 377.8 µs in `rows_short` (365.9 at its best tile), 351.5
-/// with a lane a team; logsumexp's rows of 16 275.9 in `rows_short` (32
-/// KiB tiles), 313.2 with a lane a team; logsumexp's rows of 256 `bf16`
-/// (32 vectors) 251.5 in `rows_short`, under half the read ceiling
-/// (`docs/src/performance/tuning.md`, logsumexp along rows).
+/// level for a sum, but the variance's and logsumexp's merges of two parts
+/// cost more than a vector's elements, and past two vectors (the variance)
+/// or four (logsumexp) the segments kernel's teams, a lane for about
+/// sixteen vectors ([`team_vectors`]), merge less. H200, the binaries before
+/// and after in one sitting (`reduce shapes --op moments|logsumexp --type
+/// f32|bf16 --case "1048576x256 axis 1,16777216x16 axis 1" --runs 20`), µs:
+/// the variance's rows of 16 `f32` (four vectors) 378.9 → 357.4, its rows
+/// of 256 `bf16` (32 vectors) 373.8 → 176.7 and logsumexp's 252.8 →
+/// 172.1; kept in `rows_short`, the rows of 16 `bf16` (two vectors: the
+/// variance 188.9, logsumexp 160.7, against 345.4 and 304.8 with a lane a
+/// team) and logsumexp's of 16 `f32` (277.7, against 313.2)
+/// (`docs/src/performance/tuning.md`, short rows of the costly merges).
 ///
 /// ```
 /// use reduction::dispatch::rows_short_takes;
 /// use reduction::Op;
 /// assert!(rows_short_takes(Op::Sum, 32) && rows_short_takes(Op::LogSumExp, 4));
-/// assert!(!rows_short_takes(Op::LogSumExp, 8) && !rows_short_takes(Op::Moments, 1));
-/// assert!(!rows_short_takes(Op::Sum, 0));
+/// assert!(rows_short_takes(Op::Moments, 2) && !rows_short_takes(Op::Moments, 4));
+/// assert!(!rows_short_takes(Op::LogSumExp, 8) && !rows_short_takes(Op::Sum, 0));
 /// ```
 pub fn rows_short_takes(op: Op, vectors: u32) -> bool {
-    match op {
-        _ if vectors == 0 => false,
-        Op::Moments => false,
-        Op::LogSumExp => vectors <= 4,
-        _ => true,
-    }
+    let most = match op {
+        Op::Moments => 2,
+        Op::LogSumExp => 4,
+        _ => u32::MAX,
+    };
+    (1..=most).contains(&vectors)
 }
 
 /// The smallest automatic tile of `rows_short` for `op`: 32 KiB for
@@ -585,12 +589,10 @@ mod tests {
         );
     }
 
-    /// Rows of 16 `f32` go to `rows_short`, logsumexp's in tiles of 32 KiB,
-    /// the others' in 16 KiB (`short_rows_min_tile_bytes`); a tile given
-    /// is kept.
     /// Rows of 256 `bf16` (32 vectors): a sum's in `rows_short`, the
-    /// variance's and logsumexp's in teams; rows of 16 `f32`: the
-    /// variance's in teams of a lane.
+    /// variance's and logsumexp's in teams of two lanes; rows of 16: the
+    /// variance's `f32` (four vectors) in teams of a lane, its `bf16` (two)
+    /// and logsumexp's `f32` in `rows_short` (`rows_short_takes`).
     #[test]
     fn costly_merges_take_teams_for_short_rows() {
         let plan = |op, ty: DType, rows, cols| {
@@ -603,9 +605,13 @@ mod tests {
             assert_eq!((p.kernel, p.split), (ShapeKernel::Segments, AUTO_LANES | 16), "{op:?}");
         }
         assert_eq!(plan(Op::Moments, DType::F32, 1 << 12, 16).kernel, ShapeKernel::Segments);
+        assert_eq!(plan(Op::Moments, DType::BF16, 1 << 12, 16).kernel, ShapeKernel::RowsShort);
         assert_eq!(plan(Op::LogSumExp, DType::F32, 1 << 12, 16).kernel, ShapeKernel::RowsShort);
     }
 
+    /// Rows of 16 `f32` go to `rows_short`, logsumexp's in tiles of 32 KiB,
+    /// the others' in 16 KiB (`short_rows_min_tile_bytes`); a tile given
+    /// is kept.
     #[test]
     fn logsumexp_folds_short_rows_in_larger_tiles() {
         let m = Shape::Rows(Matrix::new(1 << 20, 16));
