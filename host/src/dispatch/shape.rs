@@ -332,13 +332,14 @@ pub fn team_vectors(op: Op, rows: bool, fit: Fit) -> u32 {
 /// or four (logsumexp) the segments kernel's teams, a lane for about
 /// sixteen vectors ([`team_vectors`]), merge less. H200, the binaries before
 /// and after in one sitting (`reduce shapes --op moments|logsumexp --type
-/// f32|bf16 --case "1048576x256 axis 1,16777216x16 axis 1" --runs 20`), µs:
-/// the variance's rows of 16 `f32` (four vectors) 378.9 → 357.4, its rows
-/// of 256 `bf16` (32 vectors) 373.8 → 176.7 and logsumexp's 252.8 →
-/// 172.1; kept in `rows_short`, the rows of 16 `bf16` (two vectors: the
-/// variance 188.9, logsumexp 160.7, against 345.4 and 304.8 with a lane a
-/// team) and logsumexp's of 16 `f32` (277.7, against 313.2)
-/// (`docs/src/performance/tuning.md`, short rows of the costly merges).
+/// f32|bf16|f16 --case "1048576x256 axis 1,16777216x16 axis 1" --runs
+/// 20`), µs: the variance's rows of 16 `f32` (four vectors) 377.9 → 356.5,
+/// its rows of 256 `bf16` (32 vectors) 372.9 → 174.6 and logsumexp's 251.6
+/// → 170.1 (`f16` the same); kept in `rows_short`, by the sweeps, the rows
+/// of 16 `bf16` (two vectors: the variance 188.9, logsumexp 160.7, against
+/// 345.4 and 304.8 with a lane a team) and logsumexp's of 16 `f32` (275.9,
+/// against 313.2) (`docs/src/performance/tuning.md`, short rows of the
+/// costly merges).
 ///
 /// ```
 /// use reduction::dispatch::rows_short_takes;
