@@ -32,7 +32,7 @@
 //!   row as a segment's
 //! columns: row lane l of `row_lanes` folds rows r0+l, r0+l+row_lanes, ... of its chunk in order,
 //!   four at a time (`fold_strided`) while four remain, then one by one;
-//!   the row lanes combine in order; chunks > 1: row lane l combines chunks l, l+row_lanes, ...,
+//!   the row lanes combine in order, from lane 0's accumulator; chunks > 1: row lane l combines chunks l, l+row_lanes, ...,
 //!   and the row lanes again in order
 //! ```
 
@@ -409,8 +409,8 @@ fn columns<R: Reduction<T>, T: Copy>(
     let geo = Columns::new(cols as u64, (16 / size_of::<T>()) as u32, vector, wide);
     let step = geo.row_lanes as usize;
     let per_chunk = Columns::chunk_rows(rows as u64, chunks) as usize;
-    // the row lanes' accumulators, combined in row-lane order (`across_rows`)
-    let across = |lane: &dyn Fn(usize) -> R::Acc| (0..step).fold(R::IDENTITY, |v, l| R::combine(v, lane(l)));
+    // the row lanes' accumulators, combined in row-lane order from lane 0's (`across_rows`)
+    let across = |lane: &dyn Fn(usize) -> R::Acc| (1..step).fold(lane(0), |v, l| R::combine(v, lane(l)));
     (0..cols)
         .map(|c| {
             let chunk = |k: usize| {
