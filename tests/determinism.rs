@@ -584,6 +584,10 @@ fn shaped_cases(r: &Reducer) -> Result<(usize, Vec<(String, ShapeCase)>), Failed
                 "columns 2^16x64 wide 2 chunks 7".into(),
                 ShapeCase::Columns(m(1 << 16, 64, 64), Strategy::Columns { wide: 2, chunks: 7 }),
             ),
+            (
+                "columns 600x5000 pitch 5004 wide 16 chunks 3 (two columns a thread)".into(),
+                ShapeCase::Columns(m(600, 5000, 5004), Strategy::Columns { wide: 16, chunks: 3 }),
+            ),
             ("segments 0..2^20".into(), ShapeCase::Segments(offsets, Strategy::Auto)),
             ("segments 1..8, every 100th 20000 (tailed)".into(), ShapeCase::Segments(tailed, Strategy::Auto)),
             (

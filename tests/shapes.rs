@@ -243,7 +243,21 @@ fn every_strategy() -> Result<(), Failed> {
     for m in [Matrix::new(1000, 100), Matrix::new(5000, 16), Matrix::new(333, 7).pitch(9)] {
         let case = Case::Axis(m, 0);
         let a: Vec<f64> = generate(Pattern::Large, input_len(&case), 4)?;
-        for (wide, chunks) in [(1, 1), (1, 2), (1, 3), (1, 64), (1, 1000), (2, 1), (2, 3), (4, 1), (4, 64), (0, 5)] {
+        for (wide, chunks) in [
+            (1, 1),
+            (1, 2),
+            (1, 3),
+            (1, 64),
+            (1, 1000),
+            (2, 1),
+            (2, 3),
+            (4, 1),
+            (4, 64),
+            (8, 3),
+            (16, 1),
+            (16, 7),
+            (0, 5),
+        ] {
             let got = run_case::<Sum, f64>(&case, &a, &a, Strategy::Columns { wide, chunks })?;
             check::<Sum, f64>(Op::Sum, &case, &a, &a, &got)?;
         }

@@ -312,7 +312,7 @@ pub(crate) fn validate(cli: Cli) -> std::result::Result<Job, String> {
                             cases.extend(staged.map(|s| (c.clone(), s)));
                         }
                     } else {
-                        for wide in [1, 2, 4] {
+                        for wide in [1, 2, 4, 8, 16] {
                             let chunks = [1, 4, 16, 64, 256, 1024].map(|chunks| Strategy::Columns { wide, chunks });
                             cases.extend(chunks.map(|s| (c.clone(), s)));
                         }

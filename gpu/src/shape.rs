@@ -421,8 +421,9 @@ pub struct Columns {
 impl Columns {
     /// The layout for `cols` columns of elements with `lanes` elements per
     /// 16-byte vector, `wide` x (8 vectors or 32 elements) across a tile
-    /// (`wide` 1, 2 or 4; anything else counts as 1); `vector` when every row starts
-    /// 16-byte-aligned and `cols` is a multiple of `lanes`.
+    /// (`wide` 1, 2, 4, 8 or 16; anything else counts as 1), at most 128
+    /// threads across (two row lanes at least); `vector` when every row
+    /// starts 16-byte-aligned and `cols` is a multiple of `lanes`.
     ///
     /// ```
     /// use gpu::shape::Columns;
@@ -432,13 +433,19 @@ impl Columns {
     /// assert_eq!((c.width, c.unit_lanes, c.row_lanes, c.col_tiles), (1, 32, 8, 32));
     /// let c = Columns::new(1 << 20, 4, true, 4); // 512 bytes of each row a tile
     /// assert_eq!((c.width, c.unit_lanes, c.row_lanes, c.col_tiles), (4, 32, 8, 8192));
+    /// let c = Columns::new(1 << 20, 4, true, 8); // 1 KiB: 256 columns, 4 row lanes
+    /// assert_eq!((c.width, c.unit_lanes, c.row_lanes, c.col_tiles), (4, 64, 4, 4096));
+    /// let c = Columns::new(1 << 20, 4, true, 16); // 2 KiB: 512 columns, 2 row lanes
+    /// assert_eq!((c.width, c.unit_lanes, c.row_lanes, c.col_tiles), (4, 128, 2, 2048));
     /// ```
     pub const fn new(cols: u64, lanes: u32, vector: bool, wide: u32) -> Columns {
         let width = if vector && lanes > 0 { lanes } else { 1 };
         let units = cols.div_ceil(width as u64);
-        let wide = if wide == 2 || wide == 4 { wide } else { 1 };
-        // 8 vectors or 32 elements across (128 bytes of f32 per row), times `wide`
+        let wide = if wide == 2 || wide == 4 || wide == 8 || wide == 16 { wide } else { 1 };
+        // 8 vectors or 32 elements across (128 bytes of f32 per row), times
+        // `wide`, within 128 threads
         let most: u32 = if vector { 8 * wide } else { 32 * wide };
+        let most = if most > 128 { 128 } else { most };
         // a power of two from 1 to `most` (at most 128 < SHAPE_BLOCK), as a
         // shift so the kernels' divisions by it need no zero check
         let want = if units >= most as u64 { most as u64 } else { units };
@@ -457,24 +464,25 @@ impl Columns {
         (self.width * self.unit_lanes) as u64
     }
 
-    /// The automatic tile width: the widest (4, then 2) that still gives
-    /// `blocks` column tiles ([`Fit::column_blocks`]), else 1. (Measured on
-    /// an H200 at 1 GiB, every width and chunk count: `docs/src/guide/shapes.md`.)
+    /// The automatic tile width: the widest of 16, 8, 4 and 2, up to
+    /// `most`, that still gives `blocks` column tiles
+    /// ([`Fit::column_blocks`]), else 1. (Measured on an H200 at 1 GiB,
+    /// every width and chunk count: `docs/src/guide/shapes.md`.)
     ///
     /// ```
     /// use gpu::shape::Columns;
-    /// assert_eq!(Columns::auto_wide(16384, 4, true, 512), 1); // 512 tiles of 32 columns
-    /// assert_eq!(Columns::auto_wide(65536, 4, true, 512), 4); // 512 tiles of 128 columns
-    /// assert_eq!(Columns::auto_wide(16, 4, true, 512), 1);
+    /// assert_eq!(Columns::auto_wide(16384, 4, true, 512, 16), 1); // 512 tiles of 32 columns
+    /// assert_eq!(Columns::auto_wide(65536, 4, true, 512, 16), 4); // 512 tiles of 128 columns
+    /// assert_eq!(Columns::auto_wide(1 << 20, 4, true, 512, 16), 16); // 2048 tiles of 512 columns
+    /// assert_eq!(Columns::auto_wide(1 << 20, 4, true, 512, 4), 4);
+    /// assert_eq!(Columns::auto_wide(16, 4, true, 512, 16), 1);
     /// ```
-    pub const fn auto_wide(cols: u64, lanes: u32, vector: bool, blocks: u64) -> u32 {
-        if Columns::new(cols, lanes, vector, 4).col_tiles >= blocks {
-            4
-        } else if Columns::new(cols, lanes, vector, 2).col_tiles >= blocks {
-            2
-        } else {
-            1
+    pub const fn auto_wide(cols: u64, lanes: u32, vector: bool, blocks: u64, most: u32) -> u32 {
+        let mut wide = 16;
+        while wide > 1 && (wide > most || Columns::new(cols, lanes, vector, wide).col_tiles < blocks) {
+            wide /= 2;
         }
+        wide
     }
 
     /// The automatic number of row chunks for `rows` rows in `col_tiles`
@@ -582,10 +590,22 @@ mod tests {
     #[test]
     fn column_layouts_cover_the_block() {
         for cols in [1u64, 3, 4, 16, 100, 256, 1 << 20] {
-            for (lanes, vector, wide) in [(4, true, 1), (2, true, 2), (8, true, 4), (4, false, 1), (4, false, 4)] {
+            for (lanes, vector, wide) in [
+                (4, true, 1),
+                (2, true, 2),
+                (8, true, 4),
+                (4, false, 1),
+                (4, false, 4),
+                (4, true, 8),
+                (4, true, 16),
+                (8, true, 16),
+                (2, true, 16),
+                (4, false, 16),
+            ] {
                 let c = Columns::new(cols, lanes, vector, wide);
                 assert_eq!(c.unit_lanes * c.row_lanes, SHAPE_BLOCK);
                 assert!(c.col_tiles * c.tile_cols() >= cols && (c.col_tiles - 1) * c.tile_cols() < cols);
+                assert!(c.row_lanes >= 2);
             }
         }
     }

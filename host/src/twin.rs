@@ -478,7 +478,7 @@ mod tests {
                     assert_eq!(got, (0..rows).map(row).collect::<Vec<_>>(), "{rows}x{cols} pitch {pitch} {s:?}");
                 }
             }
-            for (wide, chunks) in [(0, 0), (1, 1), (2, 3), (4, 64)] {
+            for (wide, chunks) in [(0, 0), (1, 1), (2, 3), (4, 64), (8, 2), (16, 5)] {
                 let s = Strategy::Columns { wide, chunks };
                 let got = shaped_fixed_order::<Sum, f64>(&[&x], Shape::Columns(m), s).unwrap();
                 assert_eq!(got, (0..cols).map(col).collect::<Vec<_>>(), "{rows}x{cols} pitch {pitch} {s:?}");

@@ -142,15 +142,16 @@ unsafe fn columns_with<T: Element + Vector, R: Reduction<T>, const VECTOR: bool>
     let tile_cols = geo.tile_cols();
     let mut shared = dyn_shared::<R::Acc>();
     let mut is_last = shared.at_byte::<u32>(SHAPE_BLOCK as usize * width * size_of::<R::Acc>());
-    let combined = across_rows::<T, R>(&mut shared, &acc, width, geo, tid);
-    let col = tile * tile_cols + tid as u64;
-    if (tid as u64) < tile_cols && col < cols {
-        if chunks == 1 {
-            store_u64(out, col, R::finish(combined, rows));
-        } else {
-            store_u64(partials, chunk * cols + col, combined);
+    across_rows::<T, R>(&mut shared, &acc, width, geo, tid, |c, combined| {
+        let col = tile * tile_cols + c as u64;
+        if col < cols {
+            if chunks == 1 {
+                store_u64(out, col, R::finish(combined, rows));
+            } else {
+                store_u64(partials, chunk * cols + col, combined);
+            }
         }
-    }
+    });
     if chunks == 1 {
         return;
     }
@@ -176,16 +177,19 @@ unsafe fn columns_with<T: Element + Vector, R: Reduction<T>, const VECTOR: bool>
             k += step;
         }
     }
-    let combined = across_rows::<T, R>(&mut shared, &acc, width, geo, tid);
-    if (tid as u64) < tile_cols && col < cols {
-        store_u64(out, col, R::finish(combined, rows));
-    }
+    across_rows::<T, R>(&mut shared, &acc, width, geo, tid, |c, combined| {
+        let col = tile * tile_cols + c as u64;
+        if col < cols {
+            store_u64(out, col, R::finish(combined, rows));
+        }
+    });
 }
 
 /// Combine the `width` accumulators of every thread across the row lanes,
-/// in row-lane order, through shared memory: thread `c < tile_cols` gets
-/// column `c` of the tile. Begins with a barrier (earlier readers of
-/// `shared` are done), so the caller may call it twice.
+/// in row-lane order, through shared memory, and hand each of the tile's
+/// columns `c` to `put(c, combined)` in thread `c mod SHAPE_BLOCK` (a
+/// tile wider than the block: several a thread). Begins with a barrier (earlier
+/// readers of `shared` are done), so the caller may call it twice.
 ///
 /// # Safety
 /// Every thread of the block must call it; shared memory as the *Launch*
@@ -197,7 +201,8 @@ unsafe fn across_rows<T, R: Reduction<T>>(
     width: usize,
     geo: Columns,
     tid: u32,
-) -> R::Acc {
+    mut put: impl FnMut(u32, R::Acc),
+) {
     let tile_cols = geo.tile_cols() as u32;
     let (unit_lane, row_lane) = (tid % geo.unit_lanes, tid / geo.unit_lanes);
     sync_threads(); // earlier readers of `shared` are done
@@ -208,12 +213,13 @@ unsafe fn across_rows<T, R: Reduction<T>>(
     // declared for, `ptxas` reloads 104 bytes of spills instead of 176, and
     // 256×2^20 along its columns, whose blocks are short, takes 301 µs
     // instead of 336 on an H200
-    let mut v = R::IDENTITY;
-    if tid < tile_cols {
-        v = shared[tid];
+    let mut c = tid;
+    while c < tile_cols {
+        let mut v = shared[c];
         for r in 1..geo.row_lanes {
-            v = R::combine(v, shared[r * tile_cols + tid]);
+            v = R::combine(v, shared[r * tile_cols + c]);
         }
+        put(c, v);
+        c += SHAPE_BLOCK;
     }
-    v
 }

@@ -230,9 +230,9 @@ pub fn shape_plan(
                 }
             };
             let wide = match wide {
-                0 => Columns::auto_wide(m.cols as u64, lanes, aligned, fit.column_blocks),
-                1 | 2 | 4 => wide,
-                _ => return Err(wrong("wide: 0 (automatic), 1, 2 or 4")),
+                0 => Columns::auto_wide(m.cols as u64, lanes, aligned, fit.column_blocks, column_wide_most(op, ty)),
+                1 | 2 | 4 | 8 | 16 => wide,
+                _ => return Err(wrong("wide: 0 (automatic), 1, 2, 4, 8 or 16")),
             };
             let geo = Columns::new(m.cols as u64, lanes, aligned, wide);
             let chunks = if chunks == 0 {
@@ -374,6 +374,34 @@ pub fn short_rows_min_tile_bytes(op: Op) -> u64 {
     match op {
         Op::LogSumExp => 2 * MIN_TILE_BYTES,
         _ => MIN_TILE_BYTES,
+    }
+}
+
+/// The widest column tile `Strategy::Auto` gives the columns kernel of
+/// `op` over `ty` (`wide`, [`Columns::auto_wide`]), where the matrix has
+/// the columns for it. A block's row lanes meet once, at its end, in a
+/// chain of merges; a wider tile has fewer row lanes and so fewer blocks
+/// and shorter chains: for the variance (Chan's merge, a division) and the
+/// half types (eight columns a thread) 16, 2 KiB of each row and two row
+/// lanes. The `f32` and `f64` sum and logsumexp keep 4, whose block ends
+/// cost little: 256×2^20 `f32` along its columns on an H200, µs, wide 4 →
+/// 16, one sitting: the variance 298.5 → 262.1, logsumexp 245.8 → 265.1,
+/// the sum 241.1 → 243.1; `bf16` the variance 247.5 → 209.3, logsumexp
+/// 180.7 → 166.3, the sum 131.5 → 128.8 (`reduce shapes --op OP --type T
+/// --case "256x1048576 axis 0" [--sweep]`, `docs/src/performance/tuning.md`).
+///
+/// ```
+/// use reduction::dispatch::column_wide_most;
+/// use reduction::{DType, Op};
+/// assert_eq!(column_wide_most(Op::Moments, DType::F32), 16);
+/// assert_eq!(column_wide_most(Op::LogSumExp, DType::BF16), 16);
+/// assert_eq!(column_wide_most(Op::LogSumExp, DType::F32), 4);
+/// assert_eq!(column_wide_most(Op::Sum, DType::F64), 4);
+/// ```
+pub fn column_wide_most(op: Op, ty: DType) -> u32 {
+    match (op, ty) {
+        (Op::Moments, _) | (_, DType::F16 | DType::BF16) => 16,
+        _ => 4,
     }
 }
 
@@ -560,10 +588,10 @@ mod tests {
         }
         assert!(shape_plan(Op::Sum, DType::F32, 4, 16, m, segs(32 << 10, 4), false, Fit::PORTABLE).is_ok());
         let c = Shape::Columns(Matrix::new(4, 4));
-        for bad in [cols(3, 0), cols(8, 1), segs(0, 4)] {
+        for bad in [cols(3, 0), cols(32, 1), segs(0, 4)] {
             assert!(shape_plan(Op::Sum, DType::F32, 4, 16, c, bad, false, Fit::PORTABLE).is_err(), "{bad:?}");
         }
-        assert!(shape_plan(Op::Sum, DType::F32, 4, 16, c, cols(4, 2), false, Fit::PORTABLE).is_ok());
+        assert!(shape_plan(Op::Sum, DType::F32, 4, 16, c, cols(16, 2), false, Fit::PORTABLE).is_ok());
     }
 
     /// The staged kernel takes one ticket more than the results: its tile
