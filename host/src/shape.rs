@@ -232,11 +232,11 @@ pub enum Strategy {
         /// Bytes of input per tile; 0 chooses.
         tile_bytes: u32,
     },
-    /// Columns: tiles `wide` × 128 bytes of f32 across (1, 2 or 4), the
+    /// Columns: tiles `wide` × 128 bytes of f32 across (1, 2, 4, 8 or 16), the
     /// rows split into `chunks` per column tile (1: a block per column
     /// tile, no combining step).
     Columns {
-        /// Tile width, 1, 2 or 4; 0 chooses.
+        /// Tile width, 1, 2, 4, 8 or 16; 0 chooses.
         wide: u32,
         /// Row chunks per column tile; 0 chooses.
         chunks: u32,

@@ -6,14 +6,15 @@
 //!
 //! 1. **Column tiles.** Neighbouring threads take neighbouring column
 //!    *units* (a 16-byte vector of columns when every row starts 16-byte
-//!    aligned, else one column): 8, 16 or 32 vectors (or 32 to 128
+//!    aligned, else one column): 8 to 128 vectors (or 32 to 128
 //!    elements) across, so a warp reads whole 128-byte lines of one or
 //!    several rows at once, and the block's
 //!    other threads take the rows in between (`row_lanes` rows at a time).
 //!    Each thread keeps one accumulator per column it holds and folds its
 //!    rows in order, four loads in flight.
 //! 2. **Across the block**: the accumulators meet in shared memory and one
-//!    thread per column combines them in row-lane order.
+//!    thread per column (several columns a thread when the tile is wider
+//!    than the block) combines them in row-lane order.
 //! 3. **Row chunks.** A tall matrix has few column tiles, too few blocks to
 //!    fill the GPU: `chunks` blocks then share each tile's rows, write a
 //!    partial per column, and the last of them (`atomicInc` on the tile's
