@@ -188,8 +188,8 @@ unsafe fn columns_with<T: Element + Vector, R: Reduction<T>, const VECTOR: bool>
 
 /// Combine the `width` accumulators of every thread across the row lanes,
 /// in row-lane order, through shared memory, and hand each of the tile's
-/// columns `c` to `put(c, combined)` in thread `c mod SHAPE_BLOCK` (a
-/// tile wider than the block: several a thread). Begins with a barrier (earlier
+/// columns `c` to `put(c, combined)` in thread `c mod SHAPE_BLOCK` (a tile
+/// wider than the block: several a thread). Begins with a barrier (earlier
 /// readers of `shared` are done), so the caller may call it twice.
 ///
 /// # Safety
@@ -211,9 +211,9 @@ unsafe fn across_rows<T, R: Reduction<T>>(
     sync_threads();
     // from row lane 0's accumulator on, not the identity merged with it
     // (the CPU twin does the same): at the 64 registers the f32 variance is
-    // declared for, `ptxas` reloads 104 bytes of spills instead of 176, and
-    // 256×2^20 along its columns, whose blocks are short, takes 301 µs
-    // instead of 336 on an H200
+    // declared for, `ptxas` reloaded 104 bytes of spills instead of 176 when
+    // this came in (44 since `put`), and 256×2^20 along its columns, whose
+    // blocks were short, took 301 µs instead of 336 on an H200
     let mut c = tid;
     while c < tile_cols {
         let mut v = shared[c];
