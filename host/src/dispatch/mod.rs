@@ -36,7 +36,7 @@ pub(crate) use modes::{mode_kernel, portable_form, shaped_mode};
 pub use shape::{
     EVEN, EVEN_STAGED_WARPS, EVEN_WARPS, HALF_COLUMN_BLOCKS_PER_SM, SHORT, ShapeKernel, ShapePlan, TAIL,
     TAILED_MIN_TILE_BYTES, column_blocks_per_sm, column_wide_most, even_lengths, even_lengths_of, heavy_tail,
-    heavy_tail_of, rows_short_takes, shape_plan, short_rows_min_tile_bytes, short_segments, short_segments_of,
+    heavy_tail_of, rows_min_tile_bytes, rows_short_takes, shape_plan, short_segments, short_segments_of,
     single_stretch, team_vectors,
 };
 pub use tuning::Tuning;

@@ -170,12 +170,10 @@ pub fn shape_plan(
                 }
                 0 => {
                     let t = gpu::shape::tile_bytes(n as u64, shape.results() as u64, size, fit.min_warps);
-                    if tailed || staged {
-                        t.max(TAILED_MIN_TILE_BYTES)
-                    } else if short_rows {
-                        t.max(short_rows_min_tile_bytes(op))
-                    } else {
-                        t
+                    match shape {
+                        _ if tailed || staged => t.max(TAILED_MIN_TILE_BYTES),
+                        Shape::Rows(m) => t.max(rows_min_tile_bytes(op, m.cols as u64 * size as u64)),
+                        Shape::Segments(_) | Shape::Columns(_) => t,
                     }
                 }
                 t if t.is_power_of_two() && (MIN_TILE_BYTES..=MAX_TILE_BYTES).contains(&t) => t,
@@ -357,22 +355,29 @@ pub fn rows_short_takes(op: Op, vectors: u32) -> bool {
     (1..=most).contains(&vectors)
 }
 
-/// The smallest automatic tile of `rows_short` for `op`: 32 KiB for
-/// logsumexp, whose merge of two parts (a maximum, two exponentials) costs
-/// more than a vector's elements, so that each block folds twice the rows
-/// before its lanes merge; the tile rule's 16 KiB for the others. H200,
-/// rows of 16 `f32` (`reduce shapes --op logsumexp --case "16777216x16
-/// axis 1" --sweep --runs 20`; `docs/src/performance/tuning.md`): 16 KiB
-/// 294.0 µs, 32 KiB 275.9.
+/// The smallest automatic tile for `op`'s rows of `row_bytes`: 32 KiB for
+/// the variance's and logsumexp's rows shorter than 16 KiB, whose merges of
+/// two parts (the variance's about 50 instructions of `f64` with a
+/// division, logsumexp's a maximum and two exponentials) cost more than a
+/// vector's elements, so that each warp (`rows_short`: each block) folds
+/// twice the rows before its lanes merge; the tile rule's 16 KiB for the
+/// others (longer rows: the rule's tile, at least 16 KiB, so rows of 16
+/// KiB stay whole tiles of `rows_long`). H200, µs: logsumexp's rows of 16
+/// `f32` in `rows_short` (`reduce shapes --op logsumexp --case "16777216x16
+/// axis 1" --sweep --runs 20`) 294.0 at 16 KiB, 275.9 at 32; the variance's
+/// rows of 16 `f32` in teams (`--op moments`) 355.5 and 343.3; rows of 256
+/// `bf16` in teams, the variance 175.4 and 172.3, logsumexp 171.4 and 169.2
+/// (`docs/src/performance/tuning.md`, short rows of the costly merges).
 ///
 /// ```
-/// use reduction::dispatch::short_rows_min_tile_bytes;
+/// use reduction::dispatch::rows_min_tile_bytes;
 /// use reduction::Op;
-/// assert_eq!((short_rows_min_tile_bytes(Op::LogSumExp), short_rows_min_tile_bytes(Op::Sum)), (32 << 10, 16 << 10));
+/// assert_eq!((rows_min_tile_bytes(Op::LogSumExp, 64), rows_min_tile_bytes(Op::Moments, 1024)), (32 << 10, 32 << 10));
+/// assert_eq!((rows_min_tile_bytes(Op::Sum, 64), rows_min_tile_bytes(Op::Moments, 16 << 10)), (16 << 10, 16 << 10));
 /// ```
-pub fn short_rows_min_tile_bytes(op: Op) -> u64 {
+pub fn rows_min_tile_bytes(op: Op, row_bytes: u64) -> u64 {
     match op {
-        Op::LogSumExp => 2 * MIN_TILE_BYTES,
+        Op::Moments | Op::LogSumExp if row_bytes < MIN_TILE_BYTES => 2 * MIN_TILE_BYTES,
         _ => MIN_TILE_BYTES,
     }
 }
@@ -638,19 +643,27 @@ mod tests {
         assert_eq!(plan(Op::LogSumExp, DType::F32, 1 << 12, 16).kernel, ShapeKernel::RowsShort);
     }
 
-    /// Rows of 16 `f32` go to `rows_short`, logsumexp's in tiles of 32 KiB,
-    /// the others' in 16 KiB (`short_rows_min_tile_bytes`); a tile given
-    /// is kept.
+    /// Rows shorter than 16 KiB: the variance's and logsumexp's in tiles of
+    /// 32 KiB (rows of 16 `f32`: logsumexp's in `rows_short`, the
+    /// variance's in teams), the sum's in 16 KiB (`rows_min_tile_bytes`);
+    /// rows of 16 KiB stay whole tiles of `rows_long`; a tile given is
+    /// kept.
     #[test]
-    fn logsumexp_folds_short_rows_in_larger_tiles() {
-        let m = Shape::Rows(Matrix::new(1 << 20, 16));
-        let plan = |op, strategy| shape_plan(op, DType::F32, 8, 1 << 24, m, strategy, true, Fit::PORTABLE).unwrap();
-        let (lse, sum) = (plan(Op::LogSumExp, Strategy::Auto), plan(Op::Sum, Strategy::Auto));
-        assert_eq!(
-            (lse.kernel, lse.tile, sum.kernel, sum.tile),
-            (ShapeKernel::RowsShort, 8192, ShapeKernel::RowsShort, 4096)
-        );
-        let given = plan(Op::LogSumExp, Strategy::Segments { tile_bytes: 16 << 10, lanes: 0 });
+    fn costly_merges_fold_short_rows_in_larger_tiles() {
+        let plan = |op, cols, strategy| {
+            let m = Shape::Rows(Matrix::new((1 << 24) / cols, cols));
+            shape_plan(op, DType::F32, 8, 1 << 24, m, strategy, true, Fit::PORTABLE).unwrap()
+        };
+        let auto = |op, cols| {
+            let p = plan(op, cols, Strategy::Auto);
+            (p.kernel, p.tile)
+        };
+        assert_eq!(auto(Op::LogSumExp, 16), (ShapeKernel::RowsShort, 8192));
+        assert_eq!(auto(Op::Moments, 16), (ShapeKernel::Segments, 8192));
+        assert_eq!(auto(Op::Sum, 16), (ShapeKernel::RowsShort, 4096));
+        assert_eq!(auto(Op::Moments, 256), (ShapeKernel::Segments, 8192));
+        assert_eq!(auto(Op::Moments, 4096), (ShapeKernel::RowsLong, 4096));
+        let given = plan(Op::LogSumExp, 16, Strategy::Segments { tile_bytes: 16 << 10, lanes: 0 });
         assert_eq!((given.kernel, given.tile), (ShapeKernel::RowsShort, 4096));
     }
 
