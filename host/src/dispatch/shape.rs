@@ -172,7 +172,7 @@ pub fn shape_plan(
                     let t = gpu::shape::tile_bytes(n as u64, shape.results() as u64, size, fit.min_warps);
                     match shape {
                         _ if tailed || staged => t.max(TAILED_MIN_TILE_BYTES),
-                        Shape::Rows(m) => t.max(rows_min_tile_bytes(op, m.cols as u64 * size as u64)),
+                        Shape::Rows(m) => t.max(rows_min_tile_bytes(op, short_rows, m.cols as u64 * size as u64)),
                         Shape::Segments(_) | Shape::Columns(_) => t,
                     }
                 }
@@ -355,29 +355,35 @@ pub fn rows_short_takes(op: Op, vectors: u32) -> bool {
     (1..=most).contains(&vectors)
 }
 
-/// The smallest automatic tile for `op`'s rows of `row_bytes`: 32 KiB for
-/// the variance's and logsumexp's rows shorter than 16 KiB, whose merges of
-/// two parts (the variance's about 50 instructions of `f64` with a
-/// division, logsumexp's a maximum and two exponentials) cost more than a
-/// vector's elements, so that each warp (`rows_short`: each block) folds
-/// twice the rows before its lanes merge; the tile rule's 16 KiB for the
-/// others (longer rows: the rule's tile, at least 16 KiB, so rows of 16
-/// KiB stay whole tiles of `rows_long`). H200, µs: logsumexp's rows of 16
-/// `f32` in `rows_short` (`reduce shapes --op logsumexp --case "16777216x16
-/// axis 1" --sweep --runs 20`) 294.0 at 16 KiB, 275.9 at 32; the variance's
-/// rows of 16 `f32` in teams (`--op moments`) 355.5 and 343.3; rows of 256
-/// `bf16` in teams, the variance 175.4 and 172.3, logsumexp 171.4 and 169.2
-/// (`docs/src/performance/tuning.md`, short rows of the costly merges).
+/// The smallest automatic tile for `op`'s rows of `row_bytes`, in
+/// `rows_short` (`short_rows`) or in the teams: 32 KiB for logsumexp's in
+/// `rows_short` and the variance's in teams shorter than 16 KiB, whose
+/// merges of two parts (a maximum and two exponentials; about 50
+/// instructions of `f64` with a division) cost more than a vector's
+/// elements, so that each block (`rows_short`) or warp folds twice the
+/// rows before its lanes merge; the tile rule's 16 KiB for the others (rows
+/// of 16 KiB stay whole tiles of `rows_long`). H200, µs, the binaries
+/// before and after in one sitting (`reduce shapes --op moments|logsumexp
+/// --type f32|bf16 --case "1048576x256 axis 1,16777216x16 axis 1" --runs
+/// 20`; `docs/src/performance/tuning.md`, short rows in larger tiles): the
+/// variance's rows of 16 `f32` 355.7 → 342.6, of 256 `f32` 280.7 → 278.6,
+/// of 256 `bf16` 175.4 → 172.5; kept at 16 KiB, the variance's rows of 16
+/// `bf16` (`rows_short`: 187.7 → 190.2 at 32 KiB) and logsumexp's rows of
+/// 256 `f32` (teams: 263.4 → 266.1); logsumexp's rows of 16 `f32` in
+/// `rows_short` 294.0 → 275.9 (an earlier sitting).
 ///
 /// ```
 /// use reduction::dispatch::rows_min_tile_bytes;
 /// use reduction::Op;
-/// assert_eq!((rows_min_tile_bytes(Op::LogSumExp, 64), rows_min_tile_bytes(Op::Moments, 1024)), (32 << 10, 32 << 10));
-/// assert_eq!((rows_min_tile_bytes(Op::Sum, 64), rows_min_tile_bytes(Op::Moments, 16 << 10)), (16 << 10, 16 << 10));
+/// let kib = |op, short, bytes| rows_min_tile_bytes(op, short, bytes) >> 10;
+/// assert_eq!((kib(Op::LogSumExp, true, 64), kib(Op::LogSumExp, false, 1024)), (32, 16));
+/// assert_eq!((kib(Op::Moments, false, 64), kib(Op::Moments, true, 32)), (32, 16));
+/// assert_eq!((kib(Op::Moments, false, 16 << 10), kib(Op::Sum, true, 64)), (16, 16));
 /// ```
-pub fn rows_min_tile_bytes(op: Op, row_bytes: u64) -> u64 {
+pub fn rows_min_tile_bytes(op: Op, short_rows: bool, row_bytes: u64) -> u64 {
     match op {
-        Op::Moments | Op::LogSumExp if row_bytes < MIN_TILE_BYTES => 2 * MIN_TILE_BYTES,
+        Op::LogSumExp if short_rows => 2 * MIN_TILE_BYTES,
+        Op::Moments if !short_rows && row_bytes < MIN_TILE_BYTES => 2 * MIN_TILE_BYTES,
         _ => MIN_TILE_BYTES,
     }
 }
@@ -643,11 +649,10 @@ mod tests {
         assert_eq!(plan(Op::LogSumExp, DType::F32, 1 << 12, 16).kernel, ShapeKernel::RowsShort);
     }
 
-    /// Rows shorter than 16 KiB: the variance's and logsumexp's in tiles of
-    /// 32 KiB (rows of 16 `f32`: logsumexp's in `rows_short`, the
-    /// variance's in teams), the sum's in 16 KiB (`rows_min_tile_bytes`);
-    /// rows of 16 KiB stay whole tiles of `rows_long`; a tile given is
-    /// kept.
+    /// Rows of 16 and 256 `f32`: logsumexp's in `rows_short` and the
+    /// variance's in teams take tiles of 32 KiB, the others 16 KiB
+    /// (`rows_min_tile_bytes`); rows of 16 KiB stay whole tiles of
+    /// `rows_long`; a tile given is kept.
     #[test]
     fn costly_merges_fold_short_rows_in_larger_tiles() {
         let plan = |op, cols, strategy| {
@@ -662,6 +667,7 @@ mod tests {
         assert_eq!(auto(Op::Moments, 16), (ShapeKernel::Segments, 8192));
         assert_eq!(auto(Op::Sum, 16), (ShapeKernel::RowsShort, 4096));
         assert_eq!(auto(Op::Moments, 256), (ShapeKernel::Segments, 8192));
+        assert_eq!(auto(Op::LogSumExp, 256), (ShapeKernel::Segments, 4096));
         assert_eq!(auto(Op::Moments, 4096), (ShapeKernel::RowsLong, 4096));
         let given = plan(Op::LogSumExp, 16, Strategy::Segments { tile_bytes: 16 << 10, lanes: 0 });
         assert_eq!((given.kernel, given.tile), (ShapeKernel::RowsShort, 4096));
