@@ -173,7 +173,7 @@ pub fn shape_plan(
                     match shape {
                         _ if tailed || staged => t.max(TAILED_MIN_TILE_BYTES),
                         Shape::Rows(m) => t.max(rows_min_tile_bytes(op, short_rows, m.cols as u64 * size as u64)),
-                        Shape::Segments(_) | Shape::Columns(_) => t,
+                        _ => t, // segments (columns are planned below)
                     }
                 }
                 t if t.is_power_of_two() && (MIN_TILE_BYTES..=MAX_TILE_BYTES).contains(&t) => t,
