@@ -19,8 +19,8 @@
 //! rows, segments: tile t = elements [t·E, (t+1)·E); team of g lanes per tile (gpu::shape::lanes_for);
 //!   segments_tailed: 32 for a piece long for its team (gpu::shape::piece_lanes)
 //!   segments_staged: a piece that fits a stage (gpu::shape::fits_stage) and is at most
-//!   STAGE_LANE_ELEMENTS long folded element by element, in order, from IDENTITY; a longer
-//!   one that fits: lane l of 32 folds its elements l, l+32, ..., then team_reduce's tree;
+//!   STAGE_LANE_ELEMENTS long folded as one run (Reduction::fold_run); a longer one that
+//!   fits: lane l of 32 folds its elements l, l+32, ... as one run, then team_reduce's tree;
 //!   another by the whole warp
 //!   piece of segment s in tile t: lane l folds as strided_fold does (head one by one,
 //!   16-byte vectors four at a time, then one at a time, each by `fold_vectors`, tail one by one),
@@ -184,9 +184,10 @@ enum Pieces {
     /// for it (`shape::piece_lanes`).
     Tailed,
     /// `segments_staged`: when the piece fits a stage (`shape::fits_stage`),
-    /// in order from `IDENTITY` if it is at most `STAGE_LANE_ELEMENTS`
-    /// long, else lane `l` of 32 its elements `l, l + 32, ...` and the
-    /// warp's tree; a piece that does not fit, as the whole warp reads it.
+    /// as one run (`Reduction::fold_run`) if it is at most
+    /// `STAGE_LANE_ELEMENTS` long, else lane `l` of 32 its elements `l, l +
+    /// 32, ...` as one run and the warp's tree; a piece that does not fit,
+    /// as the whole warp reads it.
     Staged,
 }
 
@@ -239,15 +240,21 @@ unsafe fn segments<R: Reduction<T>, T: Copy>(
             let (t0, t1) = tile_span(b0, e0, tile);
             let piece = |t: u64| {
                 let (p0, p1) = (b0.max(t * tile), e0.min((t + 1) * tile));
-                let element = |v, i: u64| R::combine(v, R::map(a[i as usize], b[i as usize], i - b0));
                 let in_tile = |p: u64| (p - t * tile) as u32; // a tile holds fewer than 2^32 elements
                 if order == Pieces::Staged && fits_stage(in_tile(p0), in_tile(p1), width as u32, R::INPUTS) {
+                    // the run of every `step`-th element from `from`, as the stage's lanes fold it
+                    let run = |from: u64, step: u64| {
+                        let len = (p1.saturating_sub(from)).div_ceil(step) as u32;
+                        let pair =
+                            |k: u32| (a[(from + k as u64 * step) as usize], b[(from + k as u64 * step) as usize]);
+                        R::fold_run(len, pair, from - b0, step)
+                    };
                     if p1 - p0 <= STAGE_LANE_ELEMENTS {
-                        return (p0..p1).fold(R::IDENTITY, element);
+                        return run(p0, 1);
                     }
                     let mut v = [R::IDENTITY; WARP];
                     for (l, v) in v.iter_mut().enumerate() {
-                        *v = (p0 + l as u64..p1).step_by(WARP).fold(R::IDENTITY, element);
+                        *v = run(p0 + l as u64, WARP as u64);
                     }
                     return team_tree(&mut v, R::combine);
                 }

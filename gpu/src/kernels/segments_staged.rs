@@ -23,12 +23,15 @@
 //!    product; the copies are a loop, not unrolled, so that their
 //!    addresses take no more registers for eight than for four); a
 //!    `__syncwarp` later, lane `k` folds its
-//!    segment's piece there, element by element, and writes it, as
+//!    segment's piece there as one run (`Reduction::fold_run`: by default
+//!    element by element; the variance measures the run as one part), and
+//!    writes it, as
 //!    `segments` does ([`emit`]: the result, or a piece and a ticket when
 //!    the segment spans tiles; the last piece's warp combines them). A
 //!    piece longer than [`STAGE_LANE_ELEMENTS`] is folded by the whole
 //!    warp instead (lane `l` its elements `l, l + 32, ...`, then the warp's
-//!    tree), one after the other, so the round does not wait on one lane's
+//!    tree; each lane's elements one run), one after the other, so the
+//!    round does not wait on one lane's
 //!    long loop (Zipf's lengths: 13% faster).
 //! 3. **Long pieces.** A piece that does not fit a stage alone is read by
 //!    the whole warp, as `strided_fold` over 32 lanes reads it, then the
@@ -53,7 +56,7 @@
 //! `segments`; which warp folds a tile does not change what it writes.
 //! A piece's value depends only on its bounds: it fits a
 //! stage (its own 16-byte cover at most [`stage_vectors`] vectors) and is
-//! folded in order from `IDENTITY` or by the warp as its length says, or
+//! folded as one run or by the warp as its length says, or
 //! it does not and is read as a long piece; so the result is the same for
 //! every launch and GPU, and
 //! `reduction::twin` repeats it on the CPU (`gpu_to_gpu`).
@@ -230,18 +233,15 @@ unsafe fn staged_tile<T: Element + Vector, R: Reduction<T>>(
         // in 32-bit stage positions: two instructions an element fewer
         let (s0, s1, skip) = (r0 - first_r * vw, r1 - first_r * vw, w0.saturating_sub(b0));
         let alone = (s1 - s0) as u64 <= STAGE_LANE_ELEMENTS;
-        // stage position `e` of a piece from `e0` that starts `skip` into its segment
-        let element = |e: u32, s0: u32, skip: u64| {
+        // stage position `e`, and its partner
+        let pair = |e: u32| {
             let x = elems_a[e];
-            R::map(x, if two { elems_b[e] } else { x }, skip + (e - s0) as u64)
+            (x, if two { elems_b[e] } else { x })
         };
+        // this lane's piece, `skip` elements into its segment, as one run
         let mut v = R::IDENTITY;
         if mine && alone {
-            let mut e = s0;
-            while e < s1 {
-                v = R::combine(v, element(e, s0, skip));
-                e += 1;
-            }
+            v = R::fold_run(s1 - s0, |k| pair(s0 + k), skip, 1);
         }
         // the round's longer pieces, one after the other, by the whole warp
         let mut long = ballot_sync(FULL_MASK, mine && !alone);
@@ -250,12 +250,10 @@ unsafe fn staged_tile<T: Element + Vector, R: Reduction<T>>(
             long &= long - 1;
             let (f0, f1, fskip) =
                 (shfl_sync(FULL_MASK, s0, k), shfl_sync(FULL_MASK, s1, k), shfl_sync(FULL_MASK, skip, k));
-            let mut w = R::IDENTITY;
-            let mut e = f0 + lane as u32;
-            while e < f1 {
-                w = R::combine(w, element(e, f0, fskip));
-                e += 32;
-            }
+            // lane `l` its elements `l, l + 32, ...` of the piece, as one run
+            let l = lane as u32;
+            let len = if f0 + l < f1 { (f1 - f0 - l).div_ceil(32) } else { 0 };
+            let w = R::fold_run(len, |k| pair(f0 + l + 32 * k), fskip + l as u64, 32);
             let w = shfl_sync(FULL_MASK, team_reduce(w, 32, R::combine), 0);
             if lane == k as u64 {
                 v = w;

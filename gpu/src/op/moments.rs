@@ -265,6 +265,8 @@ pub trait Lane:
     fn inverse(l: usize) -> Self;
     /// Neither infinite nor NaN.
     fn finite(self) -> bool;
+    /// `self / n`, correctly rounded.
+    fn per(self, n: u32) -> Self;
 }
 
 impl Lane for f32 {
@@ -281,6 +283,10 @@ impl Lane for f32 {
     fn finite(self) -> bool {
         self.is_finite()
     }
+    #[inline(always)]
+    fn per(self, n: u32) -> f32 {
+        self / n as f32
+    }
 }
 
 impl Lane for f64 {
@@ -296,6 +302,10 @@ impl Lane for f64 {
     #[inline(always)]
     fn finite(self) -> bool {
         self.is_finite()
+    }
+    #[inline(always)]
+    fn per(self, n: u32) -> f64 {
+        self / n as f64
     }
 }
 
@@ -344,6 +354,35 @@ fn deviations<A: Lane, const L: usize, const V: usize>(x: [[A; L]; V], x0: A) ->
     (md, super::each::<A, L, V>(|v, k| (d(v, k) - md) * (d(v, k) - md), |a, b| a + b))
 }
 
+/// The accumulator of a run of `len` elements `x(k)` as one part
+/// ([`Reduction::fold_run`]: a lane's piece of a short segment in shared
+/// memory): as [`round`], the deviations from the first element (0 for an
+/// infinite or NaN one) added in order in the lanes' own type, their mean
+/// (divided by `len`, rounded once) and the sum of the squared deviations
+/// from it in a second pass; no merge in `f64`, where folding the run an
+/// element at a time took one each.
+#[inline(always)]
+fn run<A: Lane>(len: u32, x: impl Fn(u32) -> A) -> Welford {
+    if len == 0 {
+        return Welford::EMPTY;
+    }
+    let x0 = x(0);
+    let x0 = if x0.finite() { x0 } else { A::ZERO };
+    let (mut sum, mut k) = (A::ZERO, 0);
+    while k < len {
+        sum = sum + (x(k) - x0);
+        k += 1;
+    }
+    let md = sum.per(len);
+    let (mut m2, mut k) = (A::ZERO, 0);
+    while k < len {
+        let d = x(k) - x0 - md;
+        m2 = m2 + d * d;
+        k += 1;
+    }
+    Welford { count: len as f64, mean: x0.widen() + md.widen(), m2: m2.widen() }
+}
+
 macro_rules! moments {
     ($($t:ident: |$x:ident| $widen:expr $(, $shared:ident)?;)*) => {$(
         impl Reduction<$t> for Moments {
@@ -373,6 +412,14 @@ macro_rules! moments {
                 _: [u64; V],
             ) -> Welford {
                 acc.merge(round(x.map(|v| v.map(|$x| $widen))))
+            }
+            /// A short run as one part: `run`.
+            #[inline(always)]
+            fn fold_run(len: u32, element: impl Fn(u32) -> ($t, $t), _: u64, _: u64) -> Welford {
+                run(len, |k| {
+                    let $x = element(k).0;
+                    $widen
+                })
             }
             /// A column's rows merge as one part, as a vector's lanes do.
             #[inline(always)]
@@ -459,5 +506,32 @@ mod tests {
         assert!(round(x).mean.is_nan());
         x[2][3] = f32::NAN;
         assert!(round(x).mean.is_nan() && round(x).m2.is_nan());
+    }
+
+    /// A run of 1 to 40 `f32` as one part against the exact mean and `M2`,
+    /// as a round's: near values measured from the first element; the
+    /// results of no element, of one, and of infinities and NaN as torch's.
+    #[test]
+    fn a_run_is_one_part() {
+        let mut draw = super::super::draws(7);
+        for case in 0..2000 {
+            let (mean, spread) = ([0.0, 1e6, -3e4][case % 3], [1.0, 1e-2, 1e3][case / 3 % 3]);
+            let len = 1 + case % 40;
+            let x: Vec<f32> = (0..len).map(|_| (mean + spread * (2.0 * draw() - 1.0)) as f32).collect();
+            let exact_mean = x.iter().map(|&v| v as f64).sum::<f64>() / len as f64;
+            let exact_m2 = x.iter().map(|&v| (v as f64 - exact_mean) * (v as f64 - exact_mean)).sum::<f64>();
+            let got = <Moments as Reduction<f32>>::fold_run(len as u32, |k| (x[k as usize], 0.0), 0, 1);
+            let unit = f32::EPSILON as f64 * spread;
+            assert_eq!(got.count, len as f64);
+            assert!((got.mean - exact_mean).abs() <= 4.0 * unit + 1e-15 * exact_mean.abs(), "{x:?}: {got:?}");
+            assert!((got.m2 - exact_m2).abs() <= 4.0 * len as f64 * unit * spread, "{x:?}: {got:?} {exact_m2}");
+        }
+        let run = |x: &[f32]| <Moments as Reduction<f32>>::fold_run(x.len() as u32, |k| (x[k as usize], 0.0), 0, 1);
+        assert_eq!(run(&[]), Welford::EMPTY);
+        assert_eq!(run(&[2.5]), Welford::of(2.5));
+        let inf = f32::INFINITY;
+        assert!(run(&[inf, 1.0]).mean == f64::INFINITY && run(&[inf, 1.0]).m2.is_nan());
+        assert!(run(&[1.0, -inf]).mean == f64::NEG_INFINITY && run(&[1.0, -inf]).m2.is_nan());
+        assert!(run(&[inf, -inf]).mean.is_nan() && run(&[1.0, f32::NAN]).m2.is_nan());
     }
 }
