@@ -194,21 +194,22 @@ pub trait Reduction<T> {
         let _ = (acc, width, rows, first, step);
         None
     }
-    /// The accumulator of a short run of `len` elements, from `IDENTITY`:
-    /// element `k` is `element(k)` (`x`, and `y`) at index `first + k·step`
-    /// (a piece of a segment held in shared memory, `segments_staged`'s
-    /// lanes). By default one `combine` each, in order; an operation may
-    /// measure the run as one part (the variance: its deviations from the
-    /// first element, with no merge). The CPU twin of the reproducible
-    /// kernels folds each such run through it too.
+    /// The accumulator of a short run of elements, from `IDENTITY`: the
+    /// positions `e = from, from + step, ...` below `to`, element
+    /// `element(e)` (`x`, and `y`) at index `first + (e − from)` (a lane's
+    /// part of a segment's piece in shared memory, `segments_staged`). By
+    /// default one `combine` each, in order; an operation may measure the
+    /// run as one part (the variance: its deviations from the first
+    /// element, with no merge). The CPU twin of the reproducible kernels
+    /// folds each such run through it too.
     #[inline(always)]
-    fn fold_run(len: u32, element: impl Fn(u32) -> (T, T), first: u64, step: u64) -> Self::Acc {
+    fn fold_run(from: u32, to: u32, step: u32, element: impl Fn(u32) -> (T, T), first: u64) -> Self::Acc {
         let mut acc = Self::IDENTITY;
-        let mut k = 0;
-        while k < len {
-            let (x, y) = element(k);
-            acc = Self::combine(acc, Self::map(x, y, first + k as u64 * step));
-            k += 1;
+        let mut e = from;
+        while e < to {
+            let (x, y) = element(e);
+            acc = Self::combine(acc, Self::map(x, y, first + (e - from) as u64));
+            e += step;
         }
         acc
     }

@@ -243,18 +243,17 @@ unsafe fn segments<R: Reduction<T>, T: Copy>(
                 let in_tile = |p: u64| (p - t * tile) as u32; // a tile holds fewer than 2^32 elements
                 if order == Pieces::Staged && fits_stage(in_tile(p0), in_tile(p1), width as u32, R::INPUTS) {
                     // the run of every `step`-th element from `from`, as the stage's lanes fold it
-                    let run = |from: u64, step: u64| {
-                        let len = (p1.saturating_sub(from)).div_ceil(step) as u32;
-                        let pair =
-                            |k: u32| (a[(from + k as u64 * step) as usize], b[(from + k as u64 * step) as usize]);
-                        R::fold_run(len, pair, from - b0, step)
+                    // positions counted from `p0` (a piece that fits a stage: fewer than 2^32)
+                    let run = |from: u64, step: u32| {
+                        let pair = |e: u32| (a[(p0 + e as u64) as usize], b[(p0 + e as u64) as usize]);
+                        R::fold_run((from - p0) as u32, (p1 - p0) as u32, step, pair, from - b0)
                     };
                     if p1 - p0 <= STAGE_LANE_ELEMENTS {
                         return run(p0, 1);
                     }
                     let mut v = [R::IDENTITY; WARP];
                     for (l, v) in v.iter_mut().enumerate() {
-                        *v = run(p0 + l as u64, WARP as u64);
+                        *v = run(p0 + l as u64, WARP as u32);
                     }
                     return team_tree(&mut v, R::combine);
                 }

@@ -241,7 +241,7 @@ unsafe fn staged_tile<T: Element + Vector, R: Reduction<T>>(
         // this lane's piece, `skip` elements into its segment, as one run
         let mut v = R::IDENTITY;
         if mine && alone {
-            v = R::fold_run(s1 - s0, |k| pair(s0 + k), skip, 1);
+            v = R::fold_run(s0, s1, 1, pair, skip);
         }
         // the round's longer pieces, one after the other, by the whole warp
         let mut long = ballot_sync(FULL_MASK, mine && !alone);
@@ -251,9 +251,7 @@ unsafe fn staged_tile<T: Element + Vector, R: Reduction<T>>(
             let (f0, f1, fskip) =
                 (shfl_sync(FULL_MASK, s0, k), shfl_sync(FULL_MASK, s1, k), shfl_sync(FULL_MASK, skip, k));
             // lane `l` its elements `l, l + 32, ...` of the piece, as one run
-            let l = lane as u32;
-            let len = if f0 + l < f1 { (f1 - f0 - l).div_ceil(32) } else { 0 };
-            let w = R::fold_run(len, |k| pair(f0 + l + 32 * k), fskip + l as u64, 32);
+            let w = R::fold_run(f0 + lane as u32, f1, 32, pair, fskip + lane);
             let w = shfl_sync(FULL_MASK, team_reduce(w, 32, R::combine), 0);
             if lane == k as u64 {
                 v = w;

@@ -354,33 +354,35 @@ fn deviations<A: Lane, const L: usize, const V: usize>(x: [[A; L]; V], x0: A) ->
     (md, super::each::<A, L, V>(|v, k| (d(v, k) - md) * (d(v, k) - md), |a, b| a + b))
 }
 
-/// The accumulator of a run of `len` elements `x(k)` as one part
-/// ([`Reduction::fold_run`]: a lane's piece of a short segment in shared
-/// memory): as [`round`], the deviations from the first element (0 for an
-/// infinite or NaN one) added in order in the lanes' own type, their mean
-/// (divided by `len`, rounded once) and the sum of the squared deviations
-/// from it in a second pass; no merge in `f64`, where folding the run an
-/// element at a time took one each.
+/// The accumulator of a run of elements as one part
+/// ([`Reduction::fold_run`]: a lane's part of a short segment's piece in
+/// shared memory, `x(e)` at the positions `e = from, from + step, ...`
+/// below `to`): as [`round`], the deviations from the first element (0 for
+/// an infinite or NaN one) added in order in the lanes' own type, their
+/// mean (divided by the count, rounded once) and the sum of the squared
+/// deviations from it in a second pass; no merge in `f64`, where folding
+/// the run an element at a time took one each.
 #[inline(always)]
-fn run<A: Lane>(len: u32, x: impl Fn(u32) -> A) -> Welford {
-    if len == 0 {
+fn run<A: Lane>(from: u32, to: u32, step: u32, x: impl Fn(u32) -> A) -> Welford {
+    if from >= to {
         return Welford::EMPTY;
     }
-    let x0 = x(0);
+    let x0 = x(from);
     let x0 = if x0.finite() { x0 } else { A::ZERO };
-    let (mut sum, mut k) = (A::ZERO, 0);
-    while k < len {
-        sum = sum + (x(k) - x0);
-        k += 1;
+    let (mut sum, mut count, mut e) = (A::ZERO, 0, from);
+    while e < to {
+        sum = sum + (x(e) - x0);
+        count += 1;
+        e += step;
     }
-    let md = sum.per(len);
-    let (mut m2, mut k) = (A::ZERO, 0);
-    while k < len {
-        let d = x(k) - x0 - md;
+    let md = sum.per(count);
+    let (mut m2, mut e) = (A::ZERO, from);
+    while e < to {
+        let d = x(e) - x0 - md;
         m2 = m2 + d * d;
-        k += 1;
+        e += step;
     }
-    Welford { count: len as f64, mean: x0.widen() + md.widen(), m2: m2.widen() }
+    Welford { count: count as f64, mean: x0.widen() + md.widen(), m2: m2.widen() }
 }
 
 macro_rules! moments {
@@ -415,9 +417,9 @@ macro_rules! moments {
             }
             /// A short run as one part: `run`.
             #[inline(always)]
-            fn fold_run(len: u32, element: impl Fn(u32) -> ($t, $t), _: u64, _: u64) -> Welford {
-                run(len, |k| {
-                    let $x = element(k).0;
+            fn fold_run(from: u32, to: u32, step: u32, element: impl Fn(u32) -> ($t, $t), _: u64) -> Welford {
+                run(from, to, step, |e| {
+                    let $x = element(e).0;
                     $widen
                 })
             }
@@ -520,13 +522,13 @@ mod tests {
             let x: Vec<f32> = (0..len).map(|_| (mean + spread * (2.0 * draw() - 1.0)) as f32).collect();
             let exact_mean = x.iter().map(|&v| v as f64).sum::<f64>() / len as f64;
             let exact_m2 = x.iter().map(|&v| (v as f64 - exact_mean) * (v as f64 - exact_mean)).sum::<f64>();
-            let got = <Moments as Reduction<f32>>::fold_run(len as u32, |k| (x[k as usize], 0.0), 0, 1);
+            let got = <Moments as Reduction<f32>>::fold_run(0, len as u32, 1, |e| (x[e as usize], 0.0), 0);
             let unit = f32::EPSILON as f64 * spread;
             assert_eq!(got.count, len as f64);
             assert!((got.mean - exact_mean).abs() <= 4.0 * unit + 1e-15 * exact_mean.abs(), "{x:?}: {got:?}");
             assert!((got.m2 - exact_m2).abs() <= 4.0 * len as f64 * unit * spread, "{x:?}: {got:?} {exact_m2}");
         }
-        let run = |x: &[f32]| <Moments as Reduction<f32>>::fold_run(x.len() as u32, |k| (x[k as usize], 0.0), 0, 1);
+        let run = |x: &[f32]| <Moments as Reduction<f32>>::fold_run(0, x.len() as u32, 1, |e| (x[e as usize], 0.0), 0);
         assert_eq!(run(&[]), Welford::EMPTY);
         assert_eq!(run(&[2.5]), Welford::of(2.5));
         let inf = f32::INFINITY;
