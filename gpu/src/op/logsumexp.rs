@@ -79,6 +79,8 @@ pub trait ExpLn:
     const INF: Self;
     /// NaN.
     const NAN: Self;
+    /// 0.
+    const ZERO: Self;
     /// 1.
     const ONE: Self;
     /// `eˣ` for `x ≤ 0` (0 below the smallest value).
@@ -95,6 +97,7 @@ impl ExpLn for f32 {
     const NEG_INF: f32 = f32::NEG_INFINITY;
     const INF: f32 = f32::INFINITY;
     const NAN: f32 = f32::NAN;
+    const ZERO: f32 = 0.0;
     const ONE: f32 = 1.0;
     /// IEEE's `maxNum`: one `max.f32` instruction, where a comparison and
     /// a selection took two.
@@ -224,6 +227,7 @@ impl ExpLn for f64 {
     const NEG_INF: f64 = f64::NEG_INFINITY;
     const INF: f64 = f64::INFINITY;
     const NAN: f64 = f64::NAN;
+    const ZERO: f64 = 0.0;
     const ONE: f64 = 1.0;
     /// A comparison and a selection: the GPU has no `f64` `max`
     /// instruction, and `max.f64` takes more.
@@ -393,6 +397,31 @@ fn round_with<T: Copy, A: ExpLn, const L: usize, const V: usize>(
     MaxSum { max: if nan { A::NAN } else { max }, sum: if max == A::NEG_INF { acc.sum } else { sum } }
 }
 
+/// The part of a run of elements ([`Reduction::fold_run`]: a lane's part
+/// of a short segment's piece in shared memory, `x(e)` at the positions
+/// `e = from, from + step, ...` below `to`): its maximum in a first pass,
+/// then the sum of `exp(x − max)` in a second, one exponential an element
+/// (as [`round_with`] from the empty part), where merging the elements one
+/// by one took an exponential and a rescaling each. The special results
+/// are `round_with`'s.
+#[inline(always)]
+#[allow(clippy::eq_op)] // `x != x`: the NaN test, for either float type
+fn run_with<A: ExpLn>(from: u32, to: u32, step: u32, x: impl Fn(u32) -> A, exp: impl Fn(A) -> A) -> MaxSum<A> {
+    let (mut max, mut nan, mut e) = (A::NEG_INF, false, from);
+    while e < to {
+        let v = x(e);
+        max = max.larger(v);
+        nan |= v != v;
+        e += step;
+    }
+    let (mut sum, mut e) = (A::ZERO, from);
+    while e < to {
+        sum = sum + exp(x(e) - max);
+        e += step;
+    }
+    MaxSum { max: if nan { A::NAN } else { max }, sum: if max == A::NEG_INF { A::ZERO } else { sum } }
+}
+
 macro_rules! logsumexp {
     ($($t:ident in $a:ident: |$x:ident| $widen:expr;)*) => {$(
         impl Reduction<$t> for LogSumExp {
@@ -426,6 +455,14 @@ macro_rules! logsumexp {
             ) -> MaxSum<$a> {
                 let widen = |$x: $t| -> $a { $widen };
                 round_with(acc, x, widen, ExpLn::exp_neg)
+            }
+            /// A short run as one part: `run_with`.
+            #[inline(always)]
+            fn fold_run(from: u32, to: u32, step: u32, element: impl Fn(u32) -> ($t, $t), _: u64) -> MaxSum<$a> {
+                run_with(from, to, step, |e| -> $a {
+                    let $x = element(e).0;
+                    $widen
+                }, <$a as ExpLn>::exp_neg)
             }
             /// A column's rows merge as one part, as a vector's lanes do.
             #[inline(always)]
@@ -584,6 +621,41 @@ mod tests {
                 assert!(near(finish(got), finish(want)), "{x:?} after {acc:?}: {got:?} {want:?}");
                 acc = got;
             }
+        }
+    }
+
+    /// A run of 0 to 40 elements as one part (`fold_run`) against merging
+    /// them one by one from the empty part, on the data of the rounds
+    /// above: the same maximum, the same result within a few units.
+    #[test]
+    fn a_run_folds_as_its_elements_do() {
+        let special = [f32::NAN, f32::INFINITY, f32::NEG_INFINITY, 0.0, -0.0];
+        let mut draw = draws(13);
+        for case in 0..30_000 {
+            let (scale, rare) = ([1.0, 30.0, 80.0][case % 3], [0.0, 0.01, 0.3][case / 3 % 3]);
+            let x: Vec<f32> = (0..case % 41)
+                .map(|_| {
+                    let r = draw();
+                    if r < rare {
+                        special[(r / rare * 5.0) as usize % 5]
+                    } else {
+                        (scale * (2.0 * draw() - 1.0)) as f32
+                    }
+                })
+                .collect();
+            let (step, from) = (1 + (case % 3) as u32, (case / 41 % 2) as u32);
+            let got = <LogSumExp as Reduction<f32>>::fold_run(from, x.len() as u32, step, |e| (x[e as usize], 0.0), 0);
+            let mut want = <LogSumExp as Reduction<f32>>::IDENTITY;
+            for &v in x.iter().skip(from as usize).step_by(step as usize) {
+                want = <LogSumExp as Reduction<f32>>::combine(want, <LogSumExp as Reduction<f32>>::map(v, v, 0));
+            }
+            let finish = |m| <LogSumExp as Reduction<f32>>::finish(m, 1) as f64;
+            let (g, w) = (finish(got), finish(want));
+            assert!(got.max == want.max || (got.max.is_nan() && want.max.is_nan()), "{x:?}: {got:?} {want:?}");
+            let near = g.to_bits() == w.to_bits()
+                || (g.is_nan() && w.is_nan())
+                || (g - w).abs() <= 8.0 * f32::EPSILON as f64 * w.abs().max(1.0);
+            assert!(near, "{x:?} from {from} step {step}: {got:?} {want:?}");
         }
     }
 
