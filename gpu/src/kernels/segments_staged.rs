@@ -22,17 +22,15 @@
 //!    on the way, 72 → 60 registers for an f32 sum, 96 → 69 for a dot
 //!    product; the copies are a loop, not unrolled, so that their
 //!    addresses take no more registers for eight than for four); a
-//!    `__syncwarp` later, lane `k` folds its
-//!    segment's piece there as one run (`Reduction::fold_run`: by default
-//!    element by element; the variance measures the run as one part), and
-//!    writes it, as
-//!    `segments` does ([`emit`]: the result, or a piece and a ticket when
-//!    the segment spans tiles; the last piece's warp combines them). A
-//!    piece longer than [`STAGE_LANE_ELEMENTS`] is folded by the whole
-//!    warp instead (lane `l` its elements `l, l + 32, ...`, then the warp's
-//!    tree; each lane's elements one run), one after the other, so the
-//!    round does not wait on one lane's
-//!    long loop (Zipf's lengths: 13% faster).
+//!    `__syncwarp` later, lane `k` folds its segment's piece there as one
+//!    run (`Reduction::fold_run`: by default element by element; the
+//!    variance and logsumexp measure the run as one part), and writes it,
+//!    as `segments` does ([`emit`]: the result, or a piece and a ticket
+//!    when the segment spans tiles; the last piece's warp combines them).
+//!    A piece longer than [`STAGE_LANE_ELEMENTS`] is folded by the whole
+//!    warp instead (lane `l` its elements `l, l + 32, ...` as one run,
+//!    then the warp's tree), one after the other, so the round does not
+//!    wait on one lane's long loop (Zipf's lengths: 13% faster).
 //! 3. **Long pieces.** A piece that does not fit a stage alone is read by
 //!    the whole warp, as `strided_fold` over 32 lanes reads it, then the
 //!    warp's tree, as `segments_tailed` reads its long pieces; for sm_80
