@@ -199,9 +199,9 @@ pub trait Reduction<T> {
     /// `element(e)` (`x`, and `y`) at index `first + (e − from)` (a lane's
     /// part of a segment's piece in shared memory, `segments_staged`). By
     /// default one `combine` each, in order; an operation may measure the
-    /// run as one part (the variance: its deviations from the first
-    /// element, with no merge). The CPU twin of the reproducible kernels
-    /// folds each such run through it too.
+    /// run as one part (the variance its deviations from the first
+    /// element, logsumexp its maximum first: no merge an element). The CPU
+    /// twin of the reproducible kernels folds each such run through it too.
     #[inline(always)]
     fn fold_run(from: u32, to: u32, step: u32, element: impl Fn(u32) -> (T, T), first: u64) -> Self::Acc {
         let mut acc = Self::IDENTITY;
