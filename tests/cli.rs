@@ -85,7 +85,15 @@ fn main() {
             fails_in_one_line(&["run", "--shape", "64x64", "--staged"], USAGE, "--staged: for --segments")?;
             fails_in_one_line(&["run", "--staged"], USAGE, "--staged: for --segments")?;
             fails_in_one_line(&["shapes", "--determinism", "any"], USAGE, "--determinism \"any\"")?;
-            fails_in_one_line(&["shapes", "--case", "7x7"], USAGE, "--case 7x7: no case")
+            fails_in_one_line(&["shapes", "--case", "7x7"], USAGE, "--case 7x7: no case")?;
+            fails_in_one_line(&["shapes", "--op", "sum,dot"], USAGE, "--op dot: shapes reduce one input")?;
+            fails_in_one_line(&["shapes", "--op", "argmax,nanmean", "--type", "i32"], USAGE, "nanmean of i32")?;
+            fails_in_one_line(&["shapes", "--op", "argmax", "--determinism", "gpu_to_gpu"], USAGE, "argmax")?;
+            fails_in_one_line(
+                &["shapes", "--op", "moments", "--type", "f16", "--determinism", "gpu_to_gpu"],
+                USAGE,
+                "f16",
+            )
         }),
         cpu_trial("cli::unwritable_outputs_fail_first", || {
             fails_in_one_line(
@@ -126,7 +134,9 @@ fn main() {
         cpu_trial("cli::bad_exponent", || {
             fails_in_one_line(&["ops", "--op", "power_sum", "--p", "0"], USAGE, "--p: p = 0")?;
             fails_in_one_line(&["ops", "--op", "power_sum", "--p", "inf"], USAGE, "--p: p = inf")?;
-            fails_in_one_line(&["ops", "--op", "sum", "--p", "3"], USAGE, "which --op does not name")
+            fails_in_one_line(&["ops", "--op", "sum", "--p", "3"], USAGE, "which --op does not name")?;
+            fails_in_one_line(&["shapes", "--op", "power_sum", "--p", "nan"], USAGE, "--p: p = NaN")?;
+            fails_in_one_line(&["shapes", "--op", "argmax", "--p", "3"], USAGE, "which --op does not name")
         }),
         gpu_trial("cli::ops_power_sum_with_an_exponent", || {
             let args = ["ops", "--op", "power_sum", "--p", "-2.5", "--type", "f32,bf16", "--n", "2^20", "--runs", "3"];

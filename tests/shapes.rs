@@ -15,11 +15,11 @@ use libtest_mimic::{Failed, Trial};
 use reduction::{
     ArgMax, DType, Element, Error, Op, Sum,
     op::{Arg, Reduction},
-    shape::{MAX_TILE_BYTES, Matrix, Shape, Strategy, offsets_of},
+    shape::{Matrix, Shape, Strategy, offsets_of},
 };
 use reduction::{Options, Ptx, Reducer};
 use testkit::data::{Pattern, Sample, generate, unit};
-use testkit::ops::{Number, Outcome, judge};
+use testkit::ops::{Number, Outcome, judge, shaped_depth};
 use testkit::with_operation;
 
 trait TestElement: Element + Sample + Number + Outcome + Default {}
@@ -118,9 +118,8 @@ fn run_case_on<R: Reduction<T>, T: TestElement>(
 /// `Err` unless `got[i]` is operation `op`'s result on group `i` of
 /// `case` (`testkit::ops::judge`): float sums of the `Large` pattern
 /// exactly (they are exact in any order); other float results within
-/// `(chain + 2)·ε·Σ|term|`, where `chain` bounds the additions on one path
-/// of the kernels (a lane's share of one tile, the team and piece trees,
-/// the pieces a lane combines).
+/// `(depth + 2)·ε·Σ|term|`, where `testkit::ops::shaped_depth` bounds the
+/// additions on one path of the kernels.
 fn check<R: Reduction<T>, T: TestElement>(op: Op, case: &Case, a: &[T], b: &[T], got: &[R::Out]) -> Result<(), Failed>
 where
     R::Out: Outcome,
@@ -131,8 +130,7 @@ where
         let x: Vec<T> = (0..len).map(|k| a[begin + k * step]).collect();
         let y: Vec<T> = (0..len).map(|k| b[begin + k * step]).collect();
         // the float sums of the `Large` pattern are exact in any order
-        let chain = len.min(MAX_TILE_BYTES as usize / size_of::<T>()) + len / 1024 + 300;
-        let depth = if op == Op::Sum { None } else { Some(chain) };
+        let depth = (op != Op::Sum).then(|| shaped_depth(len, size_of::<T>()));
         let (ok, want) = judge::<R, T>(op, &x, &y, g, depth, None);
         ensure(ok, || format!("{} {} {case:?} group {i} (len {len}): GPU {g:?}, CPU {want}", op.name(), T::NAME))?;
     }

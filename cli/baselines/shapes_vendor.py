@@ -10,13 +10,19 @@ machine in the same command as `reduce shapes`:
     python3 cli/baselines/shapes_vendor.py [RUNS] [SHAPES] [OP] [TYPE]
 
 SHAPES (for example 16777216x16,4096x65536) keeps those matrices and
-leaves out the segments; `all` keeps everything. OP `moments` times
-torch.var_mean(dim=...) and CuPy's var(axis=...) instead of the sums (what
-`reduce shapes --op moments` computes), `logsumexp` torch.logsumexp(dim=...),
-on the matrices only. TYPE (f32, f64, f16 or bf16; `reduce shapes --type`)
-is the element type of the same data (CuPy has no bf16: torch alone).
+leaves out the segments unless it names `segments` too; `all` keeps
+everything. OP, the library's name
+(`reduce shapes --op`), times torch's call of the same reduction along
+dim= instead of the sums: `moments` torch.var_mean (and CuPy's var),
+`argmax` torch.argmax, `aminmax` torch.aminmax, `norm_inf`
+torch.linalg.vector_norm(ord=inf), ... (TORCH below; an operation torch
+lacks, such as nanmax, prints an error line). Over segments
+torch.segment_reduce has sum, mean, min, max and prod. TYPE (f32, f64, f16
+or bf16; `reduce shapes --type`) is the element type of the same data
+(CuPy has no bf16: torch alone).
 
-Prints one JSON object per line: library, case, type, median_us, gbps.
+Prints one JSON object per line: library, case, type, op, median_us, gbps
+(the bytes of the results torch returns counted as moved).
 The segment lengths are `reduce shapes`' own: the same generator, seeds
 and laws (`cli/src/shapes_bench.rs`). With SEGMENT_LENGTHS_DIR set, each
 case's lengths are also written there as NAME.i64 (little-endian int64),
@@ -49,6 +55,7 @@ if TYPE not in TYPES:
     sys.exit(f"shapes_vendor.py: unknown type {TYPE} (valid: {', '.join(TYPES)})")
 DTYPE = TYPES[TYPE]
 ELEM = torch.tensor([], dtype=DTYPE).element_size()
+SEGMENTS = ONLY is None or "segments" in ONLY
 if ONLY is not None:
     SHAPES = [s for s in SHAPES if f"{s[0]}x{s[1]}" in ONLY]
 
@@ -67,8 +74,43 @@ def timed(fn):
 
 
 def report(library, case, us, moved):
-    print(json.dumps({"library": library, "case": case, "type": TYPE, "median_us": round(us, 2),
+    print(json.dumps({"library": library, "case": case, "type": TYPE, "op": OP, "median_us": round(us, 2),
                       "gbps": round(moved / us / 1e3, 1)}), flush=True)
+
+
+def vector_norm(ord):
+    return lambda m, d: torch.linalg.vector_norm(m, ord, dim=d)
+
+
+# the library's operation -> torch's call of it along dim d of matrix m
+TORCH = {
+    "sum": lambda m, d: torch.sum(m, dim=d),
+    "mean": lambda m, d: torch.mean(m, dim=d),
+    "min": lambda m, d: torch.amin(m, dim=d),
+    "max": lambda m, d: torch.amax(m, dim=d),
+    "argmin": lambda m, d: torch.argmin(m, dim=d),
+    "argmax": lambda m, d: torch.argmax(m, dim=d),
+    "aminmax": lambda m, d: torch.aminmax(m, dim=d),
+    "prod": lambda m, d: torch.prod(m, dim=d),
+    "all": lambda m, d: torch.all(m, dim=d),
+    "any": lambda m, d: torch.any(m, dim=d),
+    "count_nonzero": lambda m, d: torch.count_nonzero(m, dim=d),
+    "nansum": lambda m, d: torch.nansum(m, dim=d),
+    "nanmean": lambda m, d: torch.nanmean(m, dim=d),
+    "moments": lambda m, d: torch.var_mean(m, dim=d),
+    "logsumexp": lambda m, d: torch.logsumexp(m, dim=d),
+    "norm": vector_norm(2),
+    "norm1": vector_norm(1),
+    "norm_inf": vector_norm(float("inf")),
+    "norm_neg_inf": vector_norm(float("-inf")),
+}
+SEGMENT_REDUCE = {"sum": "sum", "mean": "mean", "min": "min", "max": "max", "prod": "prod"}
+
+
+def result_bytes(out):
+    """Bytes of what a torch call returns (a tensor or a tuple of them)."""
+    outs = out if isinstance(out, tuple) else (out,)
+    return sum(o.numel() * o.element_size() for o in outs)
 
 
 x = (torch.rand(N, device="cuda", dtype=torch.float64 if TYPE == "f64" else torch.float32) * 2 - 1).to(DTYPE)
@@ -77,20 +119,19 @@ for rows, cols in SHAPES:
     for axis in (1, 0):
         case = f"{rows}x{cols} axis {axis}"
         results = rows if axis == 1 else cols
-        # bytes moved: the input and the results (var_mean: two a result)
-        moved = N * ELEM + results * ELEM * (2 if OP == "moments" else 1)
-        if OP == "moments":
-            report("torch", case, timed(lambda: torch.var_mean(m, dim=axis)), moved)
-        elif OP == "logsumexp":
-            report("torch", case, timed(lambda: torch.logsumexp(m, dim=axis)), moved)
+        if OP not in TORCH:
+            print(json.dumps({"library": "torch", "case": case, "op": OP, "error": "no such reduction"}), flush=True)
         else:
-            report("torch", case, timed(lambda: torch.sum(m, dim=axis)), moved)
+            call = TORCH[OP]
+            # bytes moved: the input and the results as torch returns them
+            moved = N * ELEM + result_bytes(call(m, axis))
+            report("torch", case, timed(lambda: call(m, axis)), moved)
         if cupy is not None and TYPE != "bf16":
             c = cupy.asarray(m)
             if OP == "moments":
                 report("cupy", case, timed(lambda: c.var(axis=axis)), N * ELEM + results * ELEM)
             elif OP == "sum":
-                report("cupy", case, timed(lambda: c.sum(axis=axis)), moved)
+                report("cupy", case, timed(lambda: c.sum(axis=axis)), N * ELEM + results * ELEM)
 
 
 def splitmix64(z):
@@ -123,7 +164,7 @@ SEGMENT_CASES = {  # `shapes_bench::segment_case`
 }
 LENGTHS_DIR = os.environ.get("SEGMENT_LENGTHS_DIR")
 
-for name, draw in SEGMENT_CASES.items() if ONLY is None and OP == "sum" else ():
+for name, draw in SEGMENT_CASES.items() if SEGMENTS and OP in SEGMENT_REDUCE else ():
     ls = draw()
     total = int(ls.sum())
     moved = total * ELEM + 8 * (len(ls) + 1) + ELEM * len(ls)  # input, offsets, results
@@ -133,10 +174,11 @@ for name, draw in SEGMENT_CASES.items() if ONLY is None and OP == "sum" else ():
     lens = torch.from_numpy(ls).cuda()
     case = f"segments {name} ({len(ls)} segments)"
     try:
-        report("torch.segment_reduce", case, timed(lambda: torch.segment_reduce(data, "sum", lengths=lens)), moved)
+        how = SEGMENT_REDUCE[OP]
+        report("torch.segment_reduce", case, timed(lambda: torch.segment_reduce(data, how, lengths=lens)), moved)
     except Exception as e:
         print(json.dumps({"library": "torch.segment_reduce", "case": case, "error": str(e)}), flush=True)
-    if cupy is not None:
+    if cupy is not None and OP == "sum":
         # CuPy has no segmented reduce in its public API; cupyx.scatter_add over segment ids
         # is the nearest: one atomic add per element.
         try:

@@ -127,12 +127,12 @@ pub(crate) enum Command {
         #[arg(long, default_value_t = 1)]
         seed: u64,
     },
-    /// Time rows, columns and segments: f32 sums of the 1 GiB matrices
-    /// 16384x16384, 1048576x256, 256x1048576, 16777216x16, 4096x65536 along
-    /// both axes and of 2^28 elements in segments of six length laws
-    /// (the cases of `run --segments`), each checked
-    /// against the CPU first; --sweep adds the strategy sweeps behind the
-    /// automatic choice.
+    /// Time rows, columns and segments: f32 sums (or other operations and
+    /// types) of the 1 GiB matrices 16384x16384, 1048576x256, 256x1048576,
+    /// 16777216x16, 4096x65536 along both axes and of 2^28 elements in
+    /// segments of six length laws (the cases of `run --segments`), each
+    /// checked against the CPU first; --sweep adds the strategy sweeps
+    /// behind the automatic choice.
     Shapes {
         /// Timed runs per case, after 5 warm-up runs.
         #[arg(long, default_value_t = 50)]
@@ -141,15 +141,19 @@ pub(crate) enum Command {
         /// and column chunks on the matrices.
         #[arg(long)]
         sweep: bool,
-        /// What each row, column or segment is reduced to: `sum`,
-        /// `moments` (its mean and `M2`: `var`, `std`, `var_mean` and
-        /// `std_mean` name the same pass) or `logsumexp`.
-        #[arg(long, default_value = "sum")]
-        op: String,
-        /// The element type: f32, f64, f16 or bf16 (the same shapes, 2^28
-        /// elements each).
+        /// What each row, column or segment is reduced to, comma-separated,
+        /// each in turn: any operation of one input (`sum`, `argmax`,
+        /// `aminmax`, `nanmean`, ...; `moments` is its mean and `M2`: `var`,
+        /// `std`, `var_mean` and `std_mean` name the same pass).
+        #[arg(long, value_delimiter = ',', default_value = "sum")]
+        op: Vec<String>,
+        /// The element type (the same shapes, 2^28 elements each): f32, f64,
+        /// f16, bf16, or an integer type where every operation given has it.
         #[arg(long = "type", value_name = "TYPE", default_value = "f32")]
         ty: String,
+        /// The exponent of `power_sum`, Σ |x|^p (default 2): finite and not 0.
+        #[arg(long, allow_negative_numbers = true)]
+        p: Option<f64>,
         /// run_to_run (the shaped kernels) or gpu_to_gpu (the same bits on
         /// any GPU: their portable forms, `docs/src/guide/determinism.md`).
         #[arg(long, default_value = "run_to_run")]

@@ -11,6 +11,7 @@ use reduce::by_key_bench;
 use reduce::nvrtc;
 use reduce::timing::Timing;
 use reduce::twins::{self, Line};
+use reduction::cudarc::driver::CudaSlice;
 use reduction::{
     DType, Determinism, Element, Error, Finish, Op, Options, Reducer, Result,
     op::ReduceOp,
@@ -20,7 +21,7 @@ use testkit::by_key::{KeyDist, generate_keys, reference};
 use testkit::data::{Pattern, Sample, generate};
 use testkit::reference::Reference;
 use testkit::{CheckInput, verify};
-use testkit::{with_op, with_plain_dtype};
+use testkit::{with_dtype, with_op, with_operation, with_plain_dtype};
 
 /// Ok(false) when a result did not match the reference.
 pub(crate) fn execute(job: Job) -> Result<bool> {
@@ -206,52 +207,40 @@ pub(crate) fn execute(job: Job) -> Result<bool> {
             }
             Ok(rows.iter().all(|(row, _)| row.ok))
         }
-        Job::Shapes(gpu, op, ty, cases, determinism, runs, json) => {
+        Job::Shapes(gpu, a) => {
             let r = gpu.open()?;
-            println!(
-                "{}, {} {} ({}), medians of {runs} event-timed launches, checked against the CPU",
-                r.gpu().info().name,
-                ty.name(),
-                match op {
-                    Op::Moments => "means and M2 (moments)",
-                    Op::LogSumExp => "logsumexp",
-                    _ => "sums",
-                },
-                determinism.name()
-            );
-            let opts = Options { determinism, ..Options::default() };
-            println!("{}", reduce::shapes_bench::header());
-            // every case of one operation over one type, each printed as it is measured
-            macro_rules! each_case {
-                ($R:ty, $T:ty) => {{
-                    let (host, device) = reduce::shapes_bench::input::<$T>(&r)?;
-                    let mut rows = Vec::new();
-                    for (case, strategy) in &cases {
-                        let row = reduce::shapes_bench::measure::<$R, $T>(
-                            &r, op, case, *strategy, &opts, &host, &device, runs,
+            // the input, made once for every operation: `(Vec<T>, CudaSlice<T>)` of the type
+            let input: Box<dyn std::any::Any> =
+                with_dtype!(a.ty, |T| Box::new(reduce::shapes_bench::input::<T>(&r)?) as Box<dyn std::any::Any>);
+            let mut rows = Vec::new();
+            for &op in &a.ops {
+                // the exponent is power_sum's alone
+                let p = a.p.filter(|_| op == Op::PowerSum);
+                let opts = Options { determinism: a.determinism, p, ..Options::default() };
+                println!(
+                    "{}, {} {} ({}), medians of {} event-timed launches, checked against the CPU",
+                    r.gpu().info().name,
+                    a.ty.name(),
+                    reduce::shapes_bench::what(op),
+                    a.determinism.name(),
+                    a.runs
+                );
+                println!("{}", reduce::shapes_bench::header());
+                with_operation!(op, a.ty, |R, T| {
+                    let (host, device) = input
+                        .downcast_ref::<(Vec<T>, CudaSlice<T>)>()
+                        .ok_or_else(|| Error::Invalid(format!("no {} input", a.ty.name())))?;
+                    for (case, strategy) in &a.cases {
+                        let row = reduce::shapes_bench::measure::<R, T>(
+                            &r, op, case, *strategy, &opts, host, device, a.runs,
                         )?;
                         println!("{}", reduce::shapes_bench::line(&row));
+                        std::io::Write::flush(&mut std::io::stdout()).ok();
                         rows.push(row);
                     }
-                    rows
-                }};
+                }, else return Err(reduce::ops_bench::unsupported(op, a.ty)));
             }
-            macro_rules! each_type {
-                ($R:ty) => {
-                    match ty {
-                        DType::F64 => each_case!($R, f64),
-                        DType::F16 => each_case!($R, reduction::half::f16),
-                        DType::BF16 => each_case!($R, reduction::half::bf16),
-                        _ => each_case!($R, f32),
-                    }
-                };
-            }
-            let rows = match op {
-                Op::Moments => each_type!(reduction::op::Moments),
-                Op::LogSumExp => each_type!(reduction::op::LogSumExp),
-                _ => each_type!(reduction::Sum),
-            };
-            if let Some(mut out) = json {
+            if let Some(mut out) = a.json {
                 write_output(
                     &mut out,
                     serde_json::to_string_pretty(&rows).map_err(|e| Error::Invalid(e.to_string()))?,

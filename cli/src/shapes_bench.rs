@@ -18,7 +18,7 @@ use reduction::{
 };
 use serde::{Deserialize, Serialize};
 use testkit::data::{Pattern, Sample, generate, unit};
-use testkit::ops::{Number, Outcome, judge};
+use testkit::ops::{Number, Outcome, judge, shaped_depth};
 use testkit::poisoned::Poisoned;
 
 use crate::bench::WARMUP;
@@ -176,10 +176,25 @@ fn parts<'a, T: Copy>(case: &'a Case, host: &'a [T]) -> Box<dyn Iterator<Item = 
     }
 }
 
-/// Check `case` reduced by `R` (the operation `op`: `Sum`, `Moments` or
-/// `LogSumExp`) over `T` with `strategy` against the CPU (the test kit's
-/// `judge`: sums bit for bit, the data being odd multiples of 1/8; the
-/// mean and `M2` and `log Σ exp` within its bounds), then time `runs`
+/// What `reduce shapes` says it reduces each part to for `op`.
+///
+/// ```
+/// use reduction::Op;
+/// assert_eq!(reduce::shapes_bench::what(Op::Sum), "sums");
+/// assert_eq!(reduce::shapes_bench::what(Op::ArgMax), "argmax");
+/// ```
+pub fn what(op: Op) -> &'static str {
+    match op {
+        Op::Sum => "sums",
+        Op::Moments => "means and M2 (moments)",
+        other => other.name(),
+    }
+}
+
+/// Check `case` reduced by `R` (the operation `op`) over `T` with
+/// `strategy` against the CPU (the test kit's `judge`: sums bit for bit,
+/// the data being odd multiples of 1/8; indices and picked values exactly;
+/// other results within `shaped_depth`'s bound), then time `runs`
 /// launches.
 #[allow(clippy::too_many_arguments)]
 pub fn measure<R: Reduction<T>, T: Element + Number + Outcome>(
@@ -213,7 +228,10 @@ where
     };
     launch(&mut out)?;
     let got = out.read_all(r.gpu())?;
-    let ok = parts(case, host).zip(got).all(|(x, g)| judge::<R, T>(op, &x, &x, g, None, None).0);
+    let ok = parts(case, host).zip(got).all(|(x, g)| {
+        let depth = (op != Op::Sum).then(|| shaped_depth(x.len(), size_of::<T>()));
+        judge::<R, T>(op, &x, &x, g, depth, opts.p).0
+    });
     let stats = time_runs(r.gpu(), WARMUP, runs, |_| launch(&mut out))?;
     Ok(ShapeRow {
         case: case.name(),

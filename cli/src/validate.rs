@@ -51,15 +51,19 @@ pub(crate) enum Job {
     Bench(Gpu, BenchArgs),
     Ops(Gpu, OpsArgs),
     Modes(Gpu, usize, Vec<DType>, usize, u64, Option<(PathBuf, File)>),
-    Shapes(
-        Gpu,
-        Op,
-        DType,
-        Vec<(reduce::shapes_bench::Case, reduction::shape::Strategy)>,
-        Determinism,
-        usize,
-        Option<(PathBuf, File)>,
-    ),
+    Shapes(Gpu, ShapesArgs),
+}
+
+pub(crate) struct ShapesArgs {
+    /// The operations, each in turn over every case.
+    pub(crate) ops: Vec<Op>,
+    pub(crate) ty: DType,
+    /// The exponent of `power_sum`.
+    pub(crate) p: Option<f64>,
+    pub(crate) cases: Vec<(reduce::shapes_bench::Case, reduction::shape::Strategy)>,
+    pub(crate) determinism: Determinism,
+    pub(crate) runs: usize,
+    pub(crate) json: Option<(PathBuf, File)>,
 }
 
 pub(crate) struct OpsArgs {
@@ -166,6 +170,16 @@ pub(crate) fn every_kernel(op: Op, t: DType) -> std::result::Result<bool, String
         return Err(reduce::ops_bench::unsupported(op, t).to_string());
     }
     Ok(op.is_plain() && !t.is_half())
+}
+
+/// `--p`: only beside `power_sum`, finite and not 0.
+fn exponent_of(p: Option<f64>, ops: &[Op]) -> std::result::Result<(), String> {
+    let Some(p) = p else { return Ok(()) };
+    if !ops.contains(&Op::PowerSum) {
+        return Err(format!("--p {p}: the exponent of power_sum, which --op does not name"));
+    }
+    let power = reduction::Options { p: Some(p), ..reduction::Options::default() };
+    reduction::dispatch::exponent(Op::PowerSum.name(), &power).map(drop).map_err(|e| format!("--p: {e}"))
 }
 
 pub(crate) fn at_least_one(what: &str, value: usize) -> std::result::Result<(), String> {
@@ -280,18 +294,24 @@ pub(crate) fn validate(cli: Cli) -> std::result::Result<Job, String> {
                 }
                 _ => return Err("--shape and --segments: one or the other".into()),
             };
-            Job::Shapes(gpu, Op::Sum, DType::F32, vec![(case, strategy)], determinism, runs, None)
+            let cases = vec![(case, strategy)];
+            let (ops, ty, p, json) = (vec![Op::Sum], DType::F32, None, None);
+            Job::Shapes(gpu, ShapesArgs { ops, ty, p, cases, determinism, runs, json })
         }
-        Command::Shapes { runs, sweep, op: name, ty, determinism, case, json } => {
+        Command::Shapes { runs, sweep, op: names, ty, p, determinism, case, json } => {
             at_least_one("--runs", runs)?;
-            let op = op(&name)?;
+            let ops = names.iter().map(|o| op(o)).collect::<std::result::Result<Vec<_>, _>>()?;
             let ty = dtype(&ty)?;
-            if !ty.is_float() {
-                return Err(format!("--type {}: f32, f64, f16 or bf16", ty.name()));
-            }
             let determinism = determinism_of(&determinism)?;
-            if !matches!(op, Op::Sum | Op::Moments | Op::LogSumExp) {
-                return Err(format!("--op {name}: sum, moments (var, std, var_mean, std_mean) or logsumexp"));
+            exponent_of(p, &ops)?;
+            for &o in &ops {
+                if o == Op::Dot {
+                    return Err("--op dot: shapes reduce one input (the matrix or the segments)".into());
+                }
+                every_kernel(o, ty)?;
+                // the shaped kernels' levels of determinism, refused before any GPU work
+                let level = reduction::Options { determinism, ..reduction::Options::default() };
+                reduction::dispatch::mode_entry(o.name(), ty, &level).map_err(|e| e.to_string())?;
             }
             use reduce::shapes_bench::{Case, matrices, segment_cases, sweep_cases};
             use reduction::shape::Strategy;
@@ -326,7 +346,7 @@ pub(crate) fn validate(cli: Cli) -> std::result::Result<Job, String> {
                     return Err(format!("--case {}: no case's name holds it", wanted.join(",")));
                 }
             }
-            Job::Shapes(gpu, op, ty, cases, determinism, runs, output(json, "--json")?)
+            Job::Shapes(gpu, ShapesArgs { ops, ty, p, cases, determinism, runs, json: output(json, "--json")? })
         }
         Command::Run { tile: Some(k), .. } => return Err(format!("--tile {k}: for --shape and --segments")),
         Command::Run {
@@ -489,13 +509,7 @@ pub(crate) fn validate(cli: Cli) -> std::result::Result<Job, String> {
             }
             let types = ty.iter().map(|t| dtype(t)).collect::<std::result::Result<Vec<_>, _>>()?;
             let ops = ops.iter().map(|o| op(o)).collect::<std::result::Result<Vec<_>, _>>()?;
-            if let Some(p) = p {
-                if !ops.contains(&Op::PowerSum) {
-                    return Err(format!("--p {p}: the exponent of power_sum, which --op does not name"));
-                }
-                let power = reduction::Options { p: Some(p), ..reduction::Options::default() };
-                reduction::dispatch::exponent(Op::PowerSum.name(), &power).map_err(|e| format!("--p: {e}"))?;
-            }
+            exponent_of(p, &ops)?;
             for &size in &n {
                 at_least_one("every --n", size)?;
                 size_fits(size.saturating_mul(2), &types)?; // two inputs for a dot product

@@ -383,6 +383,19 @@ pub fn epsilon<T: Element>() -> f64 {
     if crate::dtype::<T>() == DType::F64 { f64::EPSILON } else { f32::EPSILON as f64 }
 }
 
+/// The longest chain of additions on one path of the shaped kernels for
+/// a row, column or segment of `len` elements of `size` bytes, as
+/// [`judge`]'s `depth`: a lane's share of one tile, the team and piece
+/// trees, the pieces a lane combines.
+///
+/// ```
+/// assert_eq!(testkit::ops::shaped_depth(1000, 4), 1000 + 300);
+/// assert_eq!(testkit::ops::shaped_depth(1 << 20, 4), (1 << 16) + 1024 + 300);
+/// ```
+pub fn shaped_depth(len: usize, size: usize) -> usize {
+    len.min(reduction::shape::MAX_TILE_BYTES as usize / size) + len / 1024 + 300
+}
+
 /// Whether `got` is operation `R`'s (named `op`) result on `a` (and `b`,
 /// for `Dot`), and what was expected, as text: indices, picked values,
 /// counts and integer sums and products exactly; float sums within
