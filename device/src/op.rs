@@ -200,21 +200,52 @@ pub trait Reduction<T> {
     /// part of a segment's piece in shared memory, `segments_staged`). By
     /// default one `combine` each, in order; an operation may measure the
     /// run as one part (the variance its deviations from the first
-    /// element, logsumexp its maximum first: no merge an element). The CPU
-    /// twin of the reproducible kernels folds each such run through it too.
+    /// element, logsumexp its maximum first: no merge an element; the
+    /// arg-min/max and extreme operations compare without merging). The
+    /// CPU twin of the reproducible kernels folds each such run through it
+    /// too.
     #[inline(always)]
     fn fold_run(from: u32, to: u32, step: u32, element: impl Fn(u32) -> (T, T), first: u64) -> Self::Acc {
-        let mut acc = Self::IDENTITY;
-        let mut e = from;
-        while e < to {
-            let (x, y) = element(e);
-            acc = Self::combine(acc, Self::map(x, y, first + (e - from) as u64));
-            e += step;
-        }
-        acc
+        fold_each::<Self, T>(from, to, step, element, first)
     }
     /// The output from the accumulator of all `n` elements (`n` may be 0).
     fn finish(acc: Self::Acc, n: u64) -> Self::Out;
+}
+
+/// [`Reduction::fold_run`]'s default, one `combine` an element in order:
+/// for an operation's own `fold_run` to fall back on.
+///
+/// ```
+/// use reduction_device::op::{Reduction, fold_each};
+/// struct Sum;
+/// impl Reduction<f64> for Sum {
+///     type Acc = f64;
+///     type Out = f64;
+///     const NAME: &'static str = "sum";
+///     const IDENTITY: f64 = 0.0;
+///     fn map(x: f64, _: f64, _: u64) -> f64 { x }
+///     fn combine(a: f64, b: f64) -> f64 { a + b }
+///     fn finish(acc: f64, _: u64) -> f64 { acc }
+/// }
+/// let x = [1.0, 2.0, 4.0, 8.0, 16.0];
+/// assert_eq!(fold_each::<Sum, f64>(1, 5, 2, |e| (x[e as usize], 0.0), 0), 2.0 + 8.0);
+/// ```
+#[inline(always)]
+pub fn fold_each<R: Reduction<T> + ?Sized, T>(
+    from: u32,
+    to: u32,
+    step: u32,
+    element: impl Fn(u32) -> (T, T),
+    first: u64,
+) -> R::Acc {
+    let mut acc = R::IDENTITY;
+    let mut e = from;
+    while e < to {
+        let (x, y) = element(e);
+        acc = R::combine(acc, R::map(x, y, first + (e - from) as u64));
+        e += step;
+    }
+    acc
 }
 
 /// `x[0]`, …, `x[L-1]` combined pairwise, the tree of a 16-byte vector's

@@ -189,6 +189,27 @@ macro_rules! arg_ops {
                     _ => (0..V).fold(acc, one),
                 }
             }
+            /// A run met in index order: a later element replaces the best
+            /// only where it [`beats`] it, so no index is compared, and the
+            /// best's place is a 32-bit position in the run, made an index
+            /// once. The same `Arg` as one `combine` an element.
+            #[inline(always)]
+            fn fold_run(from: u32, to: u32, step: u32, element: impl Fn(u32) -> ($t, $t), first: u64) -> Arg<$v> {
+                if from >= to {
+                    return <Self as Reduction<$t>>::IDENTITY;
+                }
+                let to_v = |$x: $t| -> $v { $to };
+                let (mut best, mut at) = (to_v(element(from).0), from);
+                let mut e = from + step;
+                while e < to {
+                    let x = to_v(element(e).0);
+                    if beats::<$v, $max>(x, best) {
+                        (best, at) = (x, e);
+                    }
+                    e += step;
+                }
+                Arg { value: best, index: first + (at - from) as u64 }
+            }
             #[inline(always)]
             fn finish($a: Arg<$v>, _: u64) -> Arg<$t> {
                 Arg { value: $from, index: $a.index }
@@ -302,5 +323,45 @@ mod tests {
         same_as_pairwise::<i32, ArgMax, i32>(&i, |v| v as u64);
         same_as_pairwise::<i32, ArgMin, i32>(&i, |v| v as u64);
         same_as_pairwise::<u64, ArgMax, u64>(&[0, 3, 3, u64::MAX], |v| v);
+    }
+
+    /// `fold_run` against one `combine` an element (the trait's default)
+    /// on runs of up to 40 elements drawn from three of `values` (ties,
+    /// NaN, signed zeros and the identity's own value common), from the
+    /// first or second element, a step of 1 to 3, and an offset of the
+    /// run in its segment: the same value bits and index.
+    fn runs_fold_as_their_elements<T: Copy + core::fmt::Debug, R: Reduction<T, Acc = Arg<V>>, V: Bits>(
+        values: &[T],
+        to_bits: impl Fn(V) -> u64,
+    ) {
+        let mut draw = crate::op::draws(29);
+        let mut pick = |n: usize| (draw() * n as f64) as usize % n;
+        let bits = |a: Arg<V>| (to_bits(a.value), a.index);
+        for case in 0..20_000u32 {
+            let pool: [T; 3] = core::array::from_fn(|_| values[pick(values.len())]);
+            let x: Vec<T> = (0..case % 41).map(|_| pool[pick(3)]).collect();
+            let (from, step, first) = (case / 41 % 2, 1 + case % 3, [0, 7, 1 << 40][case as usize % 3]);
+            let got = R::fold_run(from, x.len() as u32, step, |e| (x[e as usize], x[e as usize]), first);
+            let mut want = R::IDENTITY;
+            for (k, &v) in x.iter().enumerate().skip(from as usize).step_by(step as usize) {
+                want = R::combine(want, R::map(v, v, first + (k as u64 - from as u64)));
+            }
+            assert_eq!(bits(got), bits(want), "{x:?} from {from} step {step}");
+        }
+    }
+
+    #[test]
+    fn a_run_folds_as_its_elements_do() {
+        let f = [0.0, -0.0, 1.5, -2.0, f32::NAN, -f32::NAN, f32::INFINITY, f32::NEG_INFINITY, 3.0];
+        let fb = |v: f32| v.to_bits() as u64;
+        runs_fold_as_their_elements::<f32, ArgMax, f32>(&f, fb);
+        runs_fold_as_their_elements::<f32, ArgMin, f32>(&f, fb);
+        runs_fold_as_their_elements::<bf16, ArgMax, f32>(&f.map(bf16::from_f32), fb);
+        runs_fold_as_their_elements::<f16, ArgMin, f32>(&f.map(f16::from_f32), fb);
+        runs_fold_as_their_elements::<f64, ArgMax, f64>(&f.map(f64::from), f64::to_bits);
+        let i = [0, -1, 7, 7, i32::MIN, i32::MAX];
+        runs_fold_as_their_elements::<i32, ArgMax, i32>(&i, |v| v as u64);
+        runs_fold_as_their_elements::<i32, ArgMin, i32>(&i, |v| v as u64);
+        runs_fold_as_their_elements::<u64, ArgMin, u64>(&[0, 3, 3, u64::MAX], |v| v);
     }
 }

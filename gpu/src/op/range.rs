@@ -10,7 +10,7 @@
 //! and the extreme operations take it for their `map_lanes`
 //! ([`map_by_extremes`]).
 
-use super::{Bits, Max, Min, Reduction, map_pairwise, pairwise};
+use super::{Bits, Max, Min, Reduction, fold_each, map_pairwise, pairwise};
 use crate::half::{bf16, f16};
 
 /// A smallest and a largest value.
@@ -49,6 +49,35 @@ pub trait Extremes: Copy {
     /// hold two lanes, one `combine`). An operation that needs one of the
     /// two reads only that one, and the other is not computed.
     fn extremes<const L: usize>(lanes: [Self; L]) -> MinMax<Option<Self::Wide>>;
+
+    /// The same for a run of elements `at(e)`, `e = from, from + step, ...`
+    /// below `to` (at least one): the plain `min`/`max` of each element in
+    /// turn, `None` where they cannot tell (a NaN, a zero extreme).
+    fn run_extremes(from: u32, to: u32, step: u32, at: impl Fn(u32) -> Self) -> MinMax<Option<Self::Wide>>;
+}
+
+/// [`Extremes::run_extremes`] of the values `at(e)`, in `min` and `max`;
+/// `told(v)` whether an extreme `v` is the rules' own (not a zero of
+/// floats, whose sign the plain instructions may lose).
+#[inline(always)]
+#[allow(clippy::eq_op)]
+fn run_by<W: Copy + PartialEq>(
+    (from, to, step): (u32, u32, u32),
+    at: impl Fn(u32) -> W,
+    min: impl Fn(W, W) -> W,
+    max: impl Fn(W, W) -> W,
+    told: impl Fn(W) -> bool,
+) -> MinMax<Option<W>> {
+    let first = at(from);
+    let (mut lo, mut hi, mut nan) = (first, first, first != first);
+    let mut e = from + step;
+    while e < to {
+        let w = at(e);
+        (lo, hi, nan) = (min(lo, w), max(hi, w), nan | (w != w));
+        e += step;
+    }
+    let keep = |v: W| (!nan && told(v)).then_some(v);
+    MinMax { min: keep(lo), max: keep(hi) }
 }
 
 /// A lane's plain `min.f32`/`max.f32`, one instruction each, where the
@@ -77,6 +106,10 @@ impl Extremes for f32 {
         let (lo, hi) = (pairwise(lanes, f32::min), pairwise(lanes, f32::max));
         MinMax { min: (!nan && lo != 0.0).then_some(lo), max: (!nan && hi != 0.0).then_some(hi) }
     }
+    #[inline(always)]
+    fn run_extremes(from: u32, to: u32, step: u32, at: impl Fn(u32) -> f32) -> MinMax<Option<f32>> {
+        run_by((from, to, step), at, f32::min, f32::max, |v| v != 0.0)
+    }
 }
 
 impl Extremes for f64 {
@@ -84,6 +117,11 @@ impl Extremes for f64 {
     #[inline(always)]
     fn extremes<const L: usize>(_: [f64; L]) -> MinMax<Option<f64>> {
         MinMax { min: None, max: None }
+    }
+    /// A run is longer than a vector's two lanes: `f32`'s shortcut.
+    #[inline(always)]
+    fn run_extremes(from: u32, to: u32, step: u32, at: impl Fn(u32) -> f64) -> MinMax<Option<f64>> {
+        run_by((from, to, step), at, f64::min, f64::max, |v| v != 0.0)
     }
 }
 
@@ -95,6 +133,10 @@ macro_rules! int_extremes {
             #[inline(always)]
             fn extremes<const L: usize>(lanes: [$t; L]) -> MinMax<Option<$t>> {
                 MinMax { min: Some(pairwise(lanes, Ord::min)), max: Some(pairwise(lanes, Ord::max)) }
+            }
+            #[inline(always)]
+            fn run_extremes(from: u32, to: u32, step: u32, at: impl Fn(u32) -> $t) -> MinMax<Option<$t>> {
+                run_by((from, to, step), at, Ord::min, Ord::max, |_| true)
             }
         }
     )*};
@@ -169,6 +211,11 @@ macro_rules! half_extremes {
                 }
                 f32::extremes(core::array::from_fn::<f32, L, _>(|k| lanes[k].to_f32()))
             }
+            /// Widened to `f32` an element, as they are combined.
+            #[inline(always)]
+            fn run_extremes(from: u32, to: u32, step: u32, at: impl Fn(u32) -> $h) -> MinMax<Option<f32>> {
+                f32::run_extremes(from, to, step, |e| at(e).to_f32())
+            }
         }
     )*};
 }
@@ -197,7 +244,28 @@ pub fn map_by_extremes<R: Reduction<T> + ?Sized, T: Extremes, const L: usize>(
     }
 }
 
-/// `map_lanes` of an extreme operation on `$t` through its [`Extremes`]:
+/// `R`'s `fold_run` through the extremes of the run's elements as `lane`
+/// maps them ([`Extremes::run_extremes`]): `pick(extremes)` where it gives
+/// an accumulator, else the definition ([`fold_each`]). The same
+/// accumulator, as [`map_by_extremes`] gives a vector's.
+#[inline(always)]
+pub fn fold_run_by_extremes<R: Reduction<T> + ?Sized, T: Extremes>(
+    (from, to, step): (u32, u32, u32),
+    element: impl Fn(u32) -> (T, T),
+    first: u64,
+    lane: impl Fn(T) -> T,
+    pick: impl Fn(MinMax<Option<T::Wide>>) -> Option<R::Acc>,
+) -> R::Acc {
+    if from >= to {
+        return R::IDENTITY;
+    }
+    match pick(T::run_extremes(from, to, step, |e| lane(element(e).0))) {
+        Some(acc) => acc,
+        None => fold_each::<R, T>(from, to, step, element, first),
+    }
+}
+
+/// `map_lanes` and `fold_run` of an extreme operation on `$t` through its [`Extremes`]:
 /// `$lane` maps an element to what is compared (itself or its magnitude),
 /// `$pick` makes the accumulator of the extremes. (A round's vectors stay combined pairwise: their extremes
 /// at once took more registers and were slower, docs/src/performance/
@@ -210,6 +278,18 @@ macro_rules! by_extremes {
         #[inline(always)]
         fn map_lanes<const L: usize>(x: [$t; L], y: [$t; L], first: u64) -> Self::Acc {
             $crate::op::range::map_by_extremes::<Self, $t, L>(x, y, first, |$x: $t| $lane, |$m| $pick)
+        }
+        /// A run's [`Extremes`](crate::op::range::Extremes) where they tell
+        /// the result, one `combine` an element where they do not.
+        #[inline(always)]
+        fn fold_run(from: u32, to: u32, step: u32, element: impl Fn(u32) -> ($t, $t), first: u64) -> Self::Acc {
+            $crate::op::range::fold_run_by_extremes::<Self, $t>(
+                (from, to, step),
+                element,
+                first,
+                |$x: $t| $lane,
+                |$m| $pick,
+            )
         }
     };
 }
@@ -309,6 +389,65 @@ mod tests {
         same_as_pairwise::<NormInf, T, L>(values, one);
         same_as_pairwise::<NormNegInf, T, L>(values, one);
         same_as_pairwise::<AMinMax, T, L>(values, |m| [m.min.to_bits() as u64, m.max.to_bits() as u64]);
+    }
+
+    /// `fold_run` against one `combine` an element ([`fold_each`]) on
+    /// runs of up to 40 elements drawn from four of `values` (so that runs
+    /// with and without a NaN or a zero extreme are common), from the
+    /// first or second element, a step of 1 to 3: the same bits.
+    fn runs_as_their_elements<R: Reduction<T>, T: Copy + core::fmt::Debug>(
+        values: &[T],
+        bits: impl Fn(R::Acc) -> [u64; 2],
+    ) {
+        let mut draw = crate::op::draws(31);
+        let mut pick = |n: usize| (draw() * n as f64) as usize % n;
+        for case in 0..4000u32 {
+            let pool: [T; 4] = core::array::from_fn(|_| values[pick(values.len())]);
+            let x: Vec<T> = (0..case % 41).map(|_| pool[pick(4)]).collect();
+            let (from, step, to) = (case / 41 % 2, 1 + case % 3, x.len() as u32);
+            let element = |e: u32| (x[e as usize], x[e as usize]);
+            let want = bits(fold_each::<R, T>(from, to, step, element, 5));
+            assert_eq!(
+                bits(R::fold_run(from, to, step, element, 5)),
+                want,
+                "{} of {x:?} from {from} step {step}",
+                R::NAME
+            );
+        }
+    }
+
+    /// Every extreme operation of `T` over runs.
+    fn extreme_runs_of<T: Copy + core::fmt::Debug>(values: &[T])
+    where
+        NanMin: Reduction<T, Acc = f32>,
+        NanMax: Reduction<T, Acc = f32>,
+        NormInf: Reduction<T, Acc = f32>,
+        NormNegInf: Reduction<T, Acc = f32>,
+        AMinMax: Reduction<T, Acc = MinMax<f32>>,
+    {
+        let one = |v: f32| [v.to_bits() as u64, 0];
+        runs_as_their_elements::<NanMin, T>(values, one);
+        runs_as_their_elements::<NanMax, T>(values, one);
+        runs_as_their_elements::<NormInf, T>(values, one);
+        runs_as_their_elements::<NormNegInf, T>(values, one);
+        runs_as_their_elements::<AMinMax, T>(values, |m| [m.min.to_bits() as u64, m.max.to_bits() as u64]);
+    }
+
+    #[test]
+    fn a_run_s_extremes_give_its_elements_result() {
+        let f = [0.0, -0.0, 1.5, -2.0, f32::NAN, -f32::NAN, f32::INFINITY, f32::NEG_INFINITY, 1e-40, -1e-40, f32::MAX];
+        extreme_runs_of::<f32>(&f);
+        extreme_runs_of::<bf16>(&f.map(bf16::from_f32));
+        extreme_runs_of::<f16>(&f.map(f16::from_f32));
+        // the half types' min and max widen to f32 as well
+        runs_as_their_elements::<Min, bf16>(&f.map(bf16::from_f32), |v| [v.to_bits() as u64, 0]);
+        runs_as_their_elements::<Max, f16>(&f.map(f16::from_f32), |v| [v.to_bits() as u64, 0]);
+        let d = f.map(f64::from);
+        runs_as_their_elements::<AMinMax, f64>(&d, |m| [m.min.to_bits(), m.max.to_bits()]);
+        runs_as_their_elements::<NormInf, f64>(&d, |v| [v.to_bits(), 0]);
+        let i = [0, -1, 7, 7, i32::MIN, i32::MAX];
+        runs_as_their_elements::<AMinMax, i32>(&i, |m| [m.min as u64, m.max as u64]);
+        runs_as_their_elements::<AMinMax, u64>(&[0, 3, u64::MAX], |m| [m.min, m.max]);
     }
 
     #[test]
