@@ -24,7 +24,8 @@
 //!    addresses take no more registers for eight than for four); a
 //!    `__syncwarp` later, lane `k` folds its segment's piece there as one
 //!    run (`Reduction::fold_run`: by default element by element; the
-//!    variance and logsumexp measure the run as one part), and writes it,
+//!    variance and logsumexp measure the run as one part, the arg-min/max
+//!    and extremes compare without merging), and writes it,
 //!    as `segments` does ([`emit`]: the result, or a piece and a ticket
 //!    when the segment spans tiles; the last piece's warp combines them).
 //!    A piece longer than [`STAGE_LANE_ELEMENTS`] is folded by the whole
