@@ -370,7 +370,8 @@ mod tests {
         }
     }
 
-    /// Every extreme operation of `T`, as the kernels give it `L` lanes.
+    /// Every extreme operation of `T`, as the kernels give it `L` lanes,
+    /// and over runs.
     fn extremes_of<T: Copy + core::fmt::Debug, const L: usize>(values: &[T])
     where
         Min: Reduction<T, Acc = f32>,
@@ -389,6 +390,13 @@ mod tests {
         same_as_pairwise::<NormInf, T, L>(values, one);
         same_as_pairwise::<NormNegInf, T, L>(values, one);
         same_as_pairwise::<AMinMax, T, L>(values, |m| [m.min.to_bits() as u64, m.max.to_bits() as u64]);
+        runs_as_their_elements::<Min, T>(values, one);
+        runs_as_their_elements::<Max, T>(values, one);
+        runs_as_their_elements::<NanMin, T>(values, one);
+        runs_as_their_elements::<NanMax, T>(values, one);
+        runs_as_their_elements::<NormInf, T>(values, one);
+        runs_as_their_elements::<NormNegInf, T>(values, one);
+        runs_as_their_elements::<AMinMax, T>(values, |m| [m.min.to_bits() as u64, m.max.to_bits() as u64]);
     }
 
     /// `fold_run` against one `combine` an element ([`fold_each`]) on
@@ -416,32 +424,10 @@ mod tests {
         }
     }
 
-    /// Every extreme operation of `T` over runs.
-    fn extreme_runs_of<T: Copy + core::fmt::Debug>(values: &[T])
-    where
-        NanMin: Reduction<T, Acc = f32>,
-        NanMax: Reduction<T, Acc = f32>,
-        NormInf: Reduction<T, Acc = f32>,
-        NormNegInf: Reduction<T, Acc = f32>,
-        AMinMax: Reduction<T, Acc = MinMax<f32>>,
-    {
-        let one = |v: f32| [v.to_bits() as u64, 0];
-        runs_as_their_elements::<NanMin, T>(values, one);
-        runs_as_their_elements::<NanMax, T>(values, one);
-        runs_as_their_elements::<NormInf, T>(values, one);
-        runs_as_their_elements::<NormNegInf, T>(values, one);
-        runs_as_their_elements::<AMinMax, T>(values, |m| [m.min.to_bits() as u64, m.max.to_bits() as u64]);
-    }
-
     #[test]
     fn a_run_s_extremes_give_its_elements_result() {
+        // f32 and the half types: with their vectors, below
         let f = [0.0, -0.0, 1.5, -2.0, f32::NAN, -f32::NAN, f32::INFINITY, f32::NEG_INFINITY, 1e-40, -1e-40, f32::MAX];
-        extreme_runs_of::<f32>(&f);
-        extreme_runs_of::<bf16>(&f.map(bf16::from_f32));
-        extreme_runs_of::<f16>(&f.map(f16::from_f32));
-        // the half types' min and max widen to f32 as well
-        runs_as_their_elements::<Min, bf16>(&f.map(bf16::from_f32), |v| [v.to_bits() as u64, 0]);
-        runs_as_their_elements::<Max, f16>(&f.map(f16::from_f32), |v| [v.to_bits() as u64, 0]);
         let d = f.map(f64::from);
         runs_as_their_elements::<AMinMax, f64>(&d, |m| [m.min.to_bits(), m.max.to_bits()]);
         runs_as_their_elements::<NormInf, f64>(&d, |v| [v.to_bits(), 0]);
