@@ -190,7 +190,7 @@ macro_rules! arg_ops {
                 }
             }
             /// A run met in index order: a later element replaces the best
-            /// only where it [`beats`] it, so no index is compared, and the
+            /// only where it beats it (`beats`), so no index is compared, and the
             /// best's place is a 32-bit position in the run, made an index
             /// once. The same `Arg` as one `combine` an element.
             #[inline(always)]
