@@ -130,8 +130,7 @@ where
         let x: Vec<T> = (0..len).map(|k| a[begin + k * step]).collect();
         let y: Vec<T> = (0..len).map(|k| b[begin + k * step]).collect();
         // the float sums of the `Large` pattern are exact in any order
-        let depth = (op != Op::Sum).then(|| shaped_depth(len, size_of::<T>()));
-        let (ok, want) = judge::<R, T>(op, &x, &y, g, depth, None);
+        let (ok, want) = judge::<R, T>(op, &x, &y, g, shaped_depth::<T>(op, len), None);
         ensure(ok, || format!("{} {} {case:?} group {i} (len {len}): GPU {g:?}, CPU {want}", op.name(), T::NAME))?;
     }
     Ok(())

@@ -228,10 +228,8 @@ where
     };
     launch(&mut out)?;
     let got = out.read_all(r.gpu())?;
-    let ok = parts(case, host).zip(got).all(|(x, g)| {
-        let depth = (op != Op::Sum).then(|| shaped_depth(x.len(), size_of::<T>()));
-        judge::<R, T>(op, &x, &x, g, depth, opts.p).0
-    });
+    let ok =
+        parts(case, host).zip(got).all(|(x, g)| judge::<R, T>(op, &x, &x, g, shaped_depth::<T>(op, x.len()), opts.p).0);
     let stats = time_runs(r.gpu(), WARMUP, runs, |_| launch(&mut out))?;
     Ok(ShapeRow {
         case: case.name(),

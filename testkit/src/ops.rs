@@ -383,17 +383,23 @@ pub fn epsilon<T: Element>() -> f64 {
     if crate::dtype::<T>() == DType::F64 { f64::EPSILON } else { f32::EPSILON as f64 }
 }
 
-/// The longest chain of additions on one path of the shaped kernels for
-/// a row, column or segment of `len` elements of `size` bytes, as
-/// [`judge`]'s `depth`: a lane's share of one tile, the team and piece
-/// trees, the pieces a lane combines.
+/// [`judge`]'s `depth` for operation `op` over a row, column or segment
+/// of `len` elements of `T` in the shaped kernels, for inputs whose float
+/// sums are exact in any order (the shapes suite's and `reduce shapes`'):
+/// `None` for the sum, which must then come out exactly; otherwise the
+/// longest chain of additions on one path: a lane's share of one tile,
+/// the team and piece trees, the pieces a lane combines.
 ///
 /// ```
-/// assert_eq!(testkit::ops::shaped_depth(1000, 4), 1000 + 300);
-/// assert_eq!(testkit::ops::shaped_depth(1 << 20, 4), (1 << 16) + 1024 + 300);
+/// use reduction::Op;
+/// use testkit::ops::shaped_depth;
+/// assert_eq!(shaped_depth::<f32>(Op::Sum, 1000), None);
+/// assert_eq!(shaped_depth::<f32>(Op::Moments, 1000), Some(1000 + 300));
+/// assert_eq!(shaped_depth::<f32>(Op::Mean, 1 << 20), Some((1 << 16) + 1024 + 300));
 /// ```
-pub fn shaped_depth(len: usize, size: usize) -> usize {
-    len.min(reduction::shape::MAX_TILE_BYTES as usize / size) + len / 1024 + 300
+pub fn shaped_depth<T: Element>(op: Op, len: usize) -> Option<usize> {
+    let tile = reduction::shape::MAX_TILE_BYTES as usize / size_of::<T>();
+    (op != Op::Sum).then(|| len.min(tile) + len / 1024 + 300)
 }
 
 /// Whether `got` is operation `R`'s (named `op`) result on `a` (and `b`,
