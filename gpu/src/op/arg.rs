@@ -325,29 +325,12 @@ mod tests {
         same_as_pairwise::<u64, ArgMax, u64>(&[0, 3, 3, u64::MAX], |v| v);
     }
 
-    /// `fold_run` against one `combine` an element (the trait's default)
-    /// on runs of up to 40 elements drawn from three of `values` (ties,
-    /// NaN, signed zeros and the identity's own value common), from the
-    /// first or second element, a step of 1 to 3, and an offset of the
-    /// run in its segment: the same value bits and index.
+    /// Runs of three values each: ties, NaN and signed zeros common.
     fn runs_fold_as_their_elements<T: Copy + core::fmt::Debug, R: Reduction<T, Acc = Arg<V>>, V: Bits>(
         values: &[T],
         to_bits: impl Fn(V) -> u64,
     ) {
-        let mut draw = crate::op::draws(29);
-        let mut pick = |n: usize| (draw() * n as f64) as usize % n;
-        let bits = |a: Arg<V>| (to_bits(a.value), a.index);
-        for case in 0..20_000u32 {
-            let pool: [T; 3] = core::array::from_fn(|_| values[pick(values.len())]);
-            let x: Vec<T> = (0..case % 41).map(|_| pool[pick(3)]).collect();
-            let (from, step, first) = (case / 41 % 2, 1 + case % 3, [0, 7, 1 << 40][case as usize % 3]);
-            let got = R::fold_run(from, x.len() as u32, step, |e| (x[e as usize], x[e as usize]), first);
-            let mut want = R::IDENTITY;
-            for (k, &v) in x.iter().enumerate().skip(from as usize).step_by(step as usize) {
-                want = R::combine(want, R::map(v, v, first + (k as u64 - from as u64)));
-            }
-            assert_eq!(bits(got), bits(want), "{x:?} from {from} step {step}");
-        }
+        crate::op::runs_as_their_elements::<R, T, 3>(values, 20_000, |a| [to_bits(a.value), a.index])
     }
 
     #[test]

@@ -57,9 +57,9 @@ pub struct Max;
 pub struct Prod;
 
 /// `impl Reduction<$t>` for `$Op` with `IDENTITY` and `combine` (a plain
-/// operator: [`ReduceOp`](super::ReduceOp)).
+/// operator: [`ReduceOp`](super::ReduceOp)), and the `$more` items given.
 macro_rules! plain {
-    ($Op:ident $name:literal, $t:ty, $identity:expr, |$a:ident, $b:ident| $combine:expr) => {
+    ($Op:ident $name:literal, $t:ty, $identity:expr, |$a:ident, $b:ident| $combine:expr $(; $($more:tt)*)?) => {
         impl Reduction<$t> for $Op {
             type Acc = $t;
             type Out = $t;
@@ -77,6 +77,7 @@ macro_rules! plain {
             fn finish(acc: $t, _: u64) -> $t {
                 acc
             }
+            $($($more)*)?
         }
     };
 }
@@ -98,6 +99,10 @@ int_ops!(i32 u32 i64 u64);
 /// (one NaN, the same bits on the CPU and every GPU, whatever the inputs'
 /// payloads). Branches here (a chain of comparisons) cost every vector of a
 /// round its own divergence points; selections are a few instructions.
+/// A lane's run of a short segment takes the plain `min`/`max` of its
+/// elements where they tell the result
+/// ([`Extremes::run_extremes`](super::range::Extremes::run_extremes)), as
+/// `aminmax` does; a vector's lanes stay combined pairwise.
 macro_rules! float_ops {
     ($($t:ident)*) => {$(
         plain!(Sum "sum", $t, 0.0, |a, b| a + b);
@@ -108,14 +113,14 @@ macro_rules! float_ops {
             #[allow(clippy::eq_op)]
             let nan = a != a || b != b;
             if nan { $t::NAN } else { r }
-        });
+        }; super::range::by_extremes!(@run $t, |x| x, |m| m.min););
         plain!(Max "max", $t, $t::NEG_INFINITY, |a, b| {
             let tie = $t::from_bits(a.to_bits() & b.to_bits());
             let r = if a == b { tie } else { a.max(b) };
             #[allow(clippy::eq_op)]
             let nan = a != a || b != b;
             if nan { $t::NAN } else { r }
-        });
+        }; super::range::by_extremes!(@run $t, |x| x, |m| m.max););
     )*};
 }
 float_ops!(f32 f64);

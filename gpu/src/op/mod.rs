@@ -76,6 +76,31 @@ pub(crate) fn draws(mut seed: u64) -> impl FnMut() -> f64 {
     }
 }
 
+/// `R::fold_run` against one `combine` an element ([`fold_each`]) on
+/// `cases` runs of up to 40 elements, each drawn from `P` of `values` (few,
+/// so that ties, NaN and zero extremes are common and runs without them
+/// too), from the first or second element, a step of 1 to 3, the run
+/// `0`, `7` or `2^40` elements into its segment: the same bits.
+#[cfg(test)]
+pub(crate) fn runs_as_their_elements<R: Reduction<T>, T: Copy + core::fmt::Debug, const P: usize>(
+    values: &[T],
+    cases: u32,
+    bits: impl Fn(R::Acc) -> [u64; 2],
+) {
+    let mut draw = draws(31);
+    let mut pick = |n: usize| (draw() * n as f64) as usize % n;
+    for case in 0..cases {
+        let pool: [T; P] = core::array::from_fn(|_| values[pick(values.len())]);
+        let x: Vec<T> = (0..case % 41).map(|_| pool[pick(P)]).collect();
+        let (from, step, to) = (case / 41 % 2, 1 + case % 3, x.len() as u32);
+        let first = [0, 7, 1 << 40][case as usize % 3];
+        let element = |e: u32| (x[e as usize], x[e as usize]);
+        let want = bits(fold_each::<R, T>(from, to, step, element, first));
+        let got = bits(R::fold_run(from, to, step, element, first));
+        assert_eq!(got, want, "{} of {x:?} from {from} step {step} first {first}", R::NAME);
+    }
+}
+
 /// `f(v, k)` of each lane `k` of each vector `v` of a round, combined with
 /// `g`: the lanes [`pairwise`], then the vectors.
 #[inline(always)]

@@ -132,6 +132,22 @@ macro_rules! nan_ops {
             fn combine(a: SumCount<$a>, b: SumCount<$a>) -> SumCount<$a> {
                 SumCount { sum: a.sum + b.sum, count: a.count + b.count }
             }
+            /// A lane's run of a short segment: the same sums as one
+            /// `combine` an element, the count in 32 bits (a run's
+            /// positions are), widened once.
+            #[inline(always)]
+            #[allow(clippy::eq_op)]
+            fn fold_run(from: u32, to: u32, step: u32, element: impl Fn(u32) -> ($t, $t), _: u64) -> SumCount<$a> {
+                let (mut sum, mut count, mut e): ($a, u32, u32) = (0.0, 0, from);
+                while e < to {
+                    let $x = element(e).0;
+                    let w: $a = $widen;
+                    sum += if w != w { 0.0 } else { w };
+                    count += (w == w) as u32;
+                    e += step;
+                }
+                SumCount { sum, count: count as u64 }
+            }
             #[inline(always)]
             fn finish(acc: SumCount<$a>, _: u64) -> $a {
                 acc.sum / acc.count as $a // 0 / 0: NaN
@@ -198,4 +214,19 @@ nan_ops! {
     f64 in f64: |x| x;
     f16 in f32: |x| x.to_f32();
     bf16 in f32: |x| x.to_f32();
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_run_s_mean_parts_are_its_elements() {
+        let f = [0.0, -0.0, 1.5, -2.0, f32::NAN, -f32::NAN, f32::INFINITY, f32::NEG_INFINITY, 1e-40, 3.0e7];
+        let parts = |m: SumCount<f32>| [m.sum.to_bits() as u64, m.count];
+        crate::op::runs_as_their_elements::<NanMean, f32, 4>(&f, 4000, parts);
+        crate::op::runs_as_their_elements::<NanMean, bf16, 4>(&f.map(bf16::from_f32), 4000, parts);
+        let d = f.map(f64::from);
+        crate::op::runs_as_their_elements::<NanMean, f64, 4>(&d, 4000, |m| [m.sum.to_bits(), m.count]);
+    }
 }

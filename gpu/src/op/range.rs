@@ -269,7 +269,8 @@ pub fn fold_run_by_extremes<R: Reduction<T> + ?Sized, T: Extremes>(
 /// `$lane` maps an element to what is compared (itself or its magnitude),
 /// `$pick` makes the accumulator of the extremes. (A round's vectors stay combined pairwise: their extremes
 /// at once took more registers and were slower, docs/src/performance/
-/// what-did-not-help.md.)
+/// what-did-not-help.md.) `by_extremes!(@run ...)` gives `fold_run` alone,
+/// for the operations whose vectors keep their own `map_lanes`.
 macro_rules! by_extremes {
     ($t:ty, |$x:ident| $lane:expr, |$m:ident| $pick:expr) => {
         /// The lanes' [`Extremes`](crate::op::range::Extremes) where they
@@ -279,6 +280,9 @@ macro_rules! by_extremes {
         fn map_lanes<const L: usize>(x: [$t; L], y: [$t; L], first: u64) -> Self::Acc {
             $crate::op::range::map_by_extremes::<Self, $t, L>(x, y, first, |$x: $t| $lane, |$m| $pick)
         }
+        $crate::op::range::by_extremes!(@run $t, |$x| $lane, |$m| $pick);
+    };
+    (@run $t:ty, |$x:ident| $lane:expr, |$m:ident| $pick:expr) => {
         /// A run's [`Extremes`](crate::op::range::Extremes) where they tell
         /// the result, one `combine` an element where they do not.
         #[inline(always)]
@@ -350,6 +354,14 @@ mod tests {
     use super::super::{NanMax, NanMin, NormInf, NormNegInf};
     use super::*;
 
+    /// Runs of four values each: with and without a NaN or a zero extreme.
+    fn runs_as_their_elements<R: Reduction<T>, T: Copy + core::fmt::Debug>(
+        values: &[T],
+        bits: impl Fn(R::Acc) -> [u64; 2],
+    ) {
+        crate::op::runs_as_their_elements::<R, T, 4>(values, 4000, bits)
+    }
+
     /// `map_lanes` against its definition (`map_pairwise`) on every
     /// vector of `L` lanes drawn from `values` (the first five lanes in
     /// every combination, the rest pseudo-random): the same bits.
@@ -399,31 +411,6 @@ mod tests {
         runs_as_their_elements::<AMinMax, T>(values, |m| [m.min.to_bits() as u64, m.max.to_bits() as u64]);
     }
 
-    /// `fold_run` against one `combine` an element ([`fold_each`]) on
-    /// runs of up to 40 elements drawn from four of `values` (so that runs
-    /// with and without a NaN or a zero extreme are common), from the
-    /// first or second element, a step of 1 to 3: the same bits.
-    fn runs_as_their_elements<R: Reduction<T>, T: Copy + core::fmt::Debug>(
-        values: &[T],
-        bits: impl Fn(R::Acc) -> [u64; 2],
-    ) {
-        let mut draw = crate::op::draws(31);
-        let mut pick = |n: usize| (draw() * n as f64) as usize % n;
-        for case in 0..4000u32 {
-            let pool: [T; 4] = core::array::from_fn(|_| values[pick(values.len())]);
-            let x: Vec<T> = (0..case % 41).map(|_| pool[pick(4)]).collect();
-            let (from, step, to) = (case / 41 % 2, 1 + case % 3, x.len() as u32);
-            let element = |e: u32| (x[e as usize], x[e as usize]);
-            let want = bits(fold_each::<R, T>(from, to, step, element, 5));
-            assert_eq!(
-                bits(R::fold_run(from, to, step, element, 5)),
-                want,
-                "{} of {x:?} from {from} step {step}",
-                R::NAME
-            );
-        }
-    }
-
     #[test]
     fn a_run_s_extremes_give_its_elements_result() {
         // f32 and the half types: with their vectors, below
@@ -431,6 +418,9 @@ mod tests {
         let d = f.map(f64::from);
         runs_as_their_elements::<AMinMax, f64>(&d, |m| [m.min.to_bits(), m.max.to_bits()]);
         runs_as_their_elements::<NormInf, f64>(&d, |v| [v.to_bits(), 0]);
+        // the plain min and max of f64, whose vectors keep the pairwise tree
+        runs_as_their_elements::<Min, f64>(&d, |v| [v.to_bits(), 0]);
+        runs_as_their_elements::<Max, f64>(&d, |v| [v.to_bits(), 0]);
         let i = [0, -1, 7, 7, i32::MIN, i32::MAX];
         runs_as_their_elements::<AMinMax, i32>(&i, |m| [m.min as u64, m.max as u64]);
         runs_as_their_elements::<AMinMax, u64>(&[0, 3, u64::MAX], |m| [m.min, m.max]);
