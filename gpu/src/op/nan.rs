@@ -136,14 +136,13 @@ macro_rules! nan_ops {
             /// `combine` an element, the count in 32 bits (a run's
             /// positions are), widened once.
             #[inline(always)]
-            #[allow(clippy::eq_op)]
             fn fold_run(from: u32, to: u32, step: u32, element: impl Fn(u32) -> ($t, $t), _: u64) -> SumCount<$a> {
                 let (mut sum, mut count, mut e): ($a, u32, u32) = (0.0, 0, from);
                 while e < to {
-                    let $x = element(e).0;
-                    let w: $a = $widen;
-                    sum += if w != w { 0.0 } else { w };
-                    count += (w == w) as u32;
+                    let (x, y) = element(e);
+                    let one = <Self as Reduction<$t>>::map(x, y, 0);
+                    sum += one.sum;
+                    count += one.count as u32;
                     e += step;
                 }
                 SumCount { sum, count: count as u64 }
