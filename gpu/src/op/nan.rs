@@ -15,40 +15,8 @@
 //! They accumulate as the plain ones do: in `f32` for `f32` and the half
 //! types (whose results are `f32`), in `f64` for `f64`.
 
-use super::{Bits, Reduction, each};
+use super::{Bits, Reduction};
 use crate::half::{bf16, f16};
-use core::ops::Add;
-
-/// A round's elements that are not NaN (`V` vectors of `L` lanes, widened
-/// by `widen`): their sum in the definition's order (each vector's lanes
-/// pairwise, then the vectors: [`each`], a NaN lane taken as `0`) and their
-/// count. The round is added plainly first, nothing replaced: with no NaN
-/// among its elements that is the same sum, for no selection an element.
-/// A NaN sum (a NaN lane, or `inf + -inf`) sends the round to the
-/// selections, counted in 32 bits.
-#[inline(always)]
-#[allow(clippy::eq_op)]
-fn skipping_sum<T: Copy, A: Copy + Add<Output = A> + PartialEq + Default, const L: usize, const V: usize>(
-    x: [[T; L]; V],
-    widen: impl Fn(T) -> A,
-) -> (A, u32) {
-    let add = |a: A, b: A| a + b;
-    let plain = each::<A, L, V>(|v, k| widen(x[v][k]), add);
-    if plain == plain {
-        return (plain, (L * V) as u32);
-    }
-    // the round again, not the widened lanes kept from above: those would
-    // hold every lane's register until here (bf16: 32 → 55 registers)
-    let x = core::hint::black_box(x);
-    let kept = |v: usize, k: usize| widen(x[v][k]) == widen(x[v][k]);
-    let mut count = 0;
-    for v in 0..V {
-        for k in 0..L {
-            count += kept(v, k) as u32;
-        }
-    }
-    (each::<A, L, V>(|v, k| if kept(v, k) { widen(x[v][k]) } else { A::default() }, add), count)
-}
 
 /// The sum of the elements that are not NaN.
 ///
@@ -144,17 +112,6 @@ macro_rules! nan_ops {
             fn combine(a: $a, b: $a) -> $a {
                 a + b
             }
-            /// A vector's lanes that are not NaN (`skipping_sum`): the
-            /// definition's sum.
-            #[inline(always)]
-            fn map_lanes<const L: usize>(x: [$t; L], _: [$t; L], _: u64) -> $a {
-                skipping_sum([x], |$x| $widen).0
-            }
-            /// A round's elements that are not NaN added to `acc`.
-            #[inline(always)]
-            fn fold_vectors<const L: usize, const V: usize>(acc: $a, x: [[$t; L]; V], _: [[$t; L]; V], _: [u64; V]) -> $a {
-                acc + skipping_sum(x, |$x| $widen).0
-            }
             #[inline(always)]
             fn finish(acc: $a, _: u64) -> $a {
                 acc
@@ -174,23 +131,6 @@ macro_rules! nan_ops {
             #[inline(always)]
             fn combine(a: SumCount<$a>, b: SumCount<$a>) -> SumCount<$a> {
                 SumCount { sum: a.sum + b.sum, count: a.count + b.count }
-            }
-            /// As `NanSum`'s, with the count.
-            #[inline(always)]
-            fn map_lanes<const L: usize>(x: [$t; L], _: [$t; L], _: u64) -> SumCount<$a> {
-                let (sum, count) = skipping_sum([x], |$x| $widen);
-                SumCount { sum, count: count as u64 }
-            }
-            /// As `NanSum`'s, with the count.
-            #[inline(always)]
-            fn fold_vectors<const L: usize, const V: usize>(
-                acc: SumCount<$a>,
-                x: [[$t; L]; V],
-                _: [[$t; L]; V],
-                _: [u64; V],
-            ) -> SumCount<$a> {
-                let (sum, count) = skipping_sum(x, |$x| $widen);
-                SumCount { sum: acc.sum + sum, count: acc.count + count as u64 }
             }
             /// A lane's run of a short segment: the same sums as one
             /// `combine` an element, the count in 32 bits (a run's
@@ -287,21 +227,5 @@ mod tests {
         crate::op::runs_as_their_elements::<NanMean, bf16, 4>(&f.map(bf16::from_f32), 4000, parts);
         let d = f.map(f64::from);
         crate::op::runs_as_their_elements::<NanMean, f64, 4>(&d, 4000, |m| [m.sum.to_bits(), m.count]);
-    }
-
-    #[test]
-    fn a_round_without_nan_is_its_plain_sum() {
-        let f = [0.0, -0.0, 1.5, -2.0, f32::NAN, -f32::NAN, f32::INFINITY, f32::NEG_INFINITY, 1e-40, 3.0e7];
-        let (h, d) = (f.map(bf16::from_f32), f.map(f64::from));
-        let parts = |m: SumCount<f32>| [m.sum.to_bits() as u64, m.count];
-        let wide = |m: SumCount<f64>| [m.sum.to_bits(), m.count];
-        let one = |s: f32| [s.to_bits() as u64, 0];
-        crate::op::rounds_as_their_elements::<NanMean, f32, 4, 4>(&f, 3000, parts);
-        crate::op::rounds_as_their_elements::<NanMean, bf16, 8, 4>(&h, 3000, parts);
-        crate::op::rounds_as_their_elements::<NanMean, f16, 8, 4>(&f.map(f16::from_f32), 3000, parts);
-        crate::op::rounds_as_their_elements::<NanMean, f64, 2, 4>(&d, 3000, wide);
-        crate::op::rounds_as_their_elements::<NanSum, f32, 4, 4>(&f, 3000, one);
-        crate::op::rounds_as_their_elements::<NanSum, bf16, 8, 4>(&h, 3000, one);
-        crate::op::rounds_as_their_elements::<NanSum, f64, 2, 4>(&d, 3000, |s| [s.to_bits(), 0]);
     }
 }
