@@ -5,7 +5,7 @@
 //! `any` of none `0`); `count_nonzero` counts in `u64`. The half types are
 //! tested on their bits, without widening.
 
-use super::Reduction;
+use super::{Reduction, each, widened};
 use crate::half::{bf16, f16};
 
 /// Whether every element is nonzero: `1` or `0`.
@@ -106,15 +106,15 @@ macro_rules! logical {
             fn combine(a: u64, b: u64) -> u64 {
                 a + b
             }
-            /// A vector's lanes counted in 32 bits, widened once (indexed:
-            /// an array's by-value iterator lands in local memory).
+            /// A vector's lanes counted in 32 bits, widened once.
             #[inline(always)]
             fn map_lanes<const L: usize>(x: [$t; L], _: [$t; L], _: u64) -> u64 {
-                let mut count = 0u32;
-                for k in 0..L {
-                    count += x[k].nonzero() as u32;
-                }
-                count as u64
+                widened(each::<u32, L, 1>(|_, k| x[k].nonzero() as u32, |a, b| a + b))
+            }
+            /// A round's lanes counted in 32 bits, widened once.
+            #[inline(always)]
+            fn fold_vectors<const L: usize, const V: usize>(acc: u64, x: [[$t; L]; V], _: [[$t; L]; V], _: [u64; V]) -> u64 {
+                acc + widened(each::<u32, L, V>(|v, k| x[v][k].nonzero() as u32, |a, b| a + b))
             }
             #[inline(always)]
             fn finish(acc: u64, _: u64) -> u64 {
@@ -124,3 +124,19 @@ macro_rules! logical {
     )*};
 }
 logical!(i32 u32 i64 u64 f32 f64 f16 bf16);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_round_s_count_is_its_elements() {
+        let f = [0.0, -0.0, 1.5, -2.0, f32::NAN, f32::INFINITY, 1e-40, 3.0e7];
+        let count = |c: u64| [c, 0];
+        crate::op::rounds_as_their_elements::<CountNonzero, f32, 4, 4>(&f, 2000, count);
+        crate::op::rounds_as_their_elements::<CountNonzero, bf16, 8, 4>(&f.map(bf16::from_f32), 2000, count);
+        crate::op::rounds_as_their_elements::<CountNonzero, f16, 8, 4>(&f.map(f16::from_f32), 2000, count);
+        crate::op::rounds_as_their_elements::<CountNonzero, i32, 4, 3>(&[0, 1, -1, i32::MIN], 2000, count);
+        crate::op::rounds_as_their_elements::<CountNonzero, u64, 2, 3>(&[0, 1, u64::MAX], 2000, count);
+    }
+}

@@ -101,6 +101,64 @@ pub(crate) fn runs_as_their_elements<R: Reduction<T>, T: Copy + core::fmt::Debug
     }
 }
 
+/// `R::fold_vectors` and `R::map_lanes` against their definitions
+/// (each lane mapped, the lanes and then the vectors combined pairwise) on
+/// `cases` chains of three rounds of four `L`-lane vectors, each drawn
+/// from `P` of `values`, folded a round at a time or a vector at a time
+/// (a thread's last vectors): the same bits after every round.
+#[cfg(test)]
+pub(crate) fn rounds_as_their_elements<R: Reduction<T>, T: Copy + core::fmt::Debug, const L: usize, const P: usize>(
+    values: &[T],
+    cases: u32,
+    bits: impl Fn(R::Acc) -> [u64; 2],
+) {
+    let mut draw = draws(47);
+    let mut pick = |n: usize| (draw() * n as f64) as usize % n;
+    for case in 0..cases {
+        let pool: [T; P] = core::array::from_fn(|_| values[pick(values.len())]);
+        let (mut got, mut want) = (R::IDENTITY, R::IDENTITY);
+        for round in 0..3u64 {
+            let x: [[T; L]; 4] = core::array::from_fn(|_| core::array::from_fn(|_| pool[pick(P)]));
+            let first = [0, 1, 2, 3].map(|v| (4 * round + v) * L as u64);
+            let lanes = |v: usize| map_pairwise::<R, T, L>(x[v], x[v], first[v]);
+            if case % 2 == 0 {
+                got = R::fold_vectors(got, x, x, first);
+                want = R::combine(want, pairwise_of::<_, 4>(lanes, R::combine));
+            } else {
+                for v in 0..4 {
+                    got = R::fold_vectors(got, [x[v]], [x[v]], [first[v]]);
+                    want = R::combine(want, lanes(v));
+                }
+            }
+            assert_eq!(bits(got), bits(want), "{} of {x:?}", R::NAME);
+            assert_eq!(bits(R::map_lanes(x[0], x[0], first[0])), bits(lanes(0)), "{} of {:?}", R::NAME, x[0]);
+        }
+    }
+}
+
+/// A round's count of elements, made of 32-bit additions, as the `u64` of
+/// the accumulators. Widened where LLVM cannot see it: otherwise it widens
+/// the additions themselves (a count's zero-extension moved to its
+/// operands), and on the GPU each 64-bit addition is two instructions, a
+/// 64-bit selection two more (`count_nonzero` of a bf16 round: six
+/// instructions an element where three do).
+#[inline(always)]
+pub(crate) fn widened(count: u32) -> u64 {
+    #[cfg(target_arch = "nvptx64")]
+    {
+        let c: u32;
+        // SAFETY: a register copy; no memory, no side effect.
+        unsafe {
+            core::arch::asm!("mov.b32 {c}, {x};", c = out(reg32) c, x = in(reg32) count, options(pure, nomem, nostack))
+        };
+        c as u64
+    }
+    #[cfg(not(target_arch = "nvptx64"))]
+    {
+        count as u64
+    }
+}
+
 /// `f(v, k)` of each lane `k` of each vector `v` of a round, combined with
 /// `g`: the lanes [`pairwise`], then the vectors.
 #[inline(always)]

@@ -15,7 +15,7 @@
 //! They accumulate as the plain ones do: in `f32` for `f32` and the half
 //! types (whose results are `f32`), in `f64` for `f64`.
 
-use super::{Bits, Reduction};
+use super::{Bits, Reduction, each, widened};
 use crate::half::{bf16, f16};
 
 /// The sum of the elements that are not NaN.
@@ -94,6 +94,20 @@ impl<A: crate::prim::Shuffle> crate::prim::Shuffle for SumCount<A> {
     }
 }
 
+/// A round's elements that are not NaN (`V` vectors of `L` lanes, each
+/// lane `w` of them widened): their sum in the definition's order (each
+/// vector's lanes pairwise, then the vectors, a NaN lane taken as `0`) and
+/// their count, in 32 bits.
+#[inline(always)]
+#[allow(clippy::eq_op)]
+fn skipping<A: Copy + core::ops::Add<Output = A> + PartialEq + Default, const L: usize, const V: usize>(
+    w: impl Fn(usize, usize) -> A,
+) -> (A, u32) {
+    let sum = each::<A, L, V>(|v, k| if w(v, k) != w(v, k) { A::default() } else { w(v, k) }, |a, b| a + b);
+    let count = each::<u32, L, V>(|v, k| (w(v, k) == w(v, k)) as u32, |a, b| a + b);
+    (sum, count)
+}
+
 /// `impl Reduction<$t>` for the three, accumulating in `$a` (`$t` widened
 /// by `$widen`).
 macro_rules! nan_ops {
@@ -132,6 +146,24 @@ macro_rules! nan_ops {
             fn combine(a: SumCount<$a>, b: SumCount<$a>) -> SumCount<$a> {
                 SumCount { sum: a.sum + b.sum, count: a.count + b.count }
             }
+            /// The definition's sum, the count in 32 bits (`skipping`).
+            #[inline(always)]
+            fn map_lanes<const L: usize>(x: [$t; L], _: [$t; L], _: u64) -> SumCount<$a> {
+                let (sum, count) = skipping::<$a, L, 1>(|_, k| { let $x = x[k]; $widen });
+                SumCount { sum, count: widened(count) }
+            }
+            /// The definition's sum, a round's count in 32 bits
+            /// (`skipping`), widened once.
+            #[inline(always)]
+            fn fold_vectors<const L: usize, const V: usize>(
+                acc: SumCount<$a>,
+                x: [[$t; L]; V],
+                _: [[$t; L]; V],
+                _: [u64; V],
+            ) -> SumCount<$a> {
+                let (sum, count) = skipping::<$a, L, V>(|v, k| { let $x = x[v][k]; $widen });
+                SumCount { sum: acc.sum + sum, count: acc.count + widened(count) }
+            }
             /// A lane's run of a short segment: the same sums as one
             /// `combine` an element, the count in 32 bits (a run's
             /// positions are), widened once.
@@ -145,7 +177,7 @@ macro_rules! nan_ops {
                     count += one.count as u32;
                     e += step;
                 }
-                SumCount { sum, count: count as u64 }
+                SumCount { sum, count: widened(count) }
             }
             #[inline(always)]
             fn finish(acc: SumCount<$a>, _: u64) -> $a {
@@ -168,6 +200,19 @@ macro_rules! nan_ops {
             #[inline(always)]
             fn combine(a: SumCount<$a>, b: SumCount<$a>) -> SumCount<$a> {
                 <NanMean as Reduction<$t>>::combine(a, b)
+            }
+            #[inline(always)]
+            fn map_lanes<const L: usize>(x: [$t; L], y: [$t; L], first: u64) -> SumCount<$a> {
+                <NanMean as Reduction<$t>>::map_lanes(x, y, first)
+            }
+            #[inline(always)]
+            fn fold_vectors<const L: usize, const V: usize>(
+                acc: SumCount<$a>,
+                x: [[$t; L]; V],
+                y: [[$t; L]; V],
+                first: [u64; V],
+            ) -> SumCount<$a> {
+                <NanMean as Reduction<$t>>::fold_vectors(acc, x, y, first)
             }
             #[inline(always)]
             fn finish(acc: SumCount<$a>, _: u64) -> SumCount<$a> {
@@ -227,5 +272,17 @@ mod tests {
         crate::op::runs_as_their_elements::<NanMean, bf16, 4>(&f.map(bf16::from_f32), 4000, parts);
         let d = f.map(f64::from);
         crate::op::runs_as_their_elements::<NanMean, f64, 4>(&d, 4000, |m| [m.sum.to_bits(), m.count]);
+    }
+
+    #[test]
+    fn a_round_s_mean_parts_are_its_elements() {
+        let f = [0.0, -0.0, 1.5, -2.0, f32::NAN, -f32::NAN, f32::INFINITY, f32::NEG_INFINITY, 1e-40, 3.0e7];
+        let (h, d) = (f.map(bf16::from_f32), f.map(f64::from));
+        let parts = |m: SumCount<f32>| [m.sum.to_bits() as u64, m.count];
+        crate::op::rounds_as_their_elements::<NanMean, f32, 4, 4>(&f, 3000, parts);
+        crate::op::rounds_as_their_elements::<NanMean, bf16, 8, 4>(&h, 3000, parts);
+        crate::op::rounds_as_their_elements::<NanMean, f16, 8, 4>(&f.map(f16::from_f32), 3000, parts);
+        crate::op::rounds_as_their_elements::<NanMean, f64, 2, 4>(&d, 3000, |m| [m.sum.to_bits(), m.count]);
+        crate::op::rounds_as_their_elements::<NanMeanParts, bf16, 8, 4>(&h, 3000, parts);
     }
 }

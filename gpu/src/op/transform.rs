@@ -140,10 +140,10 @@ macro_rules! transform_ops {
         transform_ops!(@one Norm "norm", 1, $t, $acc, |$x| $to, |x, _y| x * x, |s, _n| s.sqrt_rn());
         transform_ops!(@one Mean "mean", 1, $t, $acc, |$x| $to, |x, _y| x, |s, n| s / n as $acc);
         transform_ops!(@one Norm1 "norm1", 1, $t, $acc, |$x| $to, |x, _y| x.abs(), |s, _n| s);
-        transform_ops!(@extreme NormInf "norm_inf", Max, 0.0, $t, $acc, |$x| $to, |m| m.max);
-        transform_ops!(@extreme NormNegInf "norm_neg_inf", Min, <$acc>::INFINITY, $t, $acc, |$x| $to, |m| m.min);
+        transform_ops!(@extreme NormInf "norm_inf", Max max, 0.0, $t, $acc, |$x| $to, |m| m.max);
+        transform_ops!(@extreme NormNegInf "norm_neg_inf", Min min, <$acc>::INFINITY, $t, $acc, |$x| $to, |m| m.min);
     )*};
-    (@extreme $Op:ident $name:literal, $Pick:ident, $identity:expr, $t:ident, $acc:ident, |$x:ident| $to:expr, |$m:ident| $pick:expr) => {
+    (@extreme $Op:ident $name:literal, $Pick:ident $plain:ident, $identity:expr, $t:ident, $acc:ident, |$x:ident| $to:expr, |$m:ident| $pick:expr) => {
         impl Reduction<$t> for $Op {
             type Acc = $acc;
             type Out = $acc;
@@ -155,9 +155,14 @@ macro_rules! transform_ops {
                 let w: $acc = $to;
                 w.abs()
             }
+            /// `$Pick`'s combine of magnitudes, where no `-0.0` meets
+            /// `+0.0`: the plain instruction, `NAN` where either is NaN
+            /// (three instructions where `$Pick`'s takes eight; the same
+            /// bits).
             #[inline(always)]
+            #[allow(clippy::eq_op)]
             fn combine(a: $acc, b: $acc) -> $acc {
-                <super::$Pick as Reduction<$acc>>::combine(a, b)
+                if a != a || b != b { <$acc>::NAN } else { a.$plain(b) }
             }
             super::range::by_extremes!($t, |x| x.magnitude(), |$m| $pick);
             #[inline(always)]
@@ -196,4 +201,27 @@ transform_ops! {
     f64 => f64, |x| x;
     f16 => f32, |x| x.to_f32();
     bf16 => f32, |x| x.to_f32();
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::op::{Max, Min};
+
+    /// The ∞-norms combine magnitudes as `Max` and `Min` do, to the bit.
+    #[test]
+    fn the_infinity_norms_combine_as_max_and_min() {
+        let f = [0.0f32, 1e-45, 1e-40, 1.0, 1.5, 3.0e38, f32::INFINITY, f32::NAN, -f32::NAN];
+        for a in f.map(f32::abs) {
+            for b in f.map(f32::abs) {
+                let (max, min) = (<Max as Reduction<f32>>::combine(a, b), <Min as Reduction<f32>>::combine(a, b));
+                assert_eq!(<NormInf as Reduction<f32>>::combine(a, b).to_bits(), max.to_bits(), "{a} {b}");
+                assert_eq!(<NormNegInf as Reduction<f32>>::combine(a, b).to_bits(), min.to_bits(), "{a} {b}");
+                let (a, b) = (a as f64, b as f64);
+                let (max, min) = (<Max as Reduction<f64>>::combine(a, b), <Min as Reduction<f64>>::combine(a, b));
+                assert_eq!(<NormInf as Reduction<f64>>::combine(a, b).to_bits(), max.to_bits(), "{a} {b}");
+                assert_eq!(<NormNegInf as Reduction<f64>>::combine(a, b).to_bits(), min.to_bits(), "{a} {b}");
+            }
+        }
+    }
 }
