@@ -103,8 +103,12 @@ impl<A: crate::prim::Shuffle> crate::prim::Shuffle for SumCount<A> {
 fn skipping<A: Copy + core::ops::Add<Output = A> + PartialEq + Default, const L: usize, const V: usize>(
     w: impl Fn(usize, usize) -> A,
 ) -> (A, u32) {
-    let sum = each::<A, L, V>(|v, k| if w(v, k) != w(v, k) { A::default() } else { w(v, k) }, |a, b| a + b);
-    let count = each::<u32, L, V>(|v, k| (w(v, k) == w(v, k)) as u32, |a, b| a + b);
+    let kept = |v: usize, k: usize| {
+        let x = w(v, k);
+        if x == x { Some(x) } else { None }
+    };
+    let sum = each::<A, L, V>(|v, k| kept(v, k).unwrap_or_default(), |a, b| a + b);
+    let count = each::<u32, L, V>(|v, k| kept(v, k).is_some() as u32, |a, b| a + b);
     (sum, count)
 }
 

@@ -140,10 +140,10 @@ macro_rules! transform_ops {
         transform_ops!(@one Norm "norm", 1, $t, $acc, |$x| $to, |x, _y| x * x, |s, _n| s.sqrt_rn());
         transform_ops!(@one Mean "mean", 1, $t, $acc, |$x| $to, |x, _y| x, |s, n| s / n as $acc);
         transform_ops!(@one Norm1 "norm1", 1, $t, $acc, |$x| $to, |x, _y| x.abs(), |s, _n| s);
-        transform_ops!(@extreme NormInf "norm_inf", Max max, 0.0, $t, $acc, |$x| $to, |m| m.max);
-        transform_ops!(@extreme NormNegInf "norm_neg_inf", Min min, <$acc>::INFINITY, $t, $acc, |$x| $to, |m| m.min);
+        transform_ops!(@extreme NormInf "norm_inf", max, 0.0, $t, $acc, |$x| $to, |m| m.max);
+        transform_ops!(@extreme NormNegInf "norm_neg_inf", min, <$acc>::INFINITY, $t, $acc, |$x| $to, |m| m.min);
     )*};
-    (@extreme $Op:ident $name:literal, $Pick:ident $plain:ident, $identity:expr, $t:ident, $acc:ident, |$x:ident| $to:expr, |$m:ident| $pick:expr) => {
+    (@extreme $Op:ident $name:literal, $plain:ident, $identity:expr, $t:ident, $acc:ident, |$x:ident| $to:expr, |$m:ident| $pick:expr) => {
         impl Reduction<$t> for $Op {
             type Acc = $acc;
             type Out = $acc;
@@ -155,9 +155,9 @@ macro_rules! transform_ops {
                 let w: $acc = $to;
                 w.abs()
             }
-            /// `$Pick`'s combine of magnitudes, where no `-0.0` meets
-            /// `+0.0`: the plain instruction, `NAN` where either is NaN
-            /// (three instructions where `$Pick`'s takes eight; the same
+            /// `Max`'s (`Min`'s) combine of magnitudes, where no `-0.0`
+            /// meets `+0.0`: the plain instruction, `NAN` where either is
+            /// NaN (three instructions where `Max`'s takes eight; the same
             /// bits).
             #[inline(always)]
             #[allow(clippy::eq_op)]
