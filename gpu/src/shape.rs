@@ -140,10 +140,13 @@ impl Fit {
 
 /// The automatic warp tile for `count` segments over `n` elements of `size`
 /// bytes: the average segment's bytes rounded up to a power of two, so a
-/// row fits one tile and needs no combining step, but no larger than keeps
-/// `min_warps` warps busy ([`Fit::min_warps`]), within
-/// `MIN_TILE_BYTES..=MAX_TILE_BYTES`. (Measured on an H200 at 1 GiB, every
-/// tile size: `docs/src/guide/shapes.md`.)
+/// row fits one tile and needs no combining step, but no larger than the
+/// power of two nearest the input's bytes over `min_warps` warps
+/// ([`Fit::min_warps`]), within `MIN_TILE_BYTES..=MAX_TILE_BYTES`.
+/// (Measured on an H200 at 1 GiB, every tile size:
+/// `docs/src/guide/shapes.md`. The nearest, not the one below: 0.98 GiB of
+/// log-uniform segment lengths read 2.6% faster in 64 KiB tiles than in
+/// 32, `docs/src/performance/tuning.md`.)
 ///
 /// ```
 /// use gpu::shape::tile_bytes;
@@ -152,6 +155,8 @@ impl Fit {
 /// assert_eq!(tile_bytes(1 << 28, 1 << 14, 4, w), 64 * 1024); // rows of 16384 f32: a row a tile
 /// assert_eq!(tile_bytes(1 << 28, 1, 4, w), 64 * 1024); // one row of 1 GiB: 16384 warps
 /// assert_eq!(tile_bytes(1 << 28, 1, 4, w / 2), 128 * 1024); // on half the warps
+/// assert_eq!(tile_bytes(250_000_000, 1, 4, w), 64 * 1024); // 0.93 GiB: 61035 bytes a warp, nearer 64 KiB
+/// assert_eq!(tile_bytes(180_000_000, 1, 4, w), 32 * 1024); // 0.67 GiB: 43945 bytes a warp
 /// assert_eq!(tile_bytes(1 << 20, 1, 4, w), 16 * 1024); // 4 MiB: the smallest tiles
 /// assert_eq!(tile_bytes(0, 0, 4, w), 16 * 1024);
 /// ```
@@ -161,7 +166,7 @@ pub const fn tile_bytes(n: u64, count: u64, size: usize, min_warps: u64) -> u64 
         Some(a) => a,
         None => total,
     };
-    let fill = fill_bytes(total, min_warps);
+    let fill = pow2_nearest(per_warp(total, min_warps));
     within_tiles(if average.next_power_of_two() < fill { average.next_power_of_two() } else { fill })
 }
 
@@ -178,12 +183,19 @@ pub const fn tile_bytes(n: u64, count: u64, size: usize, min_warps: u64) -> u64 
 /// assert_eq!(filling_tile_bytes(1 << 40, 4, 0), 256 * 1024);
 /// ```
 pub const fn filling_tile_bytes(n: u64, size: usize, warps: u64) -> u64 {
-    within_tiles(fill_bytes(n.saturating_mul(size as u64), warps))
+    within_tiles(pow2_at_or_below(per_warp(n.saturating_mul(size as u64), warps)))
 }
 
-/// The power of two at or below `total` bytes over `warps` warps.
-const fn fill_bytes(total: u64, warps: u64) -> u64 {
-    pow2_at_or_below(total / if warps == 0 { 1 } else { warps })
+/// `total` bytes over `warps` warps (all of them for 0 warps).
+const fn per_warp(total: u64, warps: u64) -> u64 {
+    total / if warps == 0 { 1 } else { warps }
+}
+
+/// The power of two nearest `x`: the one at or below it, or twice that
+/// from one and a half times it (1 for 0).
+const fn pow2_nearest(x: u64) -> u64 {
+    let p = pow2_at_or_below(x);
+    if x >= p + p / 2 { p.saturating_mul(2) } else { p }
 }
 
 /// `t` within `MIN_TILE_BYTES..=MAX_TILE_BYTES`.
