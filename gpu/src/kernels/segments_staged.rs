@@ -74,7 +74,7 @@ use crate::prim::*;
 use crate::shape::{SHAPE_WARPS, STAGE_LANE_ELEMENTS, STAGE_WARP_BYTES, Segments, fits_stage, stage_vectors, tiles};
 #[cfg(not(target_feature = "sm_80"))]
 use crate::strided_fold::strided_fold;
-use crate::warp_reduce::team_reduce;
+use crate::warp_reduce::warp_reduce;
 
 /// Loads a lane issues together, at most: a stage of two inputs' four, one
 /// input's two batches of four on cards before sm_80 (the vectors pass
@@ -176,7 +176,7 @@ unsafe fn staged_tile<T: Element + Vector, R: Reduction<T>>(
             let v = long_piece::<T, R>(a, b, sb.max(w0), se.min(w1), sb, loads, (&stage_a, &stage_b));
             #[cfg(not(target_feature = "sm_80"))]
             let v = strided_fold::<T, R>(a, b, sb.max(w0), se.min(w1), sb, lane, 32, false);
-            let v = team_reduce(v, 32, R::combine);
+            let v = warp_reduce(v, R::combine);
             let last = lane == 0 && emit::<T, R>(v, s, sb, se, me, w0, w1, tile, pieces, tickets, out);
             finish_segments::<T, R>(ballot_sync(FULL_MASK, last), s, sb, se, tile, pieces, out);
             cur += 1;
@@ -251,7 +251,7 @@ unsafe fn staged_tile<T: Element + Vector, R: Reduction<T>>(
                 (shfl_sync(FULL_MASK, s0, k), shfl_sync(FULL_MASK, s1, k), shfl_sync(FULL_MASK, skip, k));
             // lane `l` its elements `l, l + 32, ...` of the piece, as one run
             let w = R::fold_run(f0 + lane as u32, f1, 32, pair, fskip + lane);
-            let w = shfl_sync(FULL_MASK, team_reduce(w, 32, R::combine), 0);
+            let w = shfl_sync(FULL_MASK, warp_reduce(w, R::combine), 0);
             if lane == k as u64 {
                 v = w;
             }
