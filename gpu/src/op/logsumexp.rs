@@ -9,7 +9,8 @@
 //! and the result is `m + ln s`. As torch: no elements, or `-inf` only,
 //! give `-inf`; a `+inf` gives `+inf`; a NaN gives NaN. A thread's round
 //! of 16-byte vectors is folded in at once, its maximum first, one
-//! exponential an element (`round_with`).
+//! exponential an element (`round_with`); the half types' maximum and NaN
+//! test by packed comparisons on sm_80 and later (`range::RoundPeak`).
 //!
 //! `f32` and the half types accumulate in `f32` (the GPU's `ex2.approx` and
 //! `lg2.approx`, within 2 units in the last place), `f64` in `f64` (an
@@ -384,14 +385,21 @@ fn lanes_with<A: ExpLn, const L: usize>(x: [A; L], exp: impl Fn(A) -> A + Copy) 
 fn round_with<T: Copy, A: ExpLn, const L: usize, const V: usize>(
     acc: MaxSum<A>,
     x: [[T; L]; V],
+    peak: Option<A>,
     widen: impl Fn(T) -> A + Copy,
     exp: impl Fn(A) -> A + Copy,
 ) -> MaxSum<A> {
     let x = |v: usize, k: usize| widen(x[v][k]);
-    // `acc`'s NaN, if any, stays (a NaN element is the test's below)
-    let largest = super::each::<A, L, V>(x, A::larger);
+    // the round's largest element, and whether one is NaN: `peak` where
+    // the caller has it (NaN for a NaN), else lane by lane
+    let (largest, nan) = match peak {
+        Some(p) => (p, p != p),
+        None => {
+            (super::each::<A, L, V>(x, A::larger), super::each::<bool, L, V>(|v, k| x(v, k) != x(v, k), |a, b| a | b))
+        }
+    };
+    // `acc`'s NaN, if any, stays (a NaN element makes `nan`)
     let max = if largest > acc.max { largest } else { acc.max };
-    let nan = super::each::<bool, L, V>(|v, k| x(v, k) != x(v, k), |a, b| a | b);
     let scale = if acc.max < max { exp(acc.max - max) } else { A::ONE };
     let sum = acc.sum * scale + super::each::<A, L, V>(|v, k| exp(x(v, k) - max), |a, b| a + b);
     MaxSum { max: if nan { A::NAN } else { max }, sum: if max == A::NEG_INF { acc.sum } else { sum } }
@@ -423,7 +431,7 @@ fn run_with<A: ExpLn>(from: u32, to: u32, step: u32, x: impl Fn(u32) -> A, exp: 
 }
 
 macro_rules! logsumexp {
-    ($($t:ident in $a:ident: |$x:ident| $widen:expr;)*) => {$(
+    ($($t:ident in $a:ident: |$x:ident| $widen:expr, peak |$r:ident| $peak:expr;)*) => {$(
         impl Reduction<$t> for LogSumExp {
             type Acc = MaxSum<$a>;
             type Out = $a;
@@ -454,7 +462,8 @@ macro_rules! logsumexp {
                 _: [u64; V],
             ) -> MaxSum<$a> {
                 let widen = |$x: $t| -> $a { $widen };
-                round_with(acc, x, widen, ExpLn::exp_neg)
+                let $r = x;
+                round_with(acc, x, $peak, widen, ExpLn::exp_neg)
             }
             /// A short run as one part: `run_with`.
             #[inline(always)]
@@ -477,10 +486,10 @@ macro_rules! logsumexp {
     )*};
 }
 logsumexp! {
-    f32 in f32: |x| x;
-    f64 in f64: |x| x;
-    f16 in f32: |x| x.to_f32();
-    bf16 in f32: |x| x.to_f32();
+    f32 in f32: |x| x, peak |_r| None;
+    f64 in f64: |x| x, peak |_r| None;
+    f16 in f32: |x| x.to_f32(), peak |r| super::range::RoundPeak::round_peak(r);
+    bf16 in f32: |x| x.to_f32(), peak |r| super::range::RoundPeak::round_peak(r);
 }
 
 /// `log Σ exp(x)` of `f32`, as [`LogSumExp`] but with the exponential and

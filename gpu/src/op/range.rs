@@ -167,6 +167,16 @@ use packed;
 #[inline(always)]
 #[allow(clippy::needless_range_loop)]
 fn packed_fold<H: Copy, const L: usize>(lanes: [H; L], bits: impl Fn(H) -> u16, op: impl Fn(u32, u32) -> u32) -> u32 {
+    let w = packed_words(lanes, bits, &op);
+    op(w, w.rotate_right(16))
+}
+
+/// [`packed_fold`] before its last step: one word, whose two halves
+/// together hold `op` of every lane.
+#[cfg(all(target_arch = "nvptx64", target_feature = "sm_80"))]
+#[inline(always)]
+#[allow(clippy::needless_range_loop)]
+fn packed_words<H: Copy, const L: usize>(lanes: [H; L], bits: impl Fn(H) -> u16, op: impl Fn(u32, u32) -> u32) -> u32 {
     // indexed: an array's by-value iterator lands in local memory
     let mut w = [0u32; L];
     for k in 0..L / 2 {
@@ -179,7 +189,40 @@ fn packed_fold<H: Copy, const L: usize>(lanes: [H; L], bits: impl Fn(H) -> u16, 
             w[k] = op(w[2 * k], w[2 * k + 1]);
         }
     }
-    op(w[0], w[0].rotate_right(16))
+    w[0]
+}
+
+/// The largest lane of a round of half-type vectors as `f32`, NaN if any
+/// lane is NaN, by packed comparisons (`max.NaN.bf16x2`, two lanes an
+/// instruction: a vector's eight lanes to one word in three, the round's
+/// words to one, its halves in one more), where widening and comparing
+/// each lane in `f32` and testing it for NaN takes about three an element.
+/// `None` where the card has no packed form (before sm_80).
+pub trait RoundPeak: Copy {
+    /// The round's largest lane, or NaN; `None` before sm_80.
+    fn round_peak<const L: usize, const V: usize>(x: [[Self; L]; V]) -> Option<f32>;
+}
+
+macro_rules! round_peak {
+    ($($h:ident: $max:literal;)*) => {$(
+        impl RoundPeak for $h {
+            #[inline(always)]
+            #[allow(unused_variables)]
+            fn round_peak<const L: usize, const V: usize>(x: [[$h; L]; V]) -> Option<f32> {
+                #[cfg(all(target_arch = "nvptx64", target_feature = "sm_80"))]
+                if L >= 2 && V >= 1 {
+                    let op = |a: u32, b: u32| -> u32 { packed!($max, a, b) };
+                    let w = super::each::<u32, 1, V>(|v, _| packed_words(x[v], $h::to_bits, op), op);
+                    return Some($h::from_bits(op(w, w.rotate_right(16)) as u16).to_f32());
+                }
+                None
+            }
+        }
+    )*};
+}
+round_peak! {
+    bf16: "max.NaN.bf16x2";
+    f16: "max.NaN.f16x2";
 }
 
 /// The half types: on cards of sm_80 and later, a vector's lanes compared
