@@ -93,7 +93,7 @@ fn main() {
         gpu_trial("power::norm_p_orders_and_errors", norm_p_orders),
         gpu_trial("planted::wrong_exponent_or_dropped_element_fails_the_power_check", planted_power),
         gpu_trial("half::sums_do_not_saturate", sums_do_not_saturate),
-        gpu_trial("half::extremes_as_before_sm80", half_extremes_before_sm80),
+        gpu_trial("half::packed_forms_as_before_sm80", half_packed_forms_before_sm80),
         gpu_trial("dot::cancelling_sums", cancelling_dot),
         gpu_trial("dot::unaligned_and_differently_aligned_inputs", unaligned_dot),
         gpu_trial("errors::typed_before_any_launch", typed_errors),
@@ -280,13 +280,13 @@ where
     Ok(())
 }
 
-/// The half types' extremes as a card before sm_80 runs them (each lane
-/// widened and compared in `f32`; later cards load the form that compares
-/// two lanes an instruction, `min.NaN.bf16x2` ...), on whatever card this
-/// is: the sm_75 entries of the embedded PTX ahead of the rest, on the
-/// values that decide them, against the CPU.
-fn half_extremes_before_sm80() -> Result<(), Failed> {
-    let ops = [Op::Min, Op::Max, Op::AMinMax, Op::NanMin, Op::NanMax, Op::NormInf, Op::NormNegInf];
+/// The half types' extremes and logsumexp as a card before sm_80 runs
+/// them (each lane widened and compared in `f32`; later cards load the
+/// forms that compare two lanes an instruction, `min.NaN.bf16x2` ...), on
+/// whatever card this is: the sm_75 entries of the embedded PTX ahead of
+/// the rest, on the values that decide them, against the CPU.
+fn half_packed_forms_before_sm80() -> Result<(), Failed> {
+    let ops = [Op::Min, Op::Max, Op::AMinMax, Op::NanMin, Op::NanMax, Op::NormInf, Op::NormNegInf, Op::LogSumExp];
     let embedded = Ptx::embedded();
     let mut before = Vec::new();
     for entry in embedded.entries().filter(|e| {
