@@ -361,33 +361,38 @@ mod tests {
     }
 
     /// The sm_80 module holds the staged segments of every operation and
-    /// type (the entries that copy with `cp.async`) and the half types'
+    /// type (the entries that copy with `cp.async`), the half types'
     /// extreme operations where they read 16-byte vectors (compared two
-    /// lanes at a time; columns read lanes of their own), and nothing else;
-    /// a card of sm_80 or later loads them from it, an earlier one the
-    /// sm_75 form.
+    /// lanes at a time; columns read lanes of their own) and their
+    /// logsumexp where it folds rounds of vectors (a round's maximum two
+    /// lanes at a time; not columns, nor short rows, whose lanes hold a
+    /// vector each), and nothing else; a card of sm_80 or later loads them
+    /// from it, an earlier one the sm_75 form.
     #[test]
     fn cards_of_sm80_load_the_entries_built_for_it() {
         let ptx = Ptx::embedded();
         let newer = Ptx::from_text(ptx.sm80.text.clone(), "sm80");
         assert_eq!(newer.target(), Some(ptx_builder::NEWER_ARCH));
-        let extreme = |e: &str| {
+        let packed = |e: &str| {
             let ops = ["_min_", "_max_", "_aminmax_", "_nanmin_", "_nanmax_", "_norm_inf_", "_norm_neg_inf_"];
             let half = e.ends_with("_bf16") || e.ends_with("_f16");
-            half && !e.starts_with("columns_") && ops.iter().any(|op| e.contains(op))
+            let rounds = e.contains("_logsumexp_") && !e.starts_with("rows_short_");
+            half && !e.starts_with("columns_") && (ops.iter().any(|op| e.contains(op)) || rounds)
         };
         let staged: Vec<&str> = ptx.entries().filter(|e| e.starts_with("segments_staged_")).collect();
         assert!(staged.len() > 20, "{}", staged.len());
-        let wanted: Vec<&str> = ptx.entries().filter(|e| e.starts_with("segments_staged_") || extreme(e)).collect();
+        let wanted: Vec<&str> = ptx.entries().filter(|e| e.starts_with("segments_staged_") || packed(e)).collect();
         assert!(wanted.len() > staged.len() + 20, "{}", wanted.len());
         assert_eq!(newer.entries().collect::<Vec<_>>(), wanted);
         for entry in ["segments_staged_sum_f32", "segments_staged_moments_bf16", "segments_staged_dot_f64"] {
             let (old, new) = (ptx.module_for_card(entry, (7, 5)).unwrap(), ptx.module_for_card(entry, (9, 0)).unwrap());
             assert!(!old.contains("cp.async") && new.contains("cp.async") && new.contains(".target sm_80"), "{entry}");
         }
-        for (entry, packed) in
-            [("single_pass_b1024_max_bf16", "max.NaN.bf16x2"), ("single_pass_b256_aminmax_f16", "min.NaN.f16x2")]
-        {
+        for (entry, packed) in [
+            ("single_pass_b1024_max_bf16", "max.NaN.bf16x2"),
+            ("single_pass_b256_aminmax_f16", "min.NaN.f16x2"),
+            ("single_pass_b512_logsumexp_bf16", "max.NaN.bf16x2"),
+        ] {
             let (old, new) = (ptx.module_for_card(entry, (7, 5)).unwrap(), ptx.module_for_card(entry, (9, 0)).unwrap());
             assert!(!old.contains(".NaN.") && new.contains(packed) && new.contains(".target sm_80"), "{entry}");
         }
