@@ -165,7 +165,6 @@ use packed;
 /// half holds `op` of every lane.
 #[cfg(all(target_arch = "nvptx64", target_feature = "sm_80"))]
 #[inline(always)]
-#[allow(clippy::needless_range_loop)]
 fn packed_fold<H: Copy, const L: usize>(lanes: [H; L], bits: impl Fn(H) -> u16, op: impl Fn(u32, u32) -> u32) -> u32 {
     let w = packed_words(lanes, bits, &op);
     op(w, w.rotate_right(16))
