@@ -28,11 +28,27 @@ pub const MIN_TILE_BYTES: u64 = 16 * 1024;
 /// The largest warp tile, bytes.
 pub const MAX_TILE_BYTES: u64 = 256 * 1024;
 
-/// Threads per block of both kernels.
+/// Threads per block of the shaped kernels but `segments` and
+/// `segments_tailed` ([`SEGMENTS_BLOCK`]).
 pub const SHAPE_BLOCK: u32 = 256;
 
 /// Warps per block.
 pub const SHAPE_WARPS: u32 = SHAPE_BLOCK / 32;
+
+/// Threads per block of `segments` and `segments_tailed`, whose warps each
+/// fold tiles of their own: two warps. A block keeps its place on the SM
+/// until its slowest warp is done, and the SM starts no new block in its
+/// place before then; with two warps a block, a warp whose tile took
+/// longer (more pieces, a costlier fold) holds back one other warp, not
+/// seven. H200, 1 GiB, blocks of 256 → 64
+/// threads: rows of 1048576×256 f32 sums 254.0 → 248.2-248.5 µs, bf16
+/// logsumexp 146.0 → 139.2, bf16 variance 170.7 → 167.3; bf16 variance
+/// over log-uniform segments 172.9 → 167.4; f32 sums over them the same
+/// (`docs/src/performance/tuning.md`).
+pub const SEGMENTS_BLOCK: u32 = 64;
+
+/// Warps per block of `segments` and `segments_tailed`.
+pub const SEGMENTS_WARPS: u32 = SEGMENTS_BLOCK / 32;
 
 /// Shared memory a warp of `segments_staged` stages a round of short
 /// segments in: one stage of 4 KiB for one input (256 16-byte vectors,

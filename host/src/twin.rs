@@ -11,7 +11,7 @@
 //!   operators and the shape's plan.
 //!
 //! The order is a function of the shape, the offsets and the strategy
-//! (`dispatch::shape_plan`: no GPU parameter, blocks of `SHAPE_BLOCK`), computed as
+//! (`dispatch::shape_plan`: no GPU parameter; the kernels' blocks fixed), computed as
 //! if the input started on a 16-byte boundary (the `gpu_to_gpu` path copies
 //! a view that does not).
 //!

@@ -52,8 +52,9 @@
 //! mean, and for arg-min/max an index of `u64::MAX`, the "no element"
 //! marker.
 //!
-//! Launch: block `SHAPE_BLOCK`; `segments` one warp per tile
-//! (`shape::tiles`), no shared memory; `rows_short` one block per tile, no
+//! Launch: `segments` blocks of `SEGMENTS_BLOCK`, one warp per tile
+//! (`shape::tiles`), no shared memory; `rows_short` and `rows_long` blocks
+//! of `SHAPE_BLOCK`, `rows_short` one block per tile, no
 //! shared memory; `rows_long` one block per tile and `SHAPE_WARPS`
 //! accumulators of shared memory; `pieces` with two
 //! accumulators per tile, `tickets[0..count]` zero.
@@ -61,7 +62,9 @@
 use crate::block_reduce::block_reduce;
 use crate::op::{Element, Reduction};
 use crate::prim::*;
-use crate::shape::{SHAPE_BLOCK, SHAPE_WARPS, Segments, lanes_for, piece_lanes, piece_slot, tile_span, tiles};
+use crate::shape::{
+    SEGMENTS_WARPS, SHAPE_BLOCK, SHAPE_WARPS, Segments, lanes_for, piece_lanes, piece_slot, tile_span, tiles,
+};
 use crate::strided_fold::strided_fold;
 use crate::warp_reduce::{team_reduce, warp_reduce};
 
@@ -109,7 +112,7 @@ pub unsafe fn warp_search_two(hi: u64, pa: impl Fn(u64) -> bool, pb: impl Fn(u64
 macro_rules! warp_tile {
     ($n:expr, $segs:expr, $tile:expr) => {{
         let tile = ($tile as u64).max(1);
-        let me = (block_idx_x() * SHAPE_WARPS + warp_id()) as u64;
+        let me = (block_idx_x() * SEGMENTS_WARPS + warp_id()) as u64;
         let count_tiles = tiles($n, tile);
         if me >= count_tiles {
             return;

@@ -60,7 +60,7 @@
 //! every launch and GPU, and
 //! `reduction::twin` repeats it on the CPU (`gpu_to_gpu`).
 //!
-//! Launch: as `segments` (a warp per tile, block `SHAPE_BLOCK`; `tickets`
+//! Launch: as `segments` but for the block (a warp per tile, block `SHAPE_BLOCK`; `tickets`
 //! with one more, zero, after the segments' and fewer than 2^31 tiles), with
 //! `SHAPE_WARPS · STAGE_WARP_BYTES` bytes of dynamic shared memory (a
 //! warp's stages: `shape::staged_smem`); `a` (and `b`) 16-byte

@@ -7,7 +7,8 @@ use crate::registry::{COLUMNS, Kernel, ROWS_LONG, ROWS_SHORT, SEGMENTS, SEGMENTS
 use crate::shape::{AUTO_LANES, Fit, MAX_TILE_BYTES, MIN_TILE_BYTES, Offsets, Shape, Strategy};
 use gpu::names::{DType, Op};
 use gpu::shape::{
-    COLUMN_BLOCKS_PER_SM, Columns, SHAPE_WARPS, columns_smem, long_rows, short_row_vectors, staged_smem, tiles,
+    COLUMN_BLOCKS_PER_SM, Columns, SEGMENTS_BLOCK, SHAPE_BLOCK, SHAPE_WARPS, columns_smem, long_rows,
+    short_row_vectors, staged_smem, tiles,
 };
 
 /// Which shaped kernel a plan launches (`gpu/src/kernels/segments.rs`,
@@ -47,6 +48,15 @@ impl ShapeKernel {
         ShapeKernel::Columns,
     ];
 
+    /// Threads a block: [`SEGMENTS_BLOCK`] for `segments` and
+    /// `segments_tailed`, [`SHAPE_BLOCK`] for the others.
+    pub fn block(self) -> u32 {
+        match self {
+            ShapeKernel::Segments | ShapeKernel::SegmentsTailed => SEGMENTS_BLOCK,
+            _ => SHAPE_BLOCK,
+        }
+    }
+
     /// Its row of the registry.
     pub fn row(self) -> &'static Kernel {
         match self {
@@ -67,7 +77,7 @@ pub struct ShapePlan {
     pub kernel: ShapeKernel,
     /// `{kernel}_{op}_{type}`.
     pub entry: String,
-    /// Blocks of [`SHAPE_BLOCK`](crate::shape::SHAPE_BLOCK) threads.
+    /// Blocks of [`ShapeKernel::block`] threads.
     pub grid: u32,
     /// Dynamic shared memory, bytes.
     pub smem: u32,
@@ -113,7 +123,7 @@ impl ShapePlan {
 /// use reduction::{DType, Op};
 /// let rows = Shape::Rows(Matrix::new(1024, 1024));
 /// let p = plan(Op::Sum, DType::F32, 4, 1 << 20, rows, Strategy::Auto, false, Fit::PORTABLE).unwrap();
-/// assert_eq!((p.entry.as_str(), p.grid, p.tile, p.partials), ("segments_sum_f32", 32, 4096, 512));
+/// assert_eq!((p.entry.as_str(), p.grid, p.tile, p.partials), ("segments_sum_f32", 128, 4096, 512));
 /// assert_eq!(p.split, AUTO_LANES | 8); // teams chosen per tile, about 8 vectors a lane
 /// let chunks = Strategy::Columns { wide: 1, chunks: 8 };
 /// let columns = Shape::Columns(Matrix::new(1 << 16, 16));
@@ -195,7 +205,7 @@ pub fn shape_plan(
                 ShapeKernel::RowsShort => (warp_tiles, 0),
                 ShapeKernel::SegmentsStaged => (warp_tiles.div_ceil(SHAPE_WARPS as u64), staged_smem()),
                 ShapeKernel::Segments | ShapeKernel::SegmentsTailed | ShapeKernel::Columns => {
-                    (warp_tiles.div_ceil(SHAPE_WARPS as u64), 0)
+                    (warp_tiles.div_ceil(kernel.block() as u64 / 32), 0)
                 }
             };
             let grid = u32::try_from(blocks).map_err(|_| too_big("segments"))?;

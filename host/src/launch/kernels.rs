@@ -155,7 +155,7 @@ impl Gpu {
                 shape.results()
             )));
         }
-        let bound = plan.blocks_per_sm.map(|blocks| (crate::shape::SHAPE_BLOCK, blocks));
+        let bound = plan.blocks_per_sm.map(|blocks| (plan.kernel.block(), blocks));
         let func = self.function_bounded(entry, plan.kernel.row().scheme.params(), bound)?;
         let mut args = self.stream().launch_builder(&func);
         let (null, tile, wide, split) = (0u64, plan.tile, plan.tile as u32, plan.split);
@@ -179,7 +179,7 @@ impl Gpu {
         args.arg(&partials.addr).arg(tickets).arg(&out.addr);
         let cfg = LaunchConfig {
             grid_dim: (plan.grid, 1, 1),
-            block_dim: (crate::shape::SHAPE_BLOCK, 1, 1),
+            block_dim: (plan.kernel.block(), 1, 1),
             shared_mem_bytes: plan.smem,
         };
         if plan.smem > 48 << 10 {

@@ -46,7 +46,7 @@ pub enum Scheme {
     SinglePass,
     /// One result per row or segment: `(a, b, n: u64, offsets, count: u64,
     /// cols: u64, pitch: u64, tile: u64, lanes: u32, partials, tickets,
-    /// out)`, blocks of [`SHAPE_BLOCK`](crate::shape::SHAPE_BLOCK) threads
+    /// out)`, blocks of the kernel's threads (`dispatch::ShapeKernel::block`)
     /// on the grid and shared memory the shape's plan gives (rows are
     /// segments of equal length, `offsets` null).
     Segmented,
