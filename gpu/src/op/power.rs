@@ -9,7 +9,8 @@
 //! maps with [`DEFAULT_EXPONENT`] (the library never maps it there).
 //!
 //! How a term is computed: for a whole exponent from 3 to 64 ([`whole`]) as
-//! a product, `|x|ⁿ` by binary powering ([`powers`]: within `(n − 1)`
+//! a product, `|x|ⁿ` by binary powering ([`powers`], written out for the
+//! cube, a loop over the exponent's bits for the others: within `(n − 1)`
 //! roundings of the accumulator's type, no logarithm or exponential, so
 //! these p-norms cost about what the sum of squares does); for any other
 //! exponent, `f32` and the half types (widened exactly) as
@@ -178,8 +179,11 @@ fn round_sum<
     let add = |a: A, b: A| a + b;
     let p = exponent();
     let vectors = |f: &dyn Fn([T; L]) -> A| super::pairwise_of::<A, V>(|v| f(x[v]), add);
+    let products = |n: u32| vectors(&|v| super::pairwise(powers(v.map(|e| T::abs(e.widen())), n), add));
     match whole(p) {
-        Some(n) => vectors(&|v| super::pairwise(powers(v.map(|e| T::abs(e.widen())), n), add)),
+        // the cube as straight-line products: `powers` of a constant
+        Some(3) => products(3),
+        Some(n) => products(n),
         None => vectors(&|v| super::pairwise(v.map(|e| T::pow_abs(e.widen(), p)), add)),
     }
 }
