@@ -24,6 +24,7 @@
 //! multiplications, fused multiply-adds), so that every GPU and the CPU
 //! twin give the same bits.
 
+use super::range::RoundPeak;
 use super::{Bits, Reduction};
 use crate::half::{bf16, f16};
 
@@ -431,7 +432,7 @@ fn run_with<A: ExpLn>(from: u32, to: u32, step: u32, x: impl Fn(u32) -> A, exp: 
 }
 
 macro_rules! logsumexp {
-    ($($t:ident in $a:ident: |$x:ident| $widen:expr, peak |$r:ident| $peak:expr;)*) => {$(
+    ($($t:ident in $a:ident: |$x:ident| $widen:expr;)*) => {$(
         impl Reduction<$t> for LogSumExp {
             type Acc = MaxSum<$a>;
             type Out = $a;
@@ -462,8 +463,7 @@ macro_rules! logsumexp {
                 _: [u64; V],
             ) -> MaxSum<$a> {
                 let widen = |$x: $t| -> $a { $widen };
-                let $r = x;
-                round_with(acc, x, $peak, widen, ExpLn::exp_neg)
+                round_with(acc, x, <$t as RoundPeak<$a>>::round_peak(x), widen, ExpLn::exp_neg)
             }
             /// A short run as one part: `run_with`.
             #[inline(always)]
@@ -486,10 +486,10 @@ macro_rules! logsumexp {
     )*};
 }
 logsumexp! {
-    f32 in f32: |x| x, peak |_r| None;
-    f64 in f64: |x| x, peak |_r| None;
-    f16 in f32: |x| x.to_f32(), peak |r| super::range::RoundPeak::round_peak(r);
-    bf16 in f32: |x| x.to_f32(), peak |r| super::range::RoundPeak::round_peak(r);
+    f32 in f32: |x| x;
+    f64 in f64: |x| x;
+    f16 in f32: |x| x.to_f32();
+    bf16 in f32: |x| x.to_f32();
 }
 
 /// `log Σ exp(x)` of `f32`, as [`LogSumExp`] but with the exponential and

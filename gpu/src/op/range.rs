@@ -196,15 +196,22 @@ fn packed_words<H: Copy, const L: usize>(lanes: [H; L], bits: impl Fn(H) -> u16,
 /// instruction: a vector's eight lanes to one word in three, the round's
 /// words to one, its halves in one more), where widening and comparing
 /// each lane in `f32` and testing it for NaN takes about three an element.
-/// `None` where the card has no packed form (before sm_80).
-pub trait RoundPeak: Copy {
-    /// The round's largest lane, or NaN; `None` before sm_80.
-    fn round_peak<const L: usize, const V: usize>(x: [[Self; L]; V]) -> Option<f32>;
+/// `None` where the card has no packed form (before sm_80), and for `f32`
+/// and `f64`, which have none.
+pub trait RoundPeak<A>: Copy {
+    /// The round's largest lane in `A`, or NaN; `None` without a packed form.
+    #[inline(always)]
+    fn round_peak<const L: usize, const V: usize>(_: [[Self; L]; V]) -> Option<A> {
+        None
+    }
 }
+
+impl RoundPeak<f32> for f32 {}
+impl RoundPeak<f64> for f64 {}
 
 macro_rules! round_peak {
     ($($h:ident: $max:literal;)*) => {$(
-        impl RoundPeak for $h {
+        impl RoundPeak<f32> for $h {
             #[inline(always)]
             #[allow(unused_variables)]
             fn round_peak<const L: usize, const V: usize>(x: [[$h; L]; V]) -> Option<f32> {
