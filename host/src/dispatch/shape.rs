@@ -182,7 +182,10 @@ pub fn shape_plan(
                     let t = gpu::shape::tile_bytes(n as u64, shape.results() as u64, size, fit.min_warps);
                     match shape {
                         _ if tailed || staged => t.max(TAILED_MIN_TILE_BYTES),
-                        Shape::Rows(m) => t.max(rows_min_tile_bytes(op, short_rows, m.cols as u64 * size as u64)),
+                        Shape::Rows(m) => {
+                            let (row, pitch) = (m.cols as u64 * size as u64, m.pitch as u64 * size as u64);
+                            t.max(rows_min_tile_bytes(op, short_rows, row, pitch))
+                        }
                         _ => t, // segments (columns are planned below)
                     }
                 }
@@ -382,16 +385,28 @@ pub fn rows_short_takes(op: Op, vectors: u32) -> bool {
 /// 256 `f32` (teams: 263.4 → 266.1); logsumexp's rows of 16 `f32` in
 /// `rows_short` 294.0 → 275.9 (an earlier sitting).
 ///
+/// 32 KiB too for every operation's rows whose pitch (`pitch_bytes`) is
+/// neither a power of two nor a whole number of 16 KiB tiles (which
+/// `rows_long` may take whole): tiles of 16 KiB end inside one row in every few,
+/// and each such row leaves two pieces, a ticket and a combination, where
+/// a tile twice as large ends inside half as many. H200, 2^28 `f32` sums,
+/// `reduce run --shape RxC [--tile 32]`, µs, 16 → 32 KiB: rows of 250
+/// 365.0 → 344.4, of 1000 317.9 → 299.9, of 3000 298.6 → 278.4, of 100
+/// 361.2 → 361.5 (`docs/src/performance/tuning.md`).
+///
 /// ```
 /// use reduction::dispatch::rows_min_tile_bytes;
 /// use reduction::Op;
-/// let kib = |op, short, bytes| rows_min_tile_bytes(op, short, bytes) >> 10;
+/// let kib = |op, short, bytes| rows_min_tile_bytes(op, short, bytes, bytes) >> 10;
 /// assert_eq!((kib(Op::LogSumExp, true, 64), kib(Op::LogSumExp, false, 1024)), (32, 16));
 /// assert_eq!((kib(Op::Moments, false, 64), kib(Op::Moments, true, 32)), (32, 16));
 /// assert_eq!((kib(Op::Moments, false, 16 << 10), kib(Op::Sum, true, 64)), (16, 16));
+/// assert_eq!((kib(Op::Sum, false, 4000), rows_min_tile_bytes(Op::Sum, false, 4000, 4096) >> 10), (32, 16));
+/// assert_eq!(kib(Op::Sum, false, 48 << 10), 16); // three 16 KiB tiles a row
 /// ```
-pub fn rows_min_tile_bytes(op: Op, short_rows: bool, row_bytes: u64) -> u64 {
+pub fn rows_min_tile_bytes(op: Op, short_rows: bool, row_bytes: u64, pitch_bytes: u64) -> u64 {
     match op {
+        _ if !pitch_bytes.is_power_of_two() && !pitch_bytes.is_multiple_of(MIN_TILE_BYTES) => 2 * MIN_TILE_BYTES,
         Op::LogSumExp if short_rows => 2 * MIN_TILE_BYTES,
         Op::Moments if !short_rows && row_bytes < MIN_TILE_BYTES => 2 * MIN_TILE_BYTES,
         _ => MIN_TILE_BYTES,
@@ -661,7 +676,7 @@ mod tests {
 
     /// Rows of 16 and 256 `f32`: logsumexp's in `rows_short` and the
     /// variance's in teams take tiles of 32 KiB, the others 16 KiB
-    /// (`rows_min_tile_bytes`); rows of 16 KiB stay whole tiles of
+    /// (`rows_min_tile_bytes`), but for rows such tiles would cut; rows of 16 KiB stay whole tiles of
     /// `rows_long`; a tile given is kept.
     #[test]
     fn costly_merges_fold_short_rows_in_larger_tiles() {
@@ -679,6 +694,9 @@ mod tests {
         assert_eq!(auto(Op::Moments, 256), (ShapeKernel::Segments, 8192));
         assert_eq!(auto(Op::LogSumExp, 256), (ShapeKernel::Segments, 4096));
         assert_eq!(auto(Op::Moments, 4096), (ShapeKernel::RowsLong, 4096));
+        // rows that 16 KiB tiles would cut: 32 KiB for every operation
+        assert_eq!(auto(Op::Sum, 1000), (ShapeKernel::Segments, 8192));
+        assert_eq!(auto(Op::Sum, 1024), (ShapeKernel::Segments, 4096));
         let given = plan(Op::LogSumExp, 16, Strategy::Segments { tile_bytes: 16 << 10, lanes: 0 });
         assert_eq!((given.kernel, given.tile), (ShapeKernel::RowsShort, 4096));
     }
