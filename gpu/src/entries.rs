@@ -130,15 +130,15 @@ macro_rules! segments_entry {
 macro_rules! shape_entries {
     (; $($Op:ident $op:ident [$($T:ident $t:ident),*]),*) => {$($(
         segments_entry!(${concat(segments_, $op, _, $t)}, $Op, $t, |a, b, n, o, c, cols, p, tile, l, pieces, tk, out| {
-            let segs = crate::shape::Segments { offsets: o, count: c, cols, pitch: p };
+            let segs = crate::shape::Segments::of_entry(o, c, cols, p);
             segments::segments::<$t, $Op, false>(a, b, n, segs, tile, l, pieces, tk, out)
         });
         segments_entry!(${concat(segments_tailed_, $op, _, $t)}, $Op, $t, |a, b, n, o, c, cols, p, tile, l, pieces, tk, out| {
-            let segs = crate::shape::Segments { offsets: o, count: c, cols, pitch: p };
+            let segs = crate::shape::Segments::of_entry(o, c, cols, p);
             segments::segments::<$t, $Op, true>(a, b, n, segs, tile, l, pieces, tk, out)
         });
         segments_entry!(${concat(segments_staged_, $op, _, $t)}, $Op, $t, |a, b, n, o, c, cols, p, tile, l, pieces, tk, out| {
-            let segs = crate::shape::Segments { offsets: o, count: c, cols, pitch: p };
+            let segs = crate::shape::Segments::of_entry(o, c, cols, p);
             segments_staged::staged::<$t, $Op>(a, b, n, segs, tile, pieces, tk, out)
         });
         segments_entry!(${concat(rows_short_, $op, _, $t)}, $Op, $t, |a, b, n, o, c, cols, p, tile, l, pieces, tk, out| {

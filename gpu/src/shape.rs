@@ -373,9 +373,141 @@ pub struct Segments {
     pub cols: u64,
     /// Elements from one row's start to the next (rows only).
     pub pitch: u64,
+    /// The offsets' index over `n` elements ([`Segments::index_entries`]),
+    /// or null (rows): `index_len(n)` entries
+    /// `reaching`, then as many `starting`. `reaching[g]` is the first
+    /// segment that [reaches](Segments::reaches) element
+    /// `g·INDEX_GRANULE`, `starting[g]` the first that
+    /// [starts from](Segments::starts_from) it.
+    pub index: *const u64,
+}
+
+/// Elements between two entries of the offsets' index
+/// ([`Segments::index`]): 16 KiB of the widest element, so that every
+/// tile the planner makes (a power of two of at least [`MIN_TILE_BYTES`])
+/// is a whole number of granules.
+pub const INDEX_GRANULE: u64 = MIN_TILE_BYTES / 8;
+
+/// Entries in each of the index's two arrays over `n` elements: one for
+/// every granule boundary `g·INDEX_GRANULE` up to the first at or past `n`.
+///
+/// ```
+/// use gpu::shape::{INDEX_GRANULE, index_len};
+/// assert_eq!((index_len(0), index_len(1), index_len(INDEX_GRANULE), index_len(INDEX_GRANULE + 1)), (1, 2, 2, 3));
+/// ```
+pub const fn index_len(n: u64) -> u64 {
+    n.div_ceil(INDEX_GRANULE) + 1
+}
+
+/// The first `s` in `lo..=hi` for which `pred` holds, for a `pred` that
+/// is false and then true, and true at `hi`: a binary search.
+fn first_where(mut lo: u64, mut hi: u64, pred: impl Fn(u64) -> bool) -> u64 {
+    while lo < hi {
+        let mid = lo + (hi - lo) / 2;
+        if pred(mid) { hi = mid } else { lo = mid + 1 }
+    }
+    lo
 }
 
 impl Segments {
+    /// Rows of a matrix: row `s` is `s·pitch..s·pitch + cols`.
+    pub const fn rows(count: u64, cols: u64, pitch: u64) -> Segments {
+        Segments { offsets: core::ptr::null(), count, cols, pitch, index: core::ptr::null() }
+    }
+
+    /// CSR segments: `offsets` holds `count + 1` offsets, `index` their
+    /// index ([`Segments::index`]; null where none is needed).
+    pub const fn csr(offsets: *const u64, count: u64, index: *const u64) -> Segments {
+        Segments { offsets, count, cols: 0, pitch: 0, index }
+    }
+
+    /// The segments of a shaped entry's parameters: rows where `offsets`
+    /// is null, else CSR whose `count + 1` offsets are followed by their
+    /// index, as the host lays them out.
+    pub const fn of_entry(offsets: *const u64, count: u64, cols: u64, pitch: u64) -> Segments {
+        if offsets.is_null() {
+            return Segments::rows(count, cols, pitch);
+        }
+        Segments::csr(offsets, count, offsets.wrapping_add(count as usize + 1))
+    }
+
+    /// The index of these CSR segments over `n` elements
+    /// ([`Segments::index`]): `reaching` for every granule boundary, then
+    /// `starting`. The host lays it out after the offsets; a kernel's warp
+    /// reads two of its entries where it would search the offsets.
+    ///
+    /// # Safety
+    /// As for [`Segments::bounds`].
+    pub unsafe fn index_entries(self, n: u64) -> impl Iterator<Item = u64> {
+        let at = |g: u64| g * INDEX_GRANULE;
+        // SAFETY: the caller's; `first_where` asks for s ≤ count only
+        let reaching =
+            (0..index_len(n)).map(move |g| first_where(0, self.count, |s| unsafe { self.reaches(s, at(g)) }));
+        let starting =
+            (0..index_len(n)).map(move |g| first_where(0, self.count, |s| unsafe { self.starts_from(s, at(g)) }));
+        reaching.chain(starting)
+    }
+
+    /// Tile `t` of `count_tiles` tiles of `tile` elements over `n`: the
+    /// segments `lo..hi` that overlap it (the last tile takes every segment
+    /// left). Rows by arithmetic; CSR segments by two entries of their
+    /// index, which the kernels read where they would search the offsets
+    /// (⌈log16 count⌉ loads one after another, for a warp that probes 16
+    /// points a round), and the CPU twin too.
+    ///
+    /// # Safety
+    /// As for [`Segments::bounds`]; for CSR segments, `index` that of
+    /// these offsets over `n` elements, and `tile` a whole number of
+    /// granules (as every tile the planner makes).
+    #[inline(always)]
+    pub unsafe fn tile_range(&self, t: u64, tile: u64, count_tiles: u64, n: u64) -> (u64, u64) {
+        let (w0, w1, last) = (t * tile, (t + 1) * tile, t + 1 == count_tiles);
+        let (lo, from_w1) = if self.offsets.is_null() {
+            (self.first_row_reaching(w0), self.first_row_from(w1))
+        } else {
+            // w0 is granule t·k, and w1 = (t + 1)·k < n for every tile but the last
+            let k = tile / INDEX_GRANULE;
+            // SAFETY: the caller's index holds `index_len(n)` entries of each array
+            unsafe {
+                let starting = self.index.add(index_len(n) as usize);
+                (*self.index.add((t * k) as usize), if last { 0 } else { *starting.add(((t + 1) * k) as usize) })
+            }
+        };
+        (lo, if last { self.count } else { lo.max(from_w1) })
+    }
+
+    /// The first row that [reaches](Segments::reaches) element `w0`: of
+    /// rows of at least one element (a row's pitch is at least its length),
+    /// the first that ends past it, the first `s` with `s·pitch > w0 −
+    /// cols`; of empty rows, the first starting at or after it; `count` if
+    /// none. One 64-bit division.
+    #[inline(always)]
+    const fn first_row_reaching(&self, w0: u64) -> u64 {
+        match (self.cols, w0) {
+            (0, _) => self.first_row_from(w0),
+            (c, w0) if w0 < c => 0,
+            (c, w0) => self.first_row_above(w0 - c),
+        }
+    }
+
+    /// The first row starting at or after element `w1`; `count` if none.
+    #[inline(always)]
+    const fn first_row_from(&self, w1: u64) -> u64 {
+        match w1 {
+            0 => 0,
+            w1 => self.first_row_above(w1 - 1),
+        }
+    }
+
+    /// The first row `s` with `s·pitch > x`, at most `count`.
+    #[inline(always)]
+    const fn first_row_above(&self, x: u64) -> u64 {
+        match x.checked_div(self.pitch) {
+            Some(q) if q < self.count => q + 1,
+            _ => self.count,
+        }
+    }
+
     /// Segment `s` (`s < count`) as `(begin, end)`.
     ///
     /// # Safety
@@ -579,7 +711,7 @@ mod tests {
         let te = MIN_TILE_BYTES / size as u64;
         let offsets: Vec<u64> = vec![0, 0, 3, 3, te - 1, te + 5, 3 * te, 3 * te, 3 * te + 1, 3 * te + 1];
         let n = 3 * te + 1;
-        let segs = Segments { offsets: offsets.as_ptr(), count: offsets.len() as u64 - 1, cols: 0, pitch: 0 };
+        let segs = Segments::csr(offsets.as_ptr(), offsets.len() as u64 - 1, core::ptr::null());
         let mut seen = vec![Vec::new(); segs.count as usize];
         let mut slots = std::collections::HashSet::new();
         for t in 0..tiles(n, te) {
@@ -607,9 +739,69 @@ mod tests {
         }
     }
 
+    /// A tile's segments by the index, laid out as the host lays it, are
+    /// those of a plain scan, for tiles of one
+    /// to eight granules over segments with empty ones on the granules'
+    /// boundaries, a long one and a ragged end.
+    #[test]
+    fn the_index_finds_each_tiles_segments() {
+        let g = INDEX_GRANULE;
+        let lengths = [0, 3, g - 3, 0, 0, g, 5 * g + 7, 1, 0, 2 * g - 8, 0, 3, g + 1, 0];
+        let mut offsets = vec![0u64];
+        for l in lengths {
+            offsets.push(offsets[offsets.len() - 1] + l);
+        }
+        let (count, n) = (lengths.len() as u64, offsets[lengths.len()]);
+        let plain = Segments::csr(offsets.as_ptr(), count, core::ptr::null());
+        let laid_out: Vec<u64> = offsets.iter().copied().chain(unsafe { plain.index_entries(n) }).collect();
+        let indexed = Segments::of_entry(laid_out.as_ptr(), count, 0, 0);
+        for tile in [g, 2 * g, 4 * g, 8 * g] {
+            let count_tiles = tiles(n, tile);
+            for t in 0..count_tiles {
+                let want = scanned(plain, t, tile, count_tiles);
+                assert_eq!(unsafe { indexed.tile_range(t, tile, count_tiles, n) }, want, "tile {t} of {tile}");
+            }
+        }
+    }
+
+    /// A tile's rows by arithmetic are those of a plain scan: rows back to
+    /// back or apart, longer or shorter than a tile, and empty.
+    #[test]
+    fn rows_are_found_by_arithmetic() {
+        for (count, cols, pitch) in
+            [(100, 7, 7), (100, 7, 10), (9, 3000, 3000), (9, 3000, 4097), (40, 0, 5), (40, 0, 0), (1, 5, 5)]
+        {
+            let rows = Segments::rows(count, cols, pitch);
+            let n = (count - 1) * pitch + cols;
+            for tile in [1, 4, 64, 1024, 4096] {
+                let count_tiles = tiles(n, tile);
+                for t in 0..count_tiles {
+                    let want = scanned(rows, t, tile, count_tiles);
+                    assert_eq!(
+                        unsafe { rows.tile_range(t, tile, count_tiles, n) },
+                        want,
+                        "{count}x{cols} (pitch {pitch}), tile {t} of {tile}"
+                    );
+                }
+            }
+        }
+    }
+
+    /// Tile `t`'s segments `lo..hi` by a plain scan of `reaches` and `starts_from`.
+    fn scanned(segs: Segments, t: u64, tile: u64, count_tiles: u64) -> (u64, u64) {
+        let (w0, w1) = (t * tile, (t + 1) * tile);
+        let lo = first(segs.count, |s| unsafe { segs.reaches(s, w0) });
+        let hi = if t + 1 == count_tiles {
+            segs.count
+        } else {
+            lo.max(first(segs.count, |s| unsafe { segs.starts_from(s, w1) }))
+        };
+        (lo, hi)
+    }
+
     #[test]
     fn rows_are_segments() {
-        let segs = Segments { offsets: core::ptr::null(), count: 3, cols: 5, pitch: 8 };
+        let segs = Segments::rows(3, 5, 8);
         assert_eq!(unsafe { segs.bounds(2) }, (16, 21));
         assert!(!unsafe { segs.reaches(0, 5) } && unsafe { segs.reaches(1, 5) });
         assert!(unsafe { segs.starts_from(3, 0) });

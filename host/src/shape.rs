@@ -78,8 +78,10 @@ impl std::fmt::Display for Matrix {
 /// Made by [`Reducer::offsets`](crate::Reducer::offsets) from offsets on
 /// the host or the device; reusable for any number of reductions.
 pub struct Offsets {
+    /// The offsets, then their index over `end` elements
+    /// ([`laid_out`]).
     pub(crate) device: cudarc::driver::CudaSlice<u64>,
-    /// The same offsets on the host, for the CPU twin (`twin`).
+    /// The same on the host, for the CPU twin (`twin`).
     pub(crate) host: Vec<u64>,
     pub(crate) count: usize,
     pub(crate) end: u64,
@@ -126,6 +128,18 @@ pub fn check_offsets(offsets: &[u64]) -> Result<()> {
         )));
     }
     Ok(())
+}
+
+/// Checked CSR `offsets` followed by their index over the elements they
+/// span (`gpu::shape::Segments::index`: the first segment reaching, and
+/// the first starting from, each boundary of `INDEX_GRANULE` elements), as
+/// the segments kernels and the CPU twin read them
+/// (`gpu::shape::Segments::of_entry`).
+pub(crate) fn laid_out(offsets: &[u64]) -> Vec<u64> {
+    let (count, end) = (offsets.len().saturating_sub(1) as u64, offsets.last().copied().unwrap_or(0));
+    // SAFETY: `offsets` holds count + 1 values (the caller checked them)
+    let index = unsafe { gpu::shape::Segments::csr(offsets.as_ptr(), count, core::ptr::null()).index_entries(end) };
+    offsets.iter().copied().chain(index).collect()
 }
 
 /// CSR offsets for segments of `lengths` laid back to back from element

@@ -107,10 +107,8 @@ fn in_order<R: Reduction<T>, T: Element>(
     let ty = crate::dispatch::library_type(T::NAME, "the shaped twin")?;
     let p = plan(op, ty, size_of::<R::Acc>(), a.len(), shape, strategy, aligned, Fit::PORTABLE)?;
     let segs = match shape {
-        Shape::Rows(m) => {
-            Segments { offsets: core::ptr::null(), count: m.rows as u64, cols: m.cols as u64, pitch: m.pitch as u64 }
-        }
-        Shape::Segments(o) => Segments { offsets: o.host.as_ptr(), count: o.count as u64, cols: 0, pitch: 0 },
+        Shape::Rows(m) => Segments::rows(m.rows as u64, m.cols as u64, m.pitch as u64),
+        Shape::Segments(o) => Segments::of_entry(o.host.as_ptr(), o.count as u64, 0, 0),
         Shape::Columns(m) => {
             return Ok(columns::<R, T>(a, b, m.rows, m.cols, m.pitch, aligned, p.tile as u32, p.split));
         }
@@ -119,7 +117,8 @@ fn in_order<R: Reduction<T>, T: Element>(
         ShapeKernel::RowsShort => short_rows::<R, T>(a, b, segs.count, segs.cols),
         ShapeKernel::RowsLong => long_rows::<R, T>(a, b, segs.count, segs.cols, p.tile),
         // SAFETY: `segs` points into `o.host`, `count + 1` offsets checked
-        // non-decreasing and within the input by `plan`; rows checked by `plan` too.
+        // non-decreasing and within the input by `plan`, then their index over
+        // `end` (the extent) elements; rows checked by `plan` too.
         kernel => unsafe {
             let order = match kernel {
                 ShapeKernel::SegmentsTailed => Pieces::Tailed,
@@ -210,25 +209,11 @@ unsafe fn segments<R: Reduction<T>, T: Copy>(
 ) -> Vec<R::Out> {
     let count_tiles = tiles(n, tile);
     let width = (16 / size_of::<T>()) as u64; // elements a 16-byte vector
-    // the first `s` in `lo..=hi` with `pred(s)` (false, then true): the warp's search
-    let first = |mut lo: u64, mut hi: u64, pred: &dyn Fn(u64) -> bool| {
-        while lo < hi {
-            let mid = lo + (hi - lo) / 2;
-            if pred(mid) { hi = mid } else { lo = mid + 1 }
-        }
-        lo
-    };
     // the team size tile `t` uses, as the kernel picks it
     let team = |t: u64| -> usize {
-        let (w0, w1) = (t * tile, (t + 1) * tile);
-        // SAFETY: the caller's (s ≤ count in both searches)
-        let lo = first(0, segs.count, &|s| unsafe { segs.reaches(s, w0) });
-        let hi = if t + 1 == count_tiles {
-            segs.count
-        } else {
-            first(lo, segs.count, &|s| unsafe { segs.starts_from(s, w1) })
-        };
-        lanes_for(lanes, w1.min(n) - w0, hi - lo, size_of::<T>()).clamp(1, 32) as usize
+        // SAFETY: the caller's
+        let (lo, hi) = unsafe { segs.tile_range(t, tile, count_tiles, n) };
+        lanes_for(lanes, ((t + 1) * tile).min(n) - t * tile, hi - lo, size_of::<T>()).clamp(1, 32) as usize
     };
     (0..segs.count)
         .map(|s| {
@@ -498,11 +483,13 @@ mod tests {
         // empty ones, short ones, one across many 16 KiB tiles, one ending at n
         let offsets = [0, 0, 3, 3, 2047, 2049, 5000, 70_000, 70_001, 70_001, n];
         let x = exact(n as usize);
-        let segs = Segments { offsets: offsets.as_ptr(), count: offsets.len() as u64 - 1, cols: 0, pitch: 0 };
+        let laid_out = crate::shape::laid_out(&offsets);
+        let segs = Segments::of_entry(laid_out.as_ptr(), offsets.len() as u64 - 1, 0, 0);
         let want: Vec<f64> = offsets.windows(2).map(|w| x[w[0] as usize..w[1] as usize].iter().sum()).collect();
         for tile in [2048, 8192, 32768] {
             for lanes in [0, 1, 2, 32, AUTO_LANES | 4, AUTO_LANES | 8] {
-                // SAFETY: `offsets` holds count + 1 values, non-decreasing, within n
+                // SAFETY: `offsets` holds count + 1 values, non-decreasing, within n,
+                // then their index over n elements; every tile a whole number of granules
                 for order in [Pieces::Teams, Pieces::Tailed, Pieces::Staged] {
                     let got = unsafe { segments::<Sum, f64>(&x, &x, segs, n, tile, lanes, order) };
                     assert_eq!(got, want, "tile {tile} lanes {lanes}");

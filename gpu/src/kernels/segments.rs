@@ -11,9 +11,10 @@
 //! 1. **Warp tiles.** Warp `t` owns elements `t·E..(t+1)·E` of the input
 //!    (16 to 256 KiB: about an average segment, `shape::tile_bytes`),
 //!    whatever the segments. It finds the segments that overlap its
-//!    tile, the first and the last, with two 16-way searches at once (each
-//!    half of the warp probes 16 points a round, and a ballot says where
-//!    each answer lies), over the offsets or by arithmetic for rows.
+//!    tile, the first and the last, in the offsets' index (the first
+//!    segment reaching, and the first starting from, each boundary of
+//!    2048 elements: two loads at once, `shape::Segments::index`), or for
+//!    rows by arithmetic.
 //! 2. **Teams.** The warp splits into teams of `lanes` threads (1 to 32;
 //!    about four 16-byte vectors a thread, from the tile's average segment
 //!    length, or as the caller fixes it) that take one segment each, read
@@ -68,44 +69,11 @@ use crate::shape::{
 use crate::strided_fold::strided_fold;
 use crate::warp_reduce::{team_reduce, warp_reduce};
 
-/// The first `s` in `0..=hi` with `pa(s)` and the first with `pb(s)`, for
-/// `pa` and `pb` that are false then true and true at `hi`: the two
-/// searches at once, each by half the warp. Each round a half's 16 lanes
-/// probe 16 evenly spaced points of its range and a ballot says where its
-/// answer lies: ⌈log16 hi⌉ rounds of loads one after the other, where two
-/// searches of 32 probes take 2·⌈log32 hi⌉ (3 against 6 for 3778
-/// segments). Every lane gets both answers.
-///
-/// # Safety
-/// All 32 lanes must call it together with the same `hi`.
-#[inline(always)]
-pub unsafe fn warp_search_two(hi: u64, pa: impl Fn(u64) -> bool, pb: impl Fn(u64) -> bool) -> (u64, u64) {
-    let second = lane_id() >= 16;
-    let (mut lo, mut hi) = (0u64, hi);
-    while ballot_sync(FULL_MASK, lo < hi) != 0 {
-        let step = (hi - lo).div_ceil(16); // 0 for a half that is done: its probes stay at hi
-        let probe = lo + (lane_id() % 16) as u64 * step;
-        let yes = ballot_sync(FULL_MASK, probe >= hi || if second { pb(probe) } else { pa(probe) });
-        // this half's 16 bits, and a 17th so that k is 16 when no probe holds
-        let k = (((yes >> if second { 16 } else { 0 }) & 0xffff) | (1 << 16)).trailing_zeros() as u64;
-        if k == 0 {
-            hi = lo; // a half that is done stays here
-        } else {
-            let above = lo + (k - 1) * step; // the predicate fails here
-            if k < 16 {
-                hi = hi.min(lo + k * step);
-            }
-            lo = above + 1;
-        }
-    }
-    (shfl_sync(FULL_MASK, lo, 0), shfl_sync(FULL_MASK, lo, 16))
-}
-
 /// This warp's tile of the segments kernels, `(tile, me, w0, w1, lo, hi)`:
 /// tile `me` of `tile` elements of `0..n` (a `tile` of 0 taken as 1: the
 /// host plans at least 16 KiB, and this drops the panic path), its elements
-/// `w0..w1`, and the segments `lo..hi` that overlap it, found by
-/// [`warp_search_two`] (the last tile takes every segment left). Past the
+/// `w0..w1`, and the segments `lo..hi` that overlap it
+/// ([`tile_segments`]; the last tile takes every segment left). Past the
 /// last tile it *returns from the kernel*, for the whole warp (no barrier
 /// may follow). A macro, not a function: the `Option` a function would
 /// return cost `segments_tailed_*` 8 registers.
@@ -117,23 +85,26 @@ macro_rules! warp_tile {
         if me >= count_tiles {
             return;
         }
-        let (w0, w1, lo, hi) = tile_segments($segs, me, tile, count_tiles);
+        let (w0, w1, lo, hi) = tile_segments($segs, me, tile, count_tiles, $n);
         (tile, me, w0, w1, lo, hi)
     }};
 }
 pub(crate) use warp_tile;
 
-/// Tile `me` of `count_tiles` of `tile` elements: its elements `w0..w1`
-/// and the segments `lo..hi` that overlap it, found by
-/// [`warp_search_two`] (the last tile takes every segment left), as
-/// `(w0, w1, lo, hi)`. All 32 lanes together.
+/// Tile `me` of `count_tiles` of `tile` elements over `n`: its elements
+/// `w0..w1` and the segments `lo..hi` that overlap it
+/// (`Segments::tile_range`: for rows by arithmetic, for CSR segments two
+/// entries of their index, one load's wait), as `(w0, w1, lo, hi)`.
 #[inline(always)]
-pub(crate) unsafe fn tile_segments(segs: Segments, me: u64, tile: u64, count_tiles: u64) -> (u64, u64, u64, u64) {
-    let w0 = me * tile;
-    let w1 = w0 + tile;
-    let last = me + 1 == count_tiles;
-    let (lo, from_w1) = warp_search_two(segs.count, |s| segs.reaches(s, w0), |s| last || segs.starts_from(s, w1));
-    (w0, w1, lo, if last { segs.count } else { lo.max(from_w1) })
+pub(crate) unsafe fn tile_segments(
+    segs: Segments,
+    me: u64,
+    tile: u64,
+    count_tiles: u64,
+    n: u64,
+) -> (u64, u64, u64, u64) {
+    let (lo, hi) = segs.tile_range(me, tile, count_tiles, n);
+    (me * tile, me * tile + tile, lo, hi)
 }
 
 /// One result per segment of `a[0..n]` (and `b`) into `out[0..segs.count]`,
@@ -143,7 +114,7 @@ pub(crate) unsafe fn tile_segments(segs: Segments, me: u64, tile: u64, count_til
 /// # Safety
 /// `a[0..n]` (and `b[0..n]` for two inputs) valid and aligned; every
 /// segment within `0..n` and the offsets non-decreasing (the host checks
-/// them); `tile` a power of two (`shape::tiles` shifts by it), at least 16
+/// them), their index (if any) that of these offsets over `n` elements; `tile` a power of two (`shape::tiles` shifts by it), at least 16
 /// bytes' worth of elements; `pieces` with
 /// `2 · tiles(n, tile)` accumulators, `tickets[0..count]`
 /// zero and not used by a concurrent launch; `out[0..count]` writable; the

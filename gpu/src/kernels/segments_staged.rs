@@ -115,7 +115,7 @@ pub unsafe fn staged<T: Element + Vector, R: Reduction<T>>(
         if me >= count_tiles {
             return;
         }
-        let (w0, w1, lo, hi) = tile_segments(segs, me, tile, count_tiles);
+        let (w0, w1, lo, hi) = tile_segments(segs, me, tile, count_tiles, n);
         staged_tile::<T, R>(a, b, n, segs, tile, (me, w0, w1, lo, hi), pieces, tickets, out);
     }
 }

@@ -142,6 +142,7 @@ impl Gpu {
             || out.len < shape.results()
             || plan.grid == 0
             || plan.tile == 0
+            || matches!(shape, Shape::Segments(_)) && !plan.tile.is_multiple_of(gpu::shape::INDEX_GRANULE)
         {
             return Err(Error::Invalid(format!(
                 "{entry}: bad launch: grid {}, tile {}, {} of {} partial slots, {} of {} tickets, {} of {} results",
@@ -203,7 +204,8 @@ impl Gpu {
             // reads lies in the shape, which `shape.check` put within `a` (and
             // `b`, of the same length, checked); the offsets were checked
             // non-decreasing when the `Offsets` were made and ending within `a`
-            // above, and `Offsets` holds count + 1 of them on this GPU. It writes
+            // above, and `Offsets` holds count + 1 of them on this GPU, followed by
+            // their index over `n = end` elements (`Reducer::offsets`). It writes
             // partials[..plan.partials], tickets[..plan.tickets] (zero, left
             // zero) and out[..results], each checked above (`Out`s are memory
             // their makers hold for the launch), and uses `plan.smem` bytes of

@@ -13,7 +13,7 @@ use crate::launch::{Out, enqueue, grow};
 use crate::options::{Determinism, Finish, Options};
 use crate::reducer::Reducer;
 use crate::scratch::{ShapeScratch, Work, values_of};
-use crate::shape::{Fit, Offsets, Shape, check_offsets};
+use crate::shape::{Fit, Offsets, Shape, check_offsets, laid_out};
 use gpu::names::Op;
 use gpu::op::Reduction;
 use gpu::shape::vector_columns;
@@ -23,7 +23,10 @@ impl Reducer {
     /// the device, and keep them on the GPU, for any number of
     /// [`Reducer::reduce_shaped`] calls. Offsets already on the GPU are
     /// copied to the host once to be checked (a kernel trusting unchecked
-    /// offsets could read outside the input).
+    /// offsets could read outside the input). Beside them goes their index,
+    /// the first segment at each boundary of 2048 elements (16 bytes a
+    /// boundary: 2 MiB for 2^28 elements), from which a kernel's warp finds
+    /// its tile's segments without searching the offsets.
     ///
     /// ```no_run
     /// use reduction::{Options, Reducer, Sum, shape::Shape};
@@ -44,10 +47,12 @@ impl Reducer {
             }
         };
         check_offsets(host)?;
-        let mut device = self.gpu().alloc::<u64>(host.len(), "segment offsets")?;
-        self.gpu().stream().memcpy_htod(host, &mut device).map_err(driver("cuMemcpyHtoD"))?;
+        let (count, end) = (host.len() - 1, host[host.len() - 1]);
         let longest = host.windows(2).map(|w| w[1] - w[0]).max().unwrap_or(0);
-        Ok(Offsets { device, host: host.to_vec(), count: host.len() - 1, end: host[host.len() - 1], longest })
+        let host = laid_out(host);
+        let mut device = self.gpu().alloc::<u64>(host.len(), "segment offsets and their index")?;
+        self.gpu().stream().memcpy_htod(&host, &mut device).map_err(driver("cuMemcpyHtoD"))?;
+        Ok(Offsets { device, host, count, end, longest })
     }
 
     /// Operation `R` on each row, column or segment of `inputs` (one, or
