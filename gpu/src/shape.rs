@@ -525,7 +525,8 @@ impl Segments {
     /// Whether segment `s` is at or past the start `w0` of a tile: it
     /// ends after `w0`, or it is empty and starts at or after it. True
     /// for `s == count`. Monotone in `s`, so the first segment a tile
-    /// sees is found by a search.
+    /// sees is found by a search (made once a granule, on the host:
+    /// [`Segments::index_entries`]).
     ///
     /// # Safety
     /// As for [`Segments::bounds`].

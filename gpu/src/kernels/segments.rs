@@ -33,7 +33,7 @@
 //!    segment's ticket, as `single_pass` picks its last block) combines them
 //!    in tile order with the whole warp. The ticket wraps back to 0.
 //! 4. **Rows, short and long.** Two entries of their own, without the
-//!    search, the teams and their registers (the host picks them), whose
+//!    index, the teams and their registers (the host picks them), whose
 //!    blocks read one contiguous run at a time rather than a stretch per
 //!    warp (fewer DRAM streams at once: CUB's block per row): rows of 1 to
 //!    32 16-byte vectors (a power of two, back to back, aligned;

@@ -203,13 +203,14 @@ pub fn shape_plan(
                 _ => ShapeKernel::Segments,
             };
             // segments: a warp a tile; rows: a block a tile (rows_long's warps' results in shared memory)
-            let (blocks, smem) = match kernel {
-                ShapeKernel::RowsLong => (warp_tiles, SHAPE_WARPS * acc_bytes as u32),
-                ShapeKernel::RowsShort => (warp_tiles, 0),
-                ShapeKernel::SegmentsStaged => (warp_tiles.div_ceil(SHAPE_WARPS as u64), staged_smem()),
-                ShapeKernel::Segments | ShapeKernel::SegmentsTailed | ShapeKernel::Columns => {
-                    (warp_tiles.div_ceil(kernel.block() as u64 / 32), 0)
-                }
+            let blocks = match kernel {
+                ShapeKernel::RowsLong | ShapeKernel::RowsShort => warp_tiles,
+                _ => warp_tiles.div_ceil(kernel.block() as u64 / 32),
+            };
+            let smem = match kernel {
+                ShapeKernel::RowsLong => SHAPE_WARPS * acc_bytes as u32,
+                ShapeKernel::SegmentsStaged => staged_smem(),
+                _ => 0,
             };
             let grid = u32::try_from(blocks).map_err(|_| too_big("segments"))?;
             if kernel == ShapeKernel::SegmentsStaged && warp_tiles >= 1 << 31 {
@@ -564,8 +565,8 @@ pub fn heavy_tail_of(longest: u64, elements: u64, count: u64) -> bool {
 /// work (a single segment too). Their automatic tiles are the largest that
 /// keep `Fit::min_warps / EVEN_WARPS` warps busy (256 KiB for 1 GiB on an
 /// H100 or H200, against 16 KiB for short segments and 64 KiB for long
-/// ones otherwise): each tile starts with two searches of the offsets, and
-/// a long segment leaves a piece per tile, both paid once per tile, while
+/// ones otherwise): each tile starts by finding its segments, and a long
+/// segment leaves a piece per tile, both paid once per tile, while
 /// even tiles leave nothing for small ones to balance. Lengths with a
 /// spread keep the rule of `gpu::shape::tile_bytes`, where small tiles
 /// balance the work (`docs/src/performance/tuning.md`, tiles).
