@@ -101,8 +101,13 @@ pub const fn fits_stage(begin: u32, end: u32, width: u32, inputs: u32) -> bool {
 /// The longest piece of a stage one lane of `segments_staged` folds alone,
 /// in order; the warp folds a longer one together (lane `l` the elements
 /// `l, l + 32, ...` of it, then the warp's tree), so a round never waits
-/// on one lane's long loop.
-pub const STAGE_LANE_ELEMENTS: u64 = 32;
+/// on one lane's long loop, while the warp takes the longer pieces one
+/// after the other. 64 against 32: Zipf's lengths (2^28 `f32` on an H200)
+/// 414 → 407 µs, their `bf16` variance 959 → 922, with fewer of those
+/// turns; 16 made lengths uniform in 0..32 2.5 times as slow, 96 and 128
+/// gave Zipf's less (`docs/src/performance/tuning.md`, a lane's pieces up
+/// to 64 elements).
+pub const STAGE_LANE_ELEMENTS: u64 = 64;
 
 /// Rows a thread of the columns kernel loads before folding them, each
 /// column's as one `Reduction::fold_strided`.
@@ -448,9 +453,10 @@ impl Segments {
         reaching.chain(starting)
     }
 
-    /// Tile `t` of `count_tiles` tiles of `tile` elements over `n`: the
-    /// segments `lo..hi` that overlap it (the last tile takes every segment
-    /// left). Rows by arithmetic; CSR segments by two entries of their
+    /// Tile `t` of `count_tiles` tiles of `tile` elements over `n`, as
+    /// `(w0, w1, lo, hi)`: its elements `w0..w1` (the last tile's `w1` may
+    /// pass `n`) and the segments `lo..hi` that overlap it (the last tile
+    /// takes every segment left). Rows by arithmetic; CSR segments by two entries of their
     /// index, which the kernels read where they would search the offsets
     /// (⌈log16 count⌉ loads one after another, for a warp that probes 16
     /// points a round), and the CPU twin too.
@@ -460,7 +466,7 @@ impl Segments {
     /// these offsets over `n` elements, and `tile` a whole number of
     /// granules (as every tile the planner makes).
     #[inline(always)]
-    pub unsafe fn tile_range(&self, t: u64, tile: u64, count_tiles: u64, n: u64) -> (u64, u64) {
+    pub unsafe fn tile_range(&self, t: u64, tile: u64, count_tiles: u64, n: u64) -> (u64, u64, u64, u64) {
         let (w0, w1, last) = (t * tile, (t + 1) * tile, t + 1 == count_tiles);
         let (lo, from_w1) = if self.offsets.is_null() {
             (self.first_row_reaching(w0), self.first_row_from(w1))
@@ -473,7 +479,7 @@ impl Segments {
                 (*self.index.add((t * k) as usize), if last { 0 } else { *starting.add(((t + 1) * k) as usize) })
             }
         };
-        (lo, if last { self.count } else { lo.max(from_w1) })
+        (w0, w1, lo, if last { self.count } else { lo.max(from_w1) })
     }
 
     /// The first row that [reaches](Segments::reaches) element `w0`: of
@@ -716,10 +722,7 @@ mod tests {
         let mut seen = vec![Vec::new(); segs.count as usize];
         let mut slots = std::collections::HashSet::new();
         for t in 0..tiles(n, te) {
-            let (w0, w1) = (t * te, (t + 1) * te);
-            let last = t + 1 == tiles(n, te);
-            let lo = first(segs.count, |s| unsafe { segs.reaches(s, w0) });
-            let hi = if last { segs.count } else { first(segs.count, |s| unsafe { segs.starts_from(s, w1) }) };
+            let (_, w1, lo, hi) = scanned(segs, t, te, tiles(n, te));
             for s in lo..hi {
                 seen[s as usize].push(t);
                 let (b, e) = unsafe { segs.bounds(s) };
@@ -788,8 +791,9 @@ mod tests {
         }
     }
 
-    /// Tile `t`'s segments `lo..hi` by a plain scan of `reaches` and `starts_from`.
-    fn scanned(segs: Segments, t: u64, tile: u64, count_tiles: u64) -> (u64, u64) {
+    /// Tile `t`'s elements `w0..w1` and segments `lo..hi`, the segments by
+    /// a plain scan of `reaches` and `starts_from`.
+    fn scanned(segs: Segments, t: u64, tile: u64, count_tiles: u64) -> (u64, u64, u64, u64) {
         let (w0, w1) = (t * tile, (t + 1) * tile);
         let lo = first(segs.count, |s| unsafe { segs.reaches(s, w0) });
         let hi = if t + 1 == count_tiles {
@@ -797,7 +801,7 @@ mod tests {
         } else {
             lo.max(first(segs.count, |s| unsafe { segs.starts_from(s, w1) }))
         };
-        (lo, hi)
+        (w0, w1, lo, hi)
     }
 
     #[test]

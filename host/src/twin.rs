@@ -212,8 +212,8 @@ unsafe fn segments<R: Reduction<T>, T: Copy>(
     // the team size tile `t` uses, as the kernel picks it
     let team = |t: u64| -> usize {
         // SAFETY: the caller's
-        let (lo, hi) = unsafe { segs.tile_range(t, tile, count_tiles, n) };
-        lanes_for(lanes, ((t + 1) * tile).min(n) - t * tile, hi - lo, size_of::<T>()).clamp(1, 32) as usize
+        let (w0, w1, lo, hi) = unsafe { segs.tile_range(t, tile, count_tiles, n) };
+        lanes_for(lanes, w1.min(n) - w0, hi - lo, size_of::<T>()).clamp(1, 32) as usize
     };
     (0..segs.count)
         .map(|s| {

@@ -73,10 +73,11 @@ use crate::warp_reduce::{team_reduce, warp_reduce};
 /// tile `me` of `tile` elements of `0..n` (a `tile` of 0 taken as 1: the
 /// host plans at least 16 KiB, and this drops the panic path), its elements
 /// `w0..w1`, and the segments `lo..hi` that overlap it
-/// ([`tile_segments`]; the last tile takes every segment left). Past the
-/// last tile it *returns from the kernel*, for the whole warp (no barrier
-/// may follow). A macro, not a function: the `Option` a function would
-/// return cost `segments_tailed_*` 8 registers.
+/// (`Segments::tile_range`: for rows by arithmetic, for CSR segments two
+/// entries of their index, one load's wait; the last tile takes every
+/// segment left). Past the last tile it *returns from the kernel*, for the
+/// whole warp (no barrier may follow). A macro, not a function: the
+/// `Option` a function would return cost `segments_tailed_*` 8 registers.
 macro_rules! warp_tile {
     ($n:expr, $segs:expr, $tile:expr) => {{
         let tile = ($tile as u64).max(1);
@@ -85,27 +86,11 @@ macro_rules! warp_tile {
         if me >= count_tiles {
             return;
         }
-        let (w0, w1, lo, hi) = tile_segments($segs, me, tile, count_tiles, $n);
+        let (w0, w1, lo, hi) = $segs.tile_range(me, tile, count_tiles, $n);
         (tile, me, w0, w1, lo, hi)
     }};
 }
 pub(crate) use warp_tile;
-
-/// Tile `me` of `count_tiles` of `tile` elements over `n`: its elements
-/// `w0..w1` and the segments `lo..hi` that overlap it
-/// (`Segments::tile_range`: for rows by arithmetic, for CSR segments two
-/// entries of their index, one load's wait), as `(w0, w1, lo, hi)`.
-#[inline(always)]
-pub(crate) unsafe fn tile_segments(
-    segs: Segments,
-    me: u64,
-    tile: u64,
-    count_tiles: u64,
-    n: u64,
-) -> (u64, u64, u64, u64) {
-    let (lo, hi) = segs.tile_range(me, tile, count_tiles, n);
-    (me * tile, me * tile + tile, lo, hi)
-}
 
 /// One result per segment of `a[0..n]` (and `b`) into `out[0..segs.count]`,
 /// in warp tiles of `tile` elements; with `TAILED`, long pieces by the
@@ -114,9 +99,11 @@ pub(crate) unsafe fn tile_segments(
 /// # Safety
 /// `a[0..n]` (and `b[0..n]` for two inputs) valid and aligned; every
 /// segment within `0..n` and the offsets non-decreasing (the host checks
-/// them), their index (if any) that of these offsets over `n` elements; `tile` a power of two (`shape::tiles` shifts by it), at least 16
-/// bytes' worth of elements; `pieces` with
-/// `2 · tiles(n, tile)` accumulators, `tickets[0..count]`
+/// them); for CSR segments their index over `n` elements
+/// (`Segments::index`, which the host lays out after the offsets) and
+/// `tile` a whole number of `INDEX_GRANULE`s; `tile` a power of two
+/// (`shape::tiles` shifts by it), at least 16 bytes' worth of elements;
+/// `pieces` with `2 · tiles(n, tile)` accumulators, `tickets[0..count]`
 /// zero and not used by a concurrent launch; `out[0..count]` writable; the
 /// launch as the module's *Launch* line says; `lanes` a power of two up to
 /// 32, or `AUTO_LANES | v` (choose per tile: `shape::lanes_for`).

@@ -68,7 +68,7 @@
 //! [`STAGED_BLOCKS_PER_SM`](crate::shape::STAGED_BLOCKS_PER_SM) blocks an
 //! SM (`gpu::names::launch_bounds`).
 
-use super::segments::{emit, finish_segments, tile_segments};
+use super::segments::{emit, finish_segments};
 use crate::op::{Element, Reduction};
 use crate::prim::*;
 use crate::shape::{SHAPE_WARPS, STAGE_LANE_ELEMENTS, STAGE_WARP_BYTES, Segments, fits_stage, stage_vectors, tiles};
@@ -115,7 +115,7 @@ pub unsafe fn staged<T: Element + Vector, R: Reduction<T>>(
         if me >= count_tiles {
             return;
         }
-        let (w0, w1, lo, hi) = tile_segments(segs, me, tile, count_tiles, n);
+        let (w0, w1, lo, hi) = segs.tile_range(me, tile, count_tiles, n);
         staged_tile::<T, R>(a, b, n, segs, tile, (me, w0, w1, lo, hi), pieces, tickets, out);
     }
 }
