@@ -12,6 +12,45 @@
 use super::{Bits, Reduction, fold_pairwise, map_pairwise, pairwise};
 use crate::half::{bf16, f16};
 
+/// `f(e)` for the positions `e = from, from + step, ...` below `to`, in
+/// that order (`step` at least 1), four a pass: an arg-min/max run's loop.
+/// Its branches of "does this element beat the best" are then made
+/// selections four elements at a time; bf16 arg-max over the staged
+/// segments on an H200: Zipf's lengths 809 → 622 µs, uniform 0..32 593 →
+/// 450. (The sums, the variance, logsumexp, `nanmean` and the extremes
+/// lost up to 8% with their runs in the same loop:
+/// docs/src/performance/what-did-not-help.md.)
+///
+/// ```
+/// let mut seen = Vec::new();
+/// gpu::op::arg::each_at(3, 20, 2, |e| seen.push(e));
+/// assert_eq!(seen, [3, 5, 7, 9, 11, 13, 15, 17, 19]);
+/// gpu::op::arg::each_at(7, 7, 1, |_| unreachable!());
+/// ```
+#[inline(always)]
+pub fn each_at(from: u32, to: u32, step: u32, mut f: impl FnMut(u32)) {
+    if from >= to {
+        return;
+    }
+    let step = step.max(1);
+    let (mut e, mut left) = (from, (to - from - 1) / step + 1);
+    while left >= 4 {
+        // SAFETY: `e + 3·step` is a position below `to`, so none of these
+        // sums overflows; said so, the four loads share one address and
+        // constant offsets
+        let at = |k: u32| unsafe { e.unchecked_add(step.unchecked_mul(k)) };
+        f(e);
+        f(at(1));
+        f(at(2));
+        f(at(3));
+        (e, left) = (e.wrapping_add(step.wrapping_mul(4)), left - 4);
+    }
+    while left > 0 {
+        f(e);
+        (e, left) = (e.wrapping_add(step), left - 1);
+    }
+}
+
 /// A value and the index where it was found.
 ///
 /// ```
@@ -192,7 +231,8 @@ macro_rules! arg_ops {
             /// A run met in index order: a later element replaces the best
             /// only where it beats it (`beats`), so no index is compared, and the
             /// best's place is a 32-bit position in the run, made an index
-            /// once. The same `Arg` as one `combine` an element.
+            /// once; four positions a pass (`each_at`). The same `Arg` as
+            /// one `combine` an element.
             #[inline(always)]
             fn fold_run(from: u32, to: u32, step: u32, element: impl Fn(u32) -> ($t, $t), first: u64) -> Arg<$v> {
                 if from >= to {
@@ -200,14 +240,12 @@ macro_rules! arg_ops {
                 }
                 let to_v = |$x: $t| -> $v { $to };
                 let (mut best, mut at) = (to_v(element(from).0), from);
-                let mut e = from + step;
-                while e < to {
+                $crate::op::arg::each_at(from.saturating_add(step), to, step, |e| {
                     let x = to_v(element(e).0);
                     if beats::<$v, $max>(x, best) {
                         (best, at) = (x, e);
                     }
-                    e += step;
-                }
+                });
                 Arg { value: best, index: first + (at - from) as u64 }
             }
             #[inline(always)]
