@@ -13,22 +13,37 @@ use super::{Bits, Reduction, fold_pairwise, map_pairwise, pairwise};
 use crate::half::{bf16, f16};
 
 /// `f(e)` for the positions `e = from, from + step, ...` below `to`, in
-/// that order (`step` at least 1), four a pass: an arg-min/max run's loop.
-/// Its branches of "does this element beat the best" are then made
-/// selections four elements at a time; bf16 arg-max over the staged
-/// segments on an H200: Zipf's lengths 809 → 622 µs, uniform 0..32 593 →
-/// 450. (The sums, the variance, logsumexp, `nanmean` and the extremes
-/// lost up to 8% with their runs in the same loop:
-/// docs/src/performance/what-did-not-help.md.)
+/// that order (`step` at least 1): an arg-min/max run's loop. With `FOUR`
+/// (the last field of a type's line in `arg_ops!`)
+/// four positions a pass, so that the floats' branches of "does this
+/// element beat the best" (a NaN's rule among them) are made selections
+/// four elements at a time: H200, bf16 arg-max over the staged segments,
+/// Zipf's lengths 812 → 625 µs, uniform 0..32 593 → 451, `f32` 761 →
+/// 647 and 591 → 503 (the raw output: docs/results/h200/segments.txt).
+/// The integers, whose comparison is one selection already, take them one
+/// at a time (four: `i32` up to 2% slower), and so does `f64` (not yet
+/// measured with four); so does every other operation's run (four: up to
+/// 8% slower, docs/src/performance/what-did-not-help.md).
 ///
 /// ```
 /// let mut seen = Vec::new();
-/// gpu::op::arg::each_at(3, 20, 2, |e| seen.push(e));
+/// gpu::op::arg::each_at::<true>(3, 20, 2, |e| seen.push(e));
 /// assert_eq!(seen, [3, 5, 7, 9, 11, 13, 15, 17, 19]);
-/// gpu::op::arg::each_at(7, 7, 1, |_| unreachable!());
+/// let mut again = Vec::new();
+/// gpu::op::arg::each_at::<false>(3, 20, 2, |e| again.push(e));
+/// assert_eq!(again, seen);
+/// gpu::op::arg::each_at::<true>(7, 7, 1, |_| unreachable!());
 /// ```
 #[inline(always)]
-pub fn each_at(from: u32, to: u32, step: u32, mut f: impl FnMut(u32)) {
+pub fn each_at<const FOUR: bool>(from: u32, to: u32, step: u32, mut f: impl FnMut(u32)) {
+    if !FOUR {
+        let mut e = from;
+        while e < to {
+            f(e);
+            e += step;
+        }
+        return;
+    }
     if from >= to {
         return;
     }
@@ -142,11 +157,11 @@ fn beats<V: PartialOrd + Copy, const MAX: bool>(b: V, a: V) -> bool {
 /// `$v` (`$t` itself, or `f32` for the half types), converted by `$to`
 /// and back by `$from`.
 macro_rules! arg_ops {
-    ($($t:ident : $v:ident, $min:expr, $max:expr, |$x:ident| $to:expr, |$a:ident| $from:expr;)*) => {$(
-        arg_ops!(@one ArgMin "argmin", false, $t, $v, $max, |$x| $to, |$a| $from);
-        arg_ops!(@one ArgMax "argmax", true, $t, $v, $min, |$x| $to, |$a| $from);
+    ($($t:ident : $v:ident, $min:expr, $max:expr, |$x:ident| $to:expr, |$a:ident| $from:expr, $four:literal;)*) => {$(
+        arg_ops!(@one ArgMin "argmin", false, $t, $v, $max, |$x| $to, |$a| $from, $four);
+        arg_ops!(@one ArgMax "argmax", true, $t, $v, $min, |$x| $to, |$a| $from, $four);
     )*};
-    (@one $Op:ident $name:literal, $max:literal, $t:ident, $v:ident, $worst:expr, |$x:ident| $to:expr, |$a:ident| $from:expr) => {
+    (@one $Op:ident $name:literal, $max:literal, $t:ident, $v:ident, $worst:expr, |$x:ident| $to:expr, |$a:ident| $from:expr, $four:literal) => {
         impl Reduction<$t> for $Op {
             type Acc = Arg<$v>;
             type Out = Arg<$t>;
@@ -231,8 +246,8 @@ macro_rules! arg_ops {
             /// A run met in index order: a later element replaces the best
             /// only where it beats it (`beats`), so no index is compared, and the
             /// best's place is a 32-bit position in the run, made an index
-            /// once; four positions a pass (`each_at`). The same `Arg` as
-            /// one `combine` an element.
+            /// once; the floats' four positions a pass (`each_at`). The
+            /// same `Arg` as one `combine` an element.
             #[inline(always)]
             fn fold_run(from: u32, to: u32, step: u32, element: impl Fn(u32) -> ($t, $t), first: u64) -> Arg<$v> {
                 if from >= to {
@@ -240,7 +255,7 @@ macro_rules! arg_ops {
                 }
                 let to_v = |$x: $t| -> $v { $to };
                 let (mut best, mut at) = (to_v(element(from).0), from);
-                $crate::op::arg::each_at(from.saturating_add(step), to, step, |e| {
+                $crate::op::arg::each_at::<$four>(from.saturating_add(step), to, step, |e| {
                     let x = to_v(element(e).0);
                     if beats::<$v, $max>(x, best) {
                         (best, at) = (x, e);
@@ -256,14 +271,14 @@ macro_rules! arg_ops {
     };
 }
 arg_ops! {
-    i32: i32, i32::MIN, i32::MAX, |x| x, |a| a.value;
-    u32: u32, u32::MIN, u32::MAX, |x| x, |a| a.value;
-    i64: i64, i64::MIN, i64::MAX, |x| x, |a| a.value;
-    u64: u64, u64::MIN, u64::MAX, |x| x, |a| a.value;
-    f32: f32, f32::NEG_INFINITY, f32::INFINITY, |x| x, |a| a.value;
-    f64: f64, f64::NEG_INFINITY, f64::INFINITY, |x| x, |a| a.value;
-    f16: f32, f32::NEG_INFINITY, f32::INFINITY, |x| x.to_f32(), |a| f16::from_f32(a.value);
-    bf16: f32, f32::NEG_INFINITY, f32::INFINITY, |x| x.to_f32(), |a| bf16::from_f32(a.value);
+    i32: i32, i32::MIN, i32::MAX, |x| x, |a| a.value, false;
+    u32: u32, u32::MIN, u32::MAX, |x| x, |a| a.value, false;
+    i64: i64, i64::MIN, i64::MAX, |x| x, |a| a.value, false;
+    u64: u64, u64::MIN, u64::MAX, |x| x, |a| a.value, false;
+    f32: f32, f32::NEG_INFINITY, f32::INFINITY, |x| x, |a| a.value, true;
+    f64: f64, f64::NEG_INFINITY, f64::INFINITY, |x| x, |a| a.value, false;
+    f16: f32, f32::NEG_INFINITY, f32::INFINITY, |x| x.to_f32(), |a| f16::from_f32(a.value), true;
+    bf16: f32, f32::NEG_INFINITY, f32::INFINITY, |x| x.to_f32(), |a| bf16::from_f32(a.value), true;
 }
 
 #[cfg(test)]
