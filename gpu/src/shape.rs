@@ -456,10 +456,10 @@ impl Segments {
     /// Tile `t` of `count_tiles` tiles of `tile` elements over `n`, as
     /// `(w0, w1, lo, hi)`: its elements `w0..w1` (the last tile's `w1` may
     /// pass `n`) and the segments `lo..hi` that overlap it (the last tile
-    /// takes every segment left). Rows by arithmetic; CSR segments by two entries of their
-    /// index, which the kernels read where they would search the offsets
-    /// (⌈log16 count⌉ loads one after another, for a warp that probes 16
-    /// points a round), and the CPU twin too.
+    /// takes every segment left). Rows by arithmetic; CSR segments by two
+    /// entries of their index, which the kernels read where they would
+    /// search the offsets (⌈log16 count⌉ loads one after another, for a
+    /// warp that probes 16 points a round), and the CPU twin too.
     ///
     /// # Safety
     /// As for [`Segments::bounds`]; for CSR segments, `index` that of
