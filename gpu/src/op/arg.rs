@@ -14,16 +14,16 @@ use crate::half::{bf16, f16};
 
 /// `f(e)` for the positions `e = from, from + step, ...` below `to`, in
 /// that order (`step` at least 1): an arg-min/max run's loop. With `FOUR`
-/// (the last field of a type's line in `arg_ops!`)
-/// four positions a pass, so that the floats' branches of "does this
-/// element beat the best" (a NaN's rule among them) are made selections
-/// four elements at a time: H200, bf16 arg-max over the staged segments,
-/// Zipf's lengths 812 → 625 µs, uniform 0..32 593 → 451, `f32` 761 →
-/// 647 and 591 → 503 (the raw output: docs/results/h200/segments.txt).
-/// The integers, whose comparison is one selection already, take them one
-/// at a time (four: `i32` up to 2% slower), and so does `f64` (not yet
-/// measured with four); so does every other operation's run (four: up to
-/// 8% slower, docs/src/performance/what-did-not-help.md).
+/// (a type's line in `arg_ops!` ends with it), four positions a pass, so
+/// that the floats' branches of "does this element beat the best" (a
+/// NaN's rule among them) are made selections four elements at a time:
+/// H200, bf16 arg-max over the staged segments, Zipf's lengths 812 → 625
+/// µs, uniform 0..32 593 → 451, `f32` 761 → 647 and 591 → 503 (the raw
+/// output: docs/results/h200/segments.txt). The integers, whose
+/// comparison is one selection already, take them one at a time (four:
+/// `i32` up to 2% slower), and so does `f64` (four: Zipf's lengths 780 →
+/// 894 µs); so does every other operation's run (four: up to 8% slower,
+/// docs/src/performance/what-did-not-help.md).
 ///
 /// ```
 /// let mut seen = Vec::new();
