@@ -84,10 +84,7 @@ pub struct ShapePlan {
     /// Segments: elements per warp tile; rows (short and long): per block;
     /// columns: the tile width (`wide`).
     pub tile: u64,
-    /// Lanes per team (0: per tile) for segments, chunks for columns;
-    /// for `segments_staged`, 2 where its lanes take two segments a round
-    /// ([`paired_segments`]; the entries of `gpu::shape::staged_pairs`),
-    /// else 1.
+    /// Lanes per team (0: per tile) for segments, chunks for columns.
     pub split: u32,
     /// Accumulators of scratch (pieces or chunk partials).
     pub partials: usize,
@@ -225,11 +222,10 @@ pub fn shape_plan(
                 grid,
                 smem,
                 tile,
-                split: match shape {
-                    // the staged kernel's lanes: one or two segments a round
-                    Shape::Segments(o) if kernel == ShapeKernel::SegmentsStaged => 1 + paired_segments(o, size) as u32,
-                    _ if split == 0 => AUTO_LANES | team_vectors(op, matches!(shape, Shape::Rows(_)), fit),
-                    _ => split,
+                split: if split == 0 {
+                    AUTO_LANES | team_vectors(op, matches!(shape, Shape::Rows(_)), fit)
+                } else {
+                    split
                 },
                 partials: 2 * warp_tiles as usize,
                 // the staged kernel's tile counter after the segments' tickets
@@ -515,38 +511,6 @@ pub const SHORT: u64 = 1024;
 /// ```
 pub fn short_segments_of(elements: u64, count: u64, size: usize) -> bool {
     count >= 1 && elements * size as u64 <= SHORT * count
-}
-
-/// Whether `segments_staged`'s lanes take a second segment while its
-/// rounds fill their 32 lanes (`gpu::shape::staged_pairs`, for the entries
-/// that have that form): segments of at most [`PAIRED`] bytes on average,
-/// 64 of which fill a stage. Rounds of up to 64 such segments wait on
-/// their stage half as often (2^28, H200: the f32 sum over Zipf's lengths
-/// 407 → 377 µs, the bf16 sum 392 → 350, over lengths uniform in 0..32
-/// 267 → 245); on longer segments a round seldom fills its 32 lanes and
-/// the second segment's registers only cost (Pareto's lengths 277 → 284,
-/// the f32 min 280 → 293; `docs/src/performance/tuning.md`, the staged
-/// segments two a lane).
-pub fn paired_segments(o: &Offsets, size: usize) -> bool {
-    let (_, elements, count) = lengths(o);
-    paired_segments_of(elements, count, size)
-}
-
-/// The longest average segment, bytes, of [`paired_segments`]: a 64th of
-/// a stage.
-pub const PAIRED: u64 = gpu::shape::STAGE_WARP_BYTES as u64 / 64;
-
-/// [`paired_segments`] of `count` segments over `elements` of `size` bytes.
-///
-/// ```
-/// use reduction::dispatch::paired_segments_of;
-/// assert!(paired_segments_of(1 << 28, 1 << 24, 4)); // uniform lengths 0..32: 64 bytes
-/// assert!(paired_segments_of(1 << 28, 19_000_000, 4)); // Zipf's: about 14 elements
-/// assert!(!paired_segments_of(1 << 28, 1 << 20, 2)); // uniform lengths 0..512 of bf16: 512 bytes
-/// assert!(!paired_segments_of(0, 0, 4));
-/// ```
-pub fn paired_segments_of(elements: u64, count: u64, size: usize) -> bool {
-    count >= 1 && elements * size as u64 <= PAIRED * count
 }
 
 /// Whether segments have a heavy tail: the longest more than [`TAIL`]
