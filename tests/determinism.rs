@@ -559,6 +559,10 @@ fn shaped_cases(r: &Reducer) -> Result<(usize, Vec<(String, ShapeCase)>), Failed
         })
         .collect();
     let short = r.offsets(&offsets_of(&short, 1))?;
+    // very short segments, every 500th 3000 long (`segments_paired` where the operation allows it: rounds of up
+    // to 64 segments, two a lane, 56 bytes a segment on average for f32)
+    let paired: Vec<u64> = (0..40_001u64).map(|k| if k % 500 == 7 { 3000 } else { splitmix64(k) % 17 }).collect();
+    let paired = r.offsets(&offsets_of(&paired, 1))?;
     let m = |rows, cols, pitch| Matrix::new(rows, cols).pitch(pitch);
     Ok((
         n,
@@ -594,6 +598,7 @@ fn shaped_cases(r: &Reducer) -> Result<(usize, Vec<(String, ShapeCase)>), Failed
                 "segments 0..16, every 50th 33..432, every 500th 600..999 and 3000 (staged)".into(),
                 ShapeCase::Segments(short, Strategy::Auto),
             ),
+            ("segments 0..16, every 500th 3000 (paired)".into(), ShapeCase::Segments(paired, Strategy::Auto)),
         ],
     ))
 }

@@ -55,7 +55,8 @@ fn cases() -> Vec<Case> {
     let lengths = [0u64, 1, 0, 31, 32, 33, 1000, 0, 5000, 4095, 4097, 3, 0, 12_000, 1];
     v.push(Case::Segments(offsets_of(&lengths, 0)));
     v.push(Case::Segments(offsets_of(&lengths, 5))); // starting past the input's first element
-    // short segments (`segments_staged`) with one of 3000 every 500, past the input's first element
+    // short segments (`segments_paired` where the operation has that form, else `segments_staged`)
+    // with one of 3000 every 500, past the input's first element
     let short: Vec<u64> = (0..4001u64).map(|k| if k % 500 == 250 { 3000 } else { (k * 7919) % 17 }).collect();
     v.push(Case::Segments(offsets_of(&short, 3)));
     v.push(Case::Segments(vec![0]));
@@ -305,15 +306,15 @@ fn sum_argmax_mean(r: &Reducer, lengths: &[u64], seed: u64) -> Result<(), Failed
     check::<reduction::op::Mean, f64>(Op::Mean, &case, &d, &d, &got)
 }
 
-/// The staged kernel as a card before sm_80 runs it (its stage loaded
+/// The staged kernels as a card before sm_80 runs them (their stage loaded
 /// through registers; later cards load the form that copies with
 /// `cp.async`), on whatever card this is: the sm_75 entries of the
-/// embedded PTX ahead of the rest, Pareto and uniform 0..32 lengths (both
-/// staged) against the CPU.
+/// embedded PTX ahead of the rest, Pareto and uniform 0..32 lengths
+/// (staged, and two a lane for the sum) against the CPU.
 fn staged_before_sm80() -> Result<(), Failed> {
     let embedded = Ptx::embedded();
     let mut staged = Vec::new();
-    for entry in embedded.entries().filter(|e| e.starts_with("segments_staged_")) {
+    for entry in embedded.entries().filter(|e| e.starts_with("segments_staged_") || e.starts_with("segments_paired_")) {
         let module = embedded.module_for(entry)?; // the sm_75 form
         ensure(!module.contains("cp.async"), || format!("{entry}: the sm_80 form"))?;
         staged.push(Ptx::from_text(module, entry));

@@ -94,8 +94,10 @@ with_shard_parts!(single_pass_for_operations!());
 // `segments_{op}_{type}` `(a, b, n: u64, offsets: *const u64, count: u64,
 // cols: u64, pitch: u64, tile: u64, lanes: u32, pieces: *mut Acc, tickets:
 // *mut u32, out: *mut Out)`: one result per CSR segment (`offsets` not null)
-// or row; `segments_staged_` (the same signature) for short segments through
-// shared memory; `rows_short_` and `rows_long_` for rows the
+// or row; `segments_staged_` (the same signature) for short segments
+// through shared memory, `segments_paired_` for very short ones, two a
+// lane a round where the operation allows it (`shape::staged_pairs`; a
+// `trap` where not); `rows_short_` and `rows_long_` for rows the
 // host found short or long (`shape::short_row_vectors`, `shape::long_rows`),
 // with fewer registers; `columns_{op}_{type}` `(a, b, rows: u64, cols: u64, pitch: u64,
 // wide: u32, chunks: u32, partials: *mut Acc, tickets: *mut u32, out: *mut
@@ -139,7 +141,11 @@ macro_rules! shape_entries {
         });
         segments_entry!(${concat(segments_staged_, $op, _, $t)}, $Op, $t, |a, b, n, o, c, cols, p, tile, l, pieces, tk, out| {
             let segs = crate::shape::Segments::of_entry(o, c, cols, p);
-            segments_staged::staged::<$t, $Op>(a, b, n, segs, tile, pieces, tk, out)
+            segments_staged::staged::<$t, $Op, false>(a, b, n, segs, tile, pieces, tk, out)
+        });
+        segments_entry!(${concat(segments_paired_, $op, _, $t)}, $Op, $t, |a, b, n, o, c, cols, p, tile, l, pieces, tk, out| {
+            let segs = crate::shape::Segments::of_entry(o, c, cols, p);
+            segments_staged::staged::<$t, $Op, true>(a, b, n, segs, tile, pieces, tk, out)
         });
         segments_entry!(${concat(rows_short_, $op, _, $t)}, $Op, $t, |a, b, n, o, c, cols, p, tile, l, pieces, tk, out| {
             segments::short_rows::<$t, $Op>(a, b, n, cols, tile, out)

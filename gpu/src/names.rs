@@ -277,6 +277,38 @@ macro_rules! op_enum {
 }
 with_operations!(op_enum!());
 
+macro_rules! paired_forms {
+    (; $($V:ident $name:ident [$($T:ident $t:ident),*]),*) => {
+        /// Whether the entry `segments_paired_{op}_{type}` has the form of
+        /// two segments a lane ([`crate::shape::staged_pairs`] of the
+        /// operation's inputs and accumulator, as the entry itself decides);
+        /// the others hold only a `trap`, and the host never chooses them
+        /// (host only).
+        ///
+        /// ```
+        /// use gpu::names::{DType, Op, paired_form};
+        /// assert!(paired_form(Op::Sum, DType::BF16) && paired_form(Op::Max, DType::U32));
+        /// assert!(!paired_form(Op::Moments, DType::F32) && !paired_form(Op::Dot, DType::F32));
+        /// assert!(!paired_form(Op::Sum, DType::F64));
+        /// ```
+        #[cfg(not(target_arch = "nvptx64"))]
+        pub fn paired_form(op: Op, ty: DType) -> bool {
+            use crate::op::Reduction;
+            match op {
+                $(Op::$V => match ty {
+                    $(DType::$T => crate::shape::staged_pairs(
+                        <crate::op::$V as Reduction<$t>>::INPUTS,
+                        size_of::<<crate::op::$V as Reduction<$t>>::Acc>(),
+                    ),)*
+                    #[allow(unreachable_patterns)]
+                    _ => false,
+                },)*
+            }
+        }
+    };
+}
+with_operations!(paired_forms!());
+
 macro_rules! is_plain {
     (; $($V:ident $name:ident),*) => {
         impl Op {
@@ -373,7 +405,7 @@ pub const HOLD_TIMED_OUT: u32 = 2;
 
 /// The launch bounds the host declares for an entry before the JIT compiles
 /// it, as `(threads a block, blocks an SM)` (CUDA's
-/// `__launch_bounds__`): `segments_staged`'s
+/// `__launch_bounds__`): `segments_staged`'s and `segments_paired`'s
 /// ([`STAGED_BLOCKS_PER_SM`](crate::shape::STAGED_BLOCKS_PER_SM)), the
 /// accurate `f32` sum's ([`ACCURATE_F32_BOUNDS`](crate::layout::ACCURATE_F32_BOUNDS))
 /// and the reproducible `f64` logsumexp's
@@ -383,6 +415,7 @@ pub const HOLD_TIMED_OUT: u32 = 2;
 /// ```
 /// use gpu::names::launch_bounds;
 /// assert_eq!(launch_bounds("segments_staged_sum_f32"), Some((256, 4)));
+/// assert_eq!(launch_bounds("segments_paired_sum_bf16"), Some((256, 4)));
 /// assert_eq!(launch_bounds("accurate_sum_f32"), Some((1024, 1)));
 /// assert_eq!(launch_bounds("reproducible_logsumexp_f64"), Some((1024, 1)));
 /// assert_eq!(launch_bounds("segments_sum_f32"), None);
@@ -398,9 +431,10 @@ pub fn launch_bounds(entry: &str) -> Option<(u32, u32)> {
 /// each one names an entry of the PTX (a renamed entry would lose its
 /// declaration silently: the same results, slower).
 #[cfg(not(target_arch = "nvptx64"))]
-pub const DECLARED_BOUNDS: [(&str, (u32, u32)); 3] = [
+pub const DECLARED_BOUNDS: [(&str, (u32, u32)); 4] = [
     ("accurate_sum_f32", crate::layout::ACCURATE_F32_BOUNDS),
     ("segments_staged_", (crate::shape::SHAPE_BLOCK, crate::shape::STAGED_BLOCKS_PER_SM)),
+    ("segments_paired_", (crate::shape::SHAPE_BLOCK, crate::shape::STAGED_BLOCKS_PER_SM)),
     ("reproducible_logsumexp_f64", crate::layout::REPRODUCIBLE_LOGSUMEXP_F64_BOUNDS),
 ];
 

@@ -98,6 +98,25 @@ pub const fn fits_stage(begin: u32, end: u32, width: u32, inputs: u32) -> bool {
     end.div_ceil(width) - begin / width <= stage_vectors(inputs)
 }
 
+/// Whether `segments_staged` has, for an operation of `inputs` inputs and
+/// accumulators of `acc_bytes`, the form whose lanes take a second
+/// segment (`cur + 32 + lane`) while its rounds fill their 32 lanes, so a
+/// round stages up to 64 short segments: one input and accumulators of at
+/// most 4 bytes. Heavier operations would spill the second segment's
+/// state (two segments a lane for every operation, H200: the bf16
+/// variance over Zipf's lengths 924 → 1078 µs). The entries
+/// `segments_paired_*` have that form where this holds
+/// ([`crate::names::paired_form`]), and the host chooses them for short
+/// segments (`reduction::dispatch::paired_segments`).
+///
+/// ```
+/// use gpu::shape::staged_pairs;
+/// assert!(staged_pairs(1, 4) && !staged_pairs(2, 4) && !staged_pairs(1, 8));
+/// ```
+pub const fn staged_pairs(inputs: u32, acc_bytes: usize) -> bool {
+    inputs == 1 && acc_bytes <= 4
+}
+
 /// The longest piece of a stage one lane of `segments_staged` folds alone,
 /// in order; the warp folds a longer one together (lane `l` the elements
 /// `l, l + 32, ...` of it, then the warp's tree), so a round never waits

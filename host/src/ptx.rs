@@ -302,6 +302,7 @@ pub(crate) fn with_block_bound(module: &str, block: u32, blocks: Option<u32>) ->
 #[cfg(test)]
 mod tests {
     use super::*;
+    use gpu::names::{DType, Op};
 
     #[test]
     fn an_entry_of_one_block_declares_it_where_its_parameters_end() {
@@ -361,7 +362,8 @@ mod tests {
     }
 
     /// The sm_80 module holds the staged segments of every operation and
-    /// type (the entries that copy with `cp.async`), the half types'
+    /// type (the entries that copy with `cp.async`; the paired ones where
+    /// the operation has that form), the half types'
     /// extreme operations where they read 16-byte vectors (compared two
     /// lanes at a time; columns read lanes of their own) and their
     /// logsumexp where it folds rounds of vectors (a round's maximum two
@@ -379,12 +381,24 @@ mod tests {
             let rounds = e.contains("_logsumexp_") && !e.starts_with("rows_short_");
             half && !e.starts_with("columns_") && (ops.iter().any(|op| e.contains(op)) || rounds)
         };
-        let staged: Vec<&str> = ptx.entries().filter(|e| e.starts_with("segments_staged_")).collect();
+        // the paired entries of the operations without that form hold only a `trap`, the same for both
+        let paired = |e: &str| {
+            let (op, ty) = e.strip_prefix("segments_paired_").and_then(|rest| rest.rsplit_once('_'))?;
+            Some(gpu::names::paired_form(Op::from_name(op)?, DType::from_name(ty)?))
+        };
+        let trap = |e: &str| e.starts_with("segments_paired_") && paired(e) != Some(true);
+        let through_stage = |e: &str| e.starts_with("segments_staged_") || paired(e) == Some(true);
+        let staged: Vec<&str> = ptx.entries().filter(|e| through_stage(e)).collect();
         assert!(staged.len() > 20, "{}", staged.len());
-        let wanted: Vec<&str> = ptx.entries().filter(|e| e.starts_with("segments_staged_") || packed(e)).collect();
+        let wanted: Vec<&str> = ptx.entries().filter(|e| through_stage(e) || (packed(e) && !trap(e))).collect();
         assert!(wanted.len() > staged.len() + 20, "{}", wanted.len());
         assert_eq!(newer.entries().collect::<Vec<_>>(), wanted);
-        for entry in ["segments_staged_sum_f32", "segments_staged_moments_bf16", "segments_staged_dot_f64"] {
+        for entry in [
+            "segments_staged_sum_f32",
+            "segments_staged_moments_bf16",
+            "segments_staged_dot_f64",
+            "segments_paired_sum_bf16",
+        ] {
             let (old, new) = (ptx.module_for_card(entry, (7, 5)).unwrap(), ptx.module_for_card(entry, (9, 0)).unwrap());
             assert!(!old.contains("cp.async") && new.contains("cp.async") && new.contains(".target sm_80"), "{entry}");
         }
@@ -402,10 +416,11 @@ mod tests {
 
     #[test]
     fn the_staged_segments_declare_four_blocks_an_sm() {
-        let entry = "segments_staged_sum_f32";
-        let (block, blocks) = gpu::names::launch_bounds(entry).unwrap();
-        let bounded = with_block_bound(&Ptx::embedded().module_for(entry).unwrap(), block, Some(blocks));
-        assert!(bounded.contains("\n)\n.maxntid 256, 1, 1\n.minnctapersm 4\n{"));
-        assert_eq!(bounded.matches(".minnctapersm").count(), 1);
+        for entry in ["segments_staged_sum_f32", "segments_paired_sum_f32"] {
+            let (block, blocks) = gpu::names::launch_bounds(entry).unwrap();
+            let bounded = with_block_bound(&Ptx::embedded().module_for(entry).unwrap(), block, Some(blocks));
+            assert!(bounded.contains("\n)\n.maxntid 256, 1, 1\n.minnctapersm 4\n{"), "{entry}");
+            assert_eq!(bounded.matches(".minnctapersm").count(), 1, "{entry}");
+        }
     }
 }

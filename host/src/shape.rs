@@ -240,8 +240,9 @@ pub enum Strategy {
     /// CSR segments (or rows) in warp tiles of `tile_bytes` (0 chooses), each
     /// round of short segments staged in shared memory and folded a lane a
     /// segment, long pieces by the whole warp (`segments_staged`: what
-    /// [`Strategy::Auto`] picks for short segments on 16-byte-aligned input;
-    /// on other input, the teams of [`Strategy::Segments`]).
+    /// [`Strategy::Auto`] picks for short segments on 16-byte-aligned input,
+    /// with `segments_paired` for very short ones; on other input, the
+    /// teams of [`Strategy::Segments`]).
     Staged {
         /// Bytes of input per tile; 0 chooses.
         tile_bytes: u32,

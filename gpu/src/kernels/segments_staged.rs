@@ -13,7 +13,16 @@
 //!    a stage ([`stage_vectors`] 16-byte vectors: 4 KiB of one input, 2 KiB
 //!    of each of two) from the first's start: a ballot
 //!    of "my piece ends within the stage" is true for a prefix of the
-//!    lanes. Lanes past it wait for the next round.
+//!    lanes. Lanes past it wait for the next round. In the entries
+//!    `segments_paired_*` (the host's choice for segments of at most 64
+//!    bytes on average), where the operation allows it ([`staged_pairs`]),
+//!    while the rounds fill their 32 lanes lane `k` also holds segment
+//!    `cur + 32 + k`, and a round of 32 takes the prefix of those that fit
+//!    as well: up to 64 segments a stage, each set folded and written in
+//!    turn (the same pieces, so the same bits). Their own entries, since
+//!    the second segment's registers cost the longer segments' rounds in
+//!    the same entry (Pareto's lengths 2-5% slower, H200); the paired
+//!    entries of the other operations hold only a `trap`.
 //! 2. **Stage.** The warp loads those vectors, contiguous and aligned, up
 //!    to eight a lane in flight (one request of whole 128-byte lines per load, as
 //!    `single_pass` reads), into its own shared memory, and loads the next
@@ -71,7 +80,9 @@
 use super::segments::{emit, finish_segments};
 use crate::op::{Element, Reduction};
 use crate::prim::*;
-use crate::shape::{SHAPE_WARPS, STAGE_LANE_ELEMENTS, STAGE_WARP_BYTES, Segments, fits_stage, stage_vectors, tiles};
+use crate::shape::{
+    SHAPE_WARPS, STAGE_LANE_ELEMENTS, STAGE_WARP_BYTES, Segments, fits_stage, stage_vectors, staged_pairs, tiles,
+};
 #[cfg(not(target_feature = "sm_80"))]
 use crate::strided_fold::strided_fold;
 use crate::warp_reduce::warp_reduce;
@@ -92,7 +103,7 @@ const LOADS: usize = 4;
 /// line says.
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
-pub unsafe fn staged<T: Element + Vector, R: Reduction<T>>(
+pub unsafe fn staged<T: Element + Vector, R: Reduction<T>, const PAIRED: bool>(
     a: *const T,
     b: *const T,
     n: u64,
@@ -104,6 +115,11 @@ pub unsafe fn staged<T: Element + Vector, R: Reduction<T>>(
 ) where
     R::Acc: Shuffle,
 {
+    if PAIRED && !staged_pairs(R::INPUTS, core::mem::size_of::<R::Acc>()) {
+        // an operation without the paired form: the host never chooses
+        // this entry (`names::paired_form`), so it holds no code
+        core::arch::nvptx::trap();
+    }
     let tile = tile.max(1); // the host plans at least 16 KiB; this drops the panic path
     let count_tiles = tiles(n, tile);
     // every warp of the launch takes one number past the last tile, so the
@@ -116,7 +132,7 @@ pub unsafe fn staged<T: Element + Vector, R: Reduction<T>>(
             return;
         }
         let (w0, w1, lo, hi) = segs.tile_range(me, tile, count_tiles, n);
-        staged_tile::<T, R>(a, b, n, segs, tile, (me, w0, w1, lo, hi), pieces, tickets, out);
+        staged_tile::<T, R, PAIRED>(a, b, n, segs, tile, (me, w0, w1, lo, hi), pieces, tickets, out);
     }
 }
 
@@ -128,7 +144,7 @@ pub unsafe fn staged<T: Element + Vector, R: Reduction<T>>(
 /// As for [`staged`]; all 32 lanes together.
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
-unsafe fn staged_tile<T: Element + Vector, R: Reduction<T>>(
+unsafe fn staged_tile<T: Element + Vector, R: Reduction<T>, const PAIRED: bool>(
     a: *const T,
     b: *const T,
     n: u64,
@@ -160,7 +176,13 @@ unsafe fn staged_tile<T: Element + Vector, R: Reduction<T>>(
     let (tile_vector, vw) = (w0 / width, width as u32);
 
     let mut cur = lo;
+    // in the paired entries, while rounds fill their 32 lanes, a lane holds
+    // a second segment, `cur + 32 + lane` (an instance of its own, so that
+    // each entry's round is compiled alone)
+    let mut wide = PAIRED;
+    let far = |cur: u64, wide: bool| if wide { bounds(cur + 32 + lane) } else { (w1, w1) };
     let (mut b0, mut e0) = bounds(cur + lane);
+    let (mut b1, mut e1) = far(cur, wide);
     while cur < hi {
         let live = cur + lane < hi;
         // this lane's piece, `w0 + r0 .. w0 + r1`
@@ -168,7 +190,15 @@ unsafe fn staged_tile<T: Element + Vector, R: Reduction<T>>(
         let start = shfl_sync(FULL_MASK, r0, 0); // the round's first element
         let first_r = start / vw; // and its vector
         let fits = ballot_sync(FULL_MASK, live && fits_stage(start, r1, vw, R::INPUTS));
-        let m = (!fits).trailing_zeros() as u64; // the prefix that fits
+        let m0 = (!fits).trailing_zeros() as u64; // the prefix that fits
+        let (q0, q1) = ((b1.max(w0) - w0) as u32, (e1.min(w1) - w0) as u32);
+        let m1 = if wide && m0 == 32 {
+            let far_fits = ballot_sync(FULL_MASK, cur + 32 + lane < hi && fits_stage(start, q1, vw, R::INPUTS));
+            (!far_fits).trailing_zeros() as u64
+        } else {
+            0
+        };
+        let m = m0 + m1;
         if m == 0 {
             // a long piece, segment `cur`: the whole warp, in `strided_fold`'s order
             let (s, sb, se) = (cur, shfl_sync(FULL_MASK, b0, 0), shfl_sync(FULL_MASK, e0, 0));
@@ -181,10 +211,13 @@ unsafe fn staged_tile<T: Element + Vector, R: Reduction<T>>(
             finish_segments::<T, R>(ballot_sync(FULL_MASK, last), s, sb, se, tile, pieces, out);
             cur += 1;
             (b0, e0) = bounds(cur + lane);
+            (b1, e1) = far(cur, wide);
             continue;
         }
         // stage vectors first..end, where the round's last piece ends
-        let end_r = shfl_sync(FULL_MASK, r1, (m - 1) as u32).div_ceil(vw);
+        let end_r =
+            if m1 > 0 { shfl_sync(FULL_MASK, q1, (m1 - 1) as u32) } else { shfl_sync(FULL_MASK, r1, (m0 - 1) as u32) };
+        let end_r = end_r.div_ceil(vw);
         let (first, end) = (tile_vector + first_r as u64, tile_vector + end_r as u64);
         let full = n / width; // vectors wholly inside a[0..n]
         #[cfg(target_feature = "sm_80")]
@@ -224,43 +257,52 @@ unsafe fn staged_tile<T: Element + Vector, R: Reduction<T>>(
                 }
             }
         }
+        let next_wide = PAIRED && m >= 32;
         let (next_b, next_e) = bounds(cur + m + lane); // the next round's bounds, in flight meanwhile
+        let (next_b1, next_e1) = far(cur + m, next_wide);
         #[cfg(target_feature = "sm_80")]
         copies_wait::<0>(); // this lane's copies are in the stage
         sync_warp(FULL_MASK);
-        let mine = lane < m;
-        // in 32-bit stage positions: two instructions an element fewer
-        let (s0, s1, skip) = (r0 - first_r * vw, r1 - first_r * vw, w0.saturating_sub(b0));
-        let alone = (s1 - s0) as u64 <= STAGE_LANE_ELEMENTS;
         // stage position `e`, and its partner
         let pair = |e: u32| {
             let x = elems_a[e];
             (x, if two { elems_b[e] } else { x })
         };
-        // this lane's piece, `skip` elements into its segment, as one run
-        let mut v = R::IDENTITY;
-        if mine && alone {
-            v = R::fold_run(s0, s1, 1, pair, skip);
-        }
-        // the round's longer pieces, one after the other, by the whole warp
-        let mut long = ballot_sync(FULL_MASK, mine && !alone);
-        while long != 0 {
-            let k = long.trailing_zeros();
-            long &= long - 1;
-            let (f0, f1, fskip) =
-                (shfl_sync(FULL_MASK, s0, k), shfl_sync(FULL_MASK, s1, k), shfl_sync(FULL_MASK, skip, k));
-            // lane `l` its elements `l, l + 32, ...` of the piece, as one run
-            let w = R::fold_run(f0 + lane as u32, f1, 32, pair, fskip + lane);
-            let w = shfl_sync(FULL_MASK, warp_reduce(w, R::combine), 0);
-            if lane == k as u64 {
-                v = w;
+        // the first `count` lanes' segment `s` (piece `r0..r1`): folded and written
+        let fold_set = |count: u64, s: u64, b0: u64, e0: u64, r0: u32, r1: u32| {
+            let mine = lane < count;
+            // in 32-bit stage positions: two instructions an element fewer
+            let (s0, s1, skip) = (r0 - first_r * vw, r1 - first_r * vw, w0.saturating_sub(b0));
+            let alone = (s1 - s0) as u64 <= STAGE_LANE_ELEMENTS;
+            // this lane's piece, `skip` elements into its segment, as one run
+            let mut v = R::IDENTITY;
+            if mine && alone {
+                v = R::fold_run(s0, s1, 1, pair, skip);
             }
+            // the round's longer pieces, one after the other, by the whole warp
+            let mut long = ballot_sync(FULL_MASK, mine && !alone);
+            while long != 0 {
+                let k = long.trailing_zeros();
+                long &= long - 1;
+                let (f0, f1, fskip) =
+                    (shfl_sync(FULL_MASK, s0, k), shfl_sync(FULL_MASK, s1, k), shfl_sync(FULL_MASK, skip, k));
+                // lane `l` its elements `l, l + 32, ...` of the piece, as one run
+                let w = R::fold_run(f0 + lane as u32, f1, 32, pair, fskip + lane);
+                let w = shfl_sync(FULL_MASK, warp_reduce(w, R::combine), 0);
+                if lane == k as u64 {
+                    v = w;
+                }
+            }
+            let last = mine && emit::<T, R>(v, s, b0, e0, me, w0, w1, tile, pieces, tickets, out);
+            finish_segments::<T, R>(ballot_sync(FULL_MASK, last), s, b0, e0, tile, pieces, out);
+        };
+        fold_set(m0, cur + lane, b0, e0, r0, r1);
+        if m1 > 0 {
+            fold_set(m1, cur + 32 + lane, b1, e1, q0, q1);
         }
-        let last = mine && emit::<T, R>(v, cur + lane, b0, e0, me, w0, w1, tile, pieces, tickets, out);
-        finish_segments::<T, R>(ballot_sync(FULL_MASK, last), cur + lane, b0, e0, tile, pieces, out);
         sync_warp(FULL_MASK); // every lane is done with the stage before the next round fills it
         cur += m;
-        (b0, e0) = (next_b, next_e);
+        (b0, e0, b1, e1, wide) = (next_b, next_e, next_b1, next_e1, next_wide);
     }
 }
 

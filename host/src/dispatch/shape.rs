@@ -3,9 +3,11 @@
 //! memory and scratch, from the shape, the strategy and the card's fit.
 
 use crate::error::{Error, Result};
-use crate::registry::{COLUMNS, Kernel, ROWS_LONG, ROWS_SHORT, SEGMENTS, SEGMENTS_STAGED, SEGMENTS_TAILED};
+use crate::registry::{
+    COLUMNS, Kernel, ROWS_LONG, ROWS_SHORT, SEGMENTS, SEGMENTS_PAIRED, SEGMENTS_STAGED, SEGMENTS_TAILED,
+};
 use crate::shape::{AUTO_LANES, Fit, MAX_TILE_BYTES, MIN_TILE_BYTES, Offsets, Shape, Strategy};
-use gpu::names::{DType, Op};
+use gpu::names::{DType, Op, paired_form};
 use gpu::shape::{
     COLUMN_BLOCKS_PER_SM, Columns, SEGMENTS_BLOCK, SHAPE_BLOCK, SHAPE_WARPS, columns_smem, long_rows,
     short_row_vectors, staged_smem, tiles,
@@ -26,6 +28,11 @@ pub enum ShapeKernel {
     /// a [`heavy_tail`], of 16-byte-aligned input, a round of them staged in shared memory and
     /// folded a lane a segment, long pieces by the whole warp.
     SegmentsStaged,
+    /// `segments_paired`: as `segments_staged`, for segments that average
+    /// at most [`PAIRED`] bytes ([`paired_segments`]), a second segment a
+    /// lane while the rounds fill their 32 lanes; for the operations whose
+    /// entries have that form (`gpu::names::paired_form`).
+    SegmentsPaired,
     /// `rows_short`: rows of 1 to 32 aligned 16-byte vectors, back to back
     /// (`gpu::shape::short_row_vectors`), a tile per block, a lane a
     /// vector; its own order.
@@ -39,10 +46,11 @@ pub enum ShapeKernel {
 
 impl ShapeKernel {
     /// Every shaped kernel.
-    pub const ALL: [ShapeKernel; 6] = [
+    pub const ALL: [ShapeKernel; 7] = [
         ShapeKernel::Segments,
         ShapeKernel::SegmentsTailed,
         ShapeKernel::SegmentsStaged,
+        ShapeKernel::SegmentsPaired,
         ShapeKernel::RowsShort,
         ShapeKernel::RowsLong,
         ShapeKernel::Columns,
@@ -63,6 +71,7 @@ impl ShapeKernel {
             ShapeKernel::Segments => &SEGMENTS,
             ShapeKernel::SegmentsTailed => &SEGMENTS_TAILED,
             ShapeKernel::SegmentsStaged => &SEGMENTS_STAGED,
+            ShapeKernel::SegmentsPaired => &SEGMENTS_PAIRED,
             ShapeKernel::RowsShort => &ROWS_SHORT,
             ShapeKernel::RowsLong => &ROWS_LONG,
             ShapeKernel::Columns => &COLUMNS,
@@ -89,8 +98,8 @@ pub struct ShapePlan {
     /// Accumulators of scratch (pieces or chunk partials).
     pub partials: usize,
     /// Zeroed tickets: one a segment, row or column tile, and for
-    /// `segments_staged` one more, its tile counter (zero again after
-    /// each launch).
+    /// `segments_staged` and `segments_paired` one more, their tile
+    /// counter (zero again after each launch).
     pub tickets: usize,
     /// Blocks an SM declared to the JIT with the block, where the planner
     /// wants more of them resident than the entry's registers allow
@@ -198,6 +207,9 @@ pub fn shape_plan(
             let kernel = match shape {
                 _ if short_rows => ShapeKernel::RowsShort,
                 Shape::Rows(m) if long_rows(m.cols as u64, m.pitch as u64, tile, split) => ShapeKernel::RowsLong,
+                Shape::Segments(o) if staged && paired_segments(o, size) && paired_form(op, ty) => {
+                    ShapeKernel::SegmentsPaired
+                }
                 _ if staged => ShapeKernel::SegmentsStaged,
                 _ if tailed => ShapeKernel::SegmentsTailed,
                 _ => ShapeKernel::Segments,
@@ -209,11 +221,12 @@ pub fn shape_plan(
             };
             let smem = match kernel {
                 ShapeKernel::RowsLong => SHAPE_WARPS * acc_bytes as u32,
-                ShapeKernel::SegmentsStaged => staged_smem(),
+                ShapeKernel::SegmentsStaged | ShapeKernel::SegmentsPaired => staged_smem(),
                 _ => 0,
             };
             let grid = u32::try_from(blocks).map_err(|_| too_big("segments"))?;
-            if kernel == ShapeKernel::SegmentsStaged && warp_tiles >= 1 << 31 {
+            let counted = matches!(kernel, ShapeKernel::SegmentsStaged | ShapeKernel::SegmentsPaired);
+            if counted && warp_tiles >= 1 << 31 {
                 return Err(Error::Shape("segments: 2^31 tiles or more, past the staged kernel's tile counter".into()));
             }
             Ok(ShapePlan {
@@ -228,8 +241,8 @@ pub fn shape_plan(
                     split
                 },
                 partials: 2 * warp_tiles as usize,
-                // the staged kernel's tile counter after the segments' tickets
-                tickets: shape.results() + (kernel == ShapeKernel::SegmentsStaged) as usize,
+                // the staged kernels' tile counter after the segments' tickets
+                tickets: shape.results() + counted as usize,
                 blocks_per_sm: None,
             })
         }
@@ -511,6 +524,38 @@ pub const SHORT: u64 = 1024;
 /// ```
 pub fn short_segments_of(elements: u64, count: u64, size: usize) -> bool {
     count >= 1 && elements * size as u64 <= SHORT * count
+}
+
+/// Whether short segments go to `segments_paired`, whose lanes take a
+/// second segment while its rounds fill their 32 lanes (where the
+/// operation allows it, `gpu::names::paired_form`): segments of at most
+/// [`PAIRED`] bytes on average, 64 of which fill a stage. Rounds of up to
+/// 64 such segments wait on their stage half as often (2^28, H200: Zipf's
+/// lengths, the f32 sum 408 → 378 µs, the bf16 sum 389 → 352; lengths
+/// uniform in 0..32, the bf16 sum 268 → 245); on longer
+/// segments a round seldom fills its 32 lanes, and `segments_staged` takes
+/// them (`docs/src/performance/tuning.md`, the staged segments two a
+/// lane).
+pub fn paired_segments(o: &Offsets, size: usize) -> bool {
+    let (_, elements, count) = lengths(o);
+    paired_segments_of(elements, count, size)
+}
+
+/// The longest average segment, bytes, of [`paired_segments`]: a 64th of
+/// a stage.
+pub const PAIRED: u64 = gpu::shape::STAGE_WARP_BYTES as u64 / 64;
+
+/// [`paired_segments`] of `count` segments over `elements` of `size` bytes.
+///
+/// ```
+/// use reduction::dispatch::paired_segments_of;
+/// assert!(paired_segments_of(1 << 28, 1 << 24, 4)); // uniform lengths 0..32: 64 bytes
+/// assert!(paired_segments_of(1 << 28, 19_000_000, 4)); // Zipf's: about 14 elements
+/// assert!(!paired_segments_of(1 << 28, 1 << 20, 2)); // uniform lengths 0..512 of bf16: 512 bytes
+/// assert!(!paired_segments_of(0, 0, 4));
+/// ```
+pub fn paired_segments_of(elements: u64, count: u64, size: usize) -> bool {
+    count >= 1 && elements * size as u64 <= PAIRED * count
 }
 
 /// Whether segments have a heavy tail: the longest more than [`TAIL`]

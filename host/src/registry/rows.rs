@@ -138,6 +138,7 @@ pub const REGISTRY: &[Kernel] = &[
     SEGMENTS,
     SEGMENTS_TAILED,
     SEGMENTS_STAGED,
+    SEGMENTS_PAIRED,
     ROWS_SHORT,
     ROWS_LONG,
     COLUMNS,
@@ -176,6 +177,15 @@ pub const SEGMENTS_TAILED: Kernel = row(
 pub const SEGMENTS_STAGED: Kernel = row(
     "segments_staged",
     "one result per segment: rounds staged in shared memory, a lane each",
+    "ours",
+    Family::Shaped,
+    Scheme::Segmented,
+);
+/// Very short segments of aligned input: as [`SEGMENTS_STAGED`], with a
+/// second segment a lane while the rounds fill their 32 lanes.
+pub const SEGMENTS_PAIRED: Kernel = row(
+    "segments_paired",
+    "one result per segment: rounds staged in shared memory, two a lane",
     "ours",
     Family::Shaped,
     Scheme::Segmented,
