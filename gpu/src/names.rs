@@ -309,6 +309,28 @@ macro_rules! paired_forms {
 }
 with_operations!(paired_forms!());
 
+/// Whether `entry` is a `segments_paired_{op}_{type}` entry that holds only
+/// a `trap`: one whose operation and type lack the form of two segments a
+/// lane ([`paired_form`]), or whose operation is not one of [`Op`] (the
+/// portable forms, whose accumulators are wider than 4 bytes). The host
+/// never chooses them (host only).
+///
+/// ```
+/// use gpu::names::paired_trap;
+/// assert!(paired_trap("segments_paired_moments_f32") && paired_trap("segments_paired_sum_f64"));
+/// assert!(paired_trap("segments_paired_logsumexp_portable_f32"));
+/// assert!(!paired_trap("segments_paired_sum_bf16") && !paired_trap("segments_paired_power_sum_f32"));
+/// assert!(!paired_trap("segments_staged_moments_f32"));
+/// ```
+#[cfg(not(target_arch = "nvptx64"))]
+pub fn paired_trap(entry: &str) -> bool {
+    let Some(rest) = entry.strip_prefix("segments_paired_") else {
+        return false;
+    };
+    let form = rest.rsplit_once('_').and_then(|(op, ty)| Some(paired_form(Op::from_name(op)?, DType::from_name(ty)?)));
+    form != Some(true)
+}
+
 macro_rules! is_plain {
     (; $($V:ident $name:ident),*) => {
         impl Op {

@@ -302,7 +302,6 @@ pub(crate) fn with_block_bound(module: &str, block: u32, blocks: Option<u32>) ->
 #[cfg(test)]
 mod tests {
     use super::*;
-    use gpu::names::{DType, Op};
 
     #[test]
     fn an_entry_of_one_block_declares_it_where_its_parameters_end() {
@@ -382,12 +381,9 @@ mod tests {
             half && !e.starts_with("columns_") && (ops.iter().any(|op| e.contains(op)) || rounds)
         };
         // the paired entries of the operations without that form hold only a `trap`, the same for both
-        let paired = |e: &str| {
-            let (op, ty) = e.strip_prefix("segments_paired_").and_then(|rest| rest.rsplit_once('_'))?;
-            Some(gpu::names::paired_form(Op::from_name(op)?, DType::from_name(ty)?))
-        };
-        let trap = |e: &str| e.starts_with("segments_paired_") && paired(e) != Some(true);
-        let through_stage = |e: &str| e.starts_with("segments_staged_") || paired(e) == Some(true);
+        let trap = gpu::names::paired_trap;
+        let through_stage =
+            |e: &str| e.starts_with("segments_staged_") || e.starts_with("segments_paired_") && !trap(e);
         let staged: Vec<&str> = ptx.entries().filter(|e| through_stage(e)).collect();
         assert!(staged.len() > 20, "{}", staged.len());
         let wanted: Vec<&str> = ptx.entries().filter(|e| through_stage(e) || (packed(e) && !trap(e))).collect();

@@ -494,7 +494,6 @@ impl Gpu {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use gpu::names::{DType, Op};
 
     /// Every entry's module declares the exponent; only `power_sum`'s read it.
     #[test]
@@ -508,9 +507,7 @@ mod tests {
         assert_eq!(power.len(), 52); // 4 types: 6 blocks of the default kernel, 7 shaped kernels
         for entry in power {
             // the paired entry of an operation without that form holds only a `trap`
-            let ty = entry.rsplit('_').next().and_then(DType::from_name).unwrap();
-            let trap = entry.starts_with("segments_paired_") && !gpu::names::paired_form(Op::PowerSum, ty);
-            assert_eq!(reads_exponent(&ptx.module_for(entry).unwrap()), !trap, "{entry}");
+            assert_eq!(reads_exponent(&ptx.module_for(entry).unwrap()), !gpu::names::paired_trap(entry), "{entry}");
         }
     }
 }

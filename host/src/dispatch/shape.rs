@@ -523,7 +523,13 @@ pub const SHORT: u64 = 1024;
 /// assert!(!short_segments_of(0, 0, 4));
 /// ```
 pub fn short_segments_of(elements: u64, count: u64, size: usize) -> bool {
-    count >= 1 && elements * size as u64 <= SHORT * count
+    average_within(elements, count, size, SHORT)
+}
+
+/// Whether `count` segments (at least one) over `elements` of `size` bytes
+/// average at most `bytes`.
+fn average_within(elements: u64, count: u64, size: usize, bytes: u64) -> bool {
+    count >= 1 && elements * size as u64 <= bytes * count
 }
 
 /// Whether short segments go to `segments_paired`, whose lanes take a
@@ -555,7 +561,7 @@ pub const PAIRED: u64 = gpu::shape::STAGE_WARP_BYTES as u64 / 64;
 /// assert!(!paired_segments_of(0, 0, 4));
 /// ```
 pub fn paired_segments_of(elements: u64, count: u64, size: usize) -> bool {
-    count >= 1 && elements * size as u64 <= PAIRED * count
+    average_within(elements, count, size, PAIRED)
 }
 
 /// Whether segments have a heavy tail: the longest more than [`TAIL`]
