@@ -84,6 +84,7 @@ fn main() {
             fails_in_one_line(&["run", "--tile", "64"], USAGE, "for --shape and --segments")?;
             fails_in_one_line(&["run", "--shape", "64x64", "--staged"], USAGE, "--staged: for --segments")?;
             fails_in_one_line(&["run", "--staged"], USAGE, "--staged: for --segments")?;
+            fails_in_one_line(&["check", "--kernel", "shaped", "--block", "128"], USAGE, "--kernel shaped takes none")?;
             fails_in_one_line(&["shapes", "--determinism", "any"], USAGE, "--determinism \"any\"")?;
             fails_in_one_line(&["shapes", "--case", "7x7"], USAGE, "--case 7x7: no case")?;
             fails_in_one_line(&["shapes", "--op", "sum,dot"], USAGE, "--op dot: shapes reduce one input")?;
@@ -201,6 +202,18 @@ fn main() {
                 ensure(line.contains(" OK "), || format!("not OK: {line}"))?;
             }
             Ok(())
+        }),
+        gpu_trial("cli::check_reaches_the_shaped_kernels", || {
+            let args = ["check", "--kernel", "shaped", "--type", "f32,bf16", "--op", "sum,argmax,moments,dot"];
+            let out = reduce(&args)?;
+            let text = String::from_utf8_lossy(&out.stdout);
+            ensure(out.status.success(), || format!("exit {:?}: {text}", out.status.code()))?;
+            // dot reduces two inputs, which shapes do not take
+            let lines: Vec<&str> = text.lines().filter(|l| l.contains(" shaped: ")).collect();
+            ensure(lines.len() == 6 && lines.iter().all(|l| l.ends_with("7 cases, 0 mismatches")), || {
+                text.to_string()
+            })?;
+            ensure(text.contains("check: every result matches the CPU"), || text.to_string())
         }),
         cpu_trial("cli::cards_of_a_missing_folder_or_file_is_a_usage_error", || {
             fails_in_one_line(&["cards", "/no/such/card"], USAGE, "/no/such/card: no such folder")?;

@@ -106,9 +106,12 @@ pub(crate) enum Command {
     Nccl,
     /// Check kernels against the CPU (no timing): every kernel, each size,
     /// type and operator given, at each block size the kernel supports or the
-    /// one given. The driver program of `cargo xtask sanitize`.
+    /// one given; with `--kernel all`, also reduction by key and each shaped
+    /// kernel (rows, columns, segments) on a small case (`--kernel shaped`:
+    /// those alone). The driver program of `cargo xtask sanitize`.
     Check {
-        /// A kernel id from `reduce list`, or `all` (with reduction by key).
+        /// A kernel id from `reduce list`, `all` (with reduction by key and the
+        /// shaped kernels), or `shaped` (the shaped kernels alone).
         #[arg(long, default_value = "all")]
         kernel: String,
         /// Sizes, comma-separated.

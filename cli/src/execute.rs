@@ -14,7 +14,7 @@ use reduce::twins::{self, Line};
 use reduction::cudarc::driver::CudaSlice;
 use reduction::{
     DType, Determinism, Element, Error, Finish, Op, Options, Reducer, Result,
-    op::ReduceOp,
+    op::{ReduceOp, Reduction},
     registry::{KERNELS, Kernel},
 };
 use testkit::by_key::{KeyDist, generate_keys, reference};
@@ -103,7 +103,7 @@ pub(crate) fn execute(job: Job) -> Result<bool> {
         Job::Check(gpu, a) => {
             let r = gpu.open()?;
             let mut all_ok = true;
-            for &dtype in &a.types {
+            for &dtype in a.types.iter().filter(|_| !a.kernels.is_empty()) {
                 for &op in &a.ops {
                     for &n in &a.sizes {
                         all_ok &= match every_kernel(op, dtype) {
@@ -118,6 +118,13 @@ pub(crate) fn execute(job: Job) -> Result<bool> {
             if a.by_key {
                 for &n in &a.sizes {
                     all_ok &= check_by_key(&r, n, a.seed)?;
+                }
+            }
+            if a.shapes {
+                for &dtype in &a.types {
+                    for &op in &a.ops {
+                        all_ok &= check_shapes(&r, op, dtype)?;
+                    }
                 }
             }
             println!("{}", if all_ok { "check: every result matches the CPU" } else { "check: MISMATCH" });
@@ -425,6 +432,31 @@ fn check_by_key(r: &Reducer, n: usize, seed: u64) -> Result<bool> {
         }
     }
     println!("by-key n={n}: {} configurations, {bad} mismatches", 2 * 2 * reduction::by_key::kernels().count());
+    Ok(bad == 0)
+}
+
+/// Rows, columns and segments of operation `op` on `dtype` (of one input:
+/// shapes reduce one), one small case for each shaped kernel
+/// (`shapes_bench::check_cases`), against the CPU; one line per mismatch
+/// and a summary line.
+fn check_shapes(r: &Reducer, op: Op, dtype: DType) -> Result<bool> {
+    use reduce::shapes_bench::{CHECK_ELEMENTS, check_cases, input_of, line, measure};
+    let cases = check_cases();
+    let mut bad = 0;
+    with_operation!(op, dtype, |R, T| {
+        if <R as Reduction<T>>::INPUTS != 1 {
+            return Ok(true);
+        }
+        let (host, device) = input_of::<T>(r, CHECK_ELEMENTS)?;
+        for (case, strategy) in &cases {
+            let row = measure::<R, T>(r, op, case, *strategy, &Options::default(), &host, &device, 0)?;
+            if !row.ok {
+                bad += 1;
+                println!("MISMATCH {}", line(&row));
+            }
+        }
+    }, else return Err(reduce::ops_bench::unsupported(op, dtype)));
+    println!("{} {} shaped: {} cases, {bad} mismatches", dtype.name(), op.name(), cases.len());
     Ok(bad == 0)
 }
 

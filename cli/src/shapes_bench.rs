@@ -155,10 +155,45 @@ pub fn sweep_cases() -> Vec<Case> {
     [16usize, 64, 256, 1024, 4096, 65536].iter().map(|&c| Case::Axis(Matrix::new(ELEMENTS / c, c), 1)).collect()
 }
 
+/// Elements of the input [`check_cases`] read from.
+pub const CHECK_ELEMENTS: usize = 1 << 17;
+
+/// The small cases `reduce check` runs (with `--kernel all`, the driver
+/// program of `cargo xtask sanitize`), one for each shaped kernel on
+/// 16-byte-aligned input: segments of 0 to 16 elements (`segments_paired`
+/// where the operation has that form, else `segments_staged`), of 0 to 199
+/// (`segments_staged`), a heavy tail in teams (`segments_tailed`), teams of
+/// 4 lanes (`segments`), rows of 8 (`rows_short`), rows of 8192 in 16 KiB
+/// tiles (`rows_long`) and columns.
+pub fn check_cases() -> Vec<(Case, Strategy)> {
+    let lengths = |count: u64, f: fn(u64) -> u64| (0..count).map(f).collect::<Vec<u64>>();
+    let tiny = lengths(4001, |k| (k * 7919) % 17);
+    let short = lengths(500, |k| (k * 7919) % 200);
+    let tail = lengths(4001, |k| if k % 500 == 250 { 5000 } else { (k * 7919) % 17 });
+    let teams = Strategy::Segments { tile_bytes: 0, lanes: 4 };
+    vec![
+        (Case::Segments("0..16".into(), tiny), Strategy::Auto),
+        (Case::Segments("0..199".into(), short.clone()), Strategy::Auto),
+        (Case::Segments("tail".into(), tail), Strategy::Segments { tile_bytes: 0, lanes: 0 }),
+        (Case::Segments("0..199".into(), short), teams),
+        (Case::Axis(Matrix::new(1024, 8), 1), Strategy::Auto),
+        (Case::Axis(Matrix::new(4, 8192), 1), Strategy::Segments { tile_bytes: 1 << 14, lanes: 0 }),
+        (Case::Axis(Matrix::new(257, 100), 0), Strategy::Auto),
+    ]
+}
+
 /// The input every case reads, on the host and the GPU: `ELEMENTS` odd
 /// multiples of 1/8 (exact sums).
 pub fn input<T: Element + Sample + Default + DeviceRepr>(r: &Reducer) -> Result<(Vec<T>, CudaSlice<T>)> {
-    let host: Vec<T> = generate(Pattern::Large, ELEMENTS, 1)?;
+    input_of(r, ELEMENTS)
+}
+
+/// [`input`] of `elements`.
+pub fn input_of<T: Element + Sample + Default + DeviceRepr>(
+    r: &Reducer,
+    elements: usize,
+) -> Result<(Vec<T>, CudaSlice<T>)> {
+    let host: Vec<T> = generate(Pattern::Large, elements, 1)?;
     let device = r.gpu().stream().clone_htod(&host).map_err(Error::from_driver("cuMemcpyHtoD"))?;
     Ok((host, device))
 }
@@ -195,7 +230,7 @@ pub fn what(op: Op) -> &'static str {
 /// `strategy` against the CPU (the test kit's `judge`: sums bit for bit,
 /// the data being odd multiples of 1/8; indices and picked values exactly;
 /// other results within `shaped_depth`'s bound), then time `runs`
-/// launches.
+/// launches (none: checked only, the median and GB/s 0).
 #[allow(clippy::too_many_arguments)]
 pub fn measure<R: Reduction<T>, T: Element + Number + Outcome>(
     r: &Reducer,
@@ -230,15 +265,15 @@ where
     let got = out.read_all(r.gpu())?;
     let ok =
         parts(case, host).zip(got).all(|(x, g)| judge::<R, T>(op, &x, &x, g, shaped_depth::<T>(op, x.len()), opts.p).0);
-    let stats = time_runs(r.gpu(), WARMUP, runs, |_| launch(&mut out))?;
-    Ok(ShapeRow {
-        case: case.name(),
-        strategy: label(strategy),
-        results,
-        median_us: stats.median_ms * 1e3,
-        gbps: stats.bandwidth(case.bytes_moved(size_of::<T>(), results * size_of::<R::Out>())) / 1e9,
-        ok,
-    })
+    let (median_us, gbps) = match runs {
+        0 => (0.0, 0.0),
+        _ => {
+            let stats = time_runs(r.gpu(), WARMUP, runs, |_| launch(&mut out))?;
+            let bytes = case.bytes_moved(size_of::<T>(), results * size_of::<R::Out>());
+            (stats.median_ms * 1e3, stats.bandwidth(bytes) / 1e9)
+        }
+    };
+    Ok(ShapeRow { case: case.name(), strategy: label(strategy), results, median_us, gbps, ok })
 }
 
 /// How a strategy is printed: `auto`, `tile 64K lanes 8`, `staged tile 32K`, `wide 2 chunks 4`
@@ -278,4 +313,47 @@ pub fn line(row: &ShapeRow) -> String {
 /// The table's header.
 pub fn header() -> String {
     format!("{:<36} {:<10} {:>9} {:>10} {:>8}  check", "case", "strategy", "results", "median µs", "GB/s")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use reduction::dispatch::{ShapeKernel, heavy_tail_of, paired_segments_of, shape_plan, short_segments_of};
+    use reduction::{DType, shape::Fit};
+
+    /// The segments of [`check_cases`] are where the planner sends them
+    /// for 4-byte elements (their offsets need a GPU: the planner's tests
+    /// of their lengths), the rows and columns planned as the f32 sum's
+    /// (`rows_short`, `rows_long`, `columns`), and every case fits
+    /// [`CHECK_ELEMENTS`].
+    #[test]
+    fn check_cases_reach_each_shaped_kernel() {
+        let cases = check_cases();
+        let stats: Vec<(u64, u64, u64)> = cases
+            .iter()
+            .filter_map(|(c, _)| match c {
+                Case::Segments(_, l) => Some((l.iter().copied().max()?, l.iter().sum(), l.len() as u64)),
+                Case::Axis(..) => None,
+            })
+            .collect();
+        let [(_, tiny, tiny_count), (longest, short, count), (tail_longest, tail, tail_count), _] = stats[..] else {
+            panic!("{} segment cases", stats.len());
+        };
+        assert!(paired_segments_of(tiny, tiny_count, 4));
+        assert!(short_segments_of(short, count, 4) && !paired_segments_of(short, count, 4));
+        assert!(!heavy_tail_of(longest, short, count) && heavy_tail_of(tail_longest, tail, tail_count));
+        assert!(cases.iter().all(|(c, _)| c.elements() <= CHECK_ELEMENTS));
+        let planned: Vec<ShapeKernel> = cases
+            .iter()
+            .filter_map(|(c, strategy)| match c {
+                Case::Axis(m, axis) => {
+                    let shape = Shape::axis(*m, *axis).unwrap();
+                    Some(shape_plan(Op::Sum, DType::F32, 4, CHECK_ELEMENTS, shape, *strategy, true, Fit::PORTABLE))
+                }
+                Case::Segments(..) => None,
+            })
+            .map(|plan| plan.unwrap().kernel)
+            .collect();
+        assert_eq!(planned, [ShapeKernel::RowsShort, ShapeKernel::RowsLong, ShapeKernel::Columns]);
+    }
 }

@@ -112,6 +112,8 @@ pub(crate) struct RunArgs {
 pub(crate) struct CheckArgs {
     pub(crate) kernels: Vec<(&'static Kernel, u32)>,
     pub(crate) by_key: bool,
+    /// Also the shaped kernels (`shapes_bench::check_cases`).
+    pub(crate) shapes: bool,
     pub(crate) sizes: Vec<usize>,
     pub(crate) types: Vec<DType>,
     pub(crate) ops: Vec<Op>,
@@ -436,14 +438,21 @@ pub(crate) fn validate(cli: Cli) -> std::result::Result<Job, String> {
                 }
             }
             // every block size of each kernel: one entry per (kernel, block)
-            let kernels = match block {
-                Some(_) => select_kernels(&kernel, block, |_| 0)?,
-                None => select_kernels(&kernel, None, |_| 0)?
+            let kernels = match (kernel.as_str(), block) {
+                ("shaped", Some(b)) => {
+                    return Err(format!(
+                        "--block {b}: the shaped kernels run blocks of 256 (--kernel shaped takes none)"
+                    ));
+                }
+                ("shaped", None) => Vec::new(),
+                (_, Some(_)) => select_kernels(&kernel, block, |_| 0)?,
+                (_, None) => select_kernels(&kernel, None, |_| 0)?
                     .into_iter()
                     .flat_map(|(k, _)| k.block_sizes().map(move |b| (k, b)))
                     .collect(),
             };
-            Job::Check(gpu, CheckArgs { kernels, by_key: kernel == "all", sizes: n, types, ops, seed })
+            let (by_key, shapes) = (kernel == "all", kernel == "all" || kernel == "shaped");
+            Job::Check(gpu, CheckArgs { kernels, by_key, shapes, sizes: n, types, ops, seed })
         }
         Command::ByKey { n, keys, runs } => {
             at_least_one("--n", n)?;

@@ -53,21 +53,33 @@ pub(crate) fn build_reduce() -> Result<PathBuf, String> {
 
 /// Build the PTX of each planted bug into `dir`.
 pub(crate) fn broken_ptx(dir: &Path) -> Result<(), String> {
-    for (feature, _, _) in PLANTED {
+    for (i, (feature, ..)) in PLANTED.iter().enumerate() {
+        if PLANTED[..i].iter().any(|(f, ..)| f == feature) {
+            continue; // built already
+        }
         let mut build = gpu_build();
-        build.features.push(feature.into());
+        build.features.push((*feature).into());
         build.build(&dir.join(format!("{feature}.ptx")))?;
     }
     Ok(())
 }
 
-/// The planted bugs, each with the checker that must catch it and the
-/// kernel it shows in: a `__syncwarp` whose mask leaves out half the warp
-/// (`gpu/src/prim/warp.rs`), and a `__syncthreads` that does nothing
-/// (`gpu/src/prim/thread.rs`). Each is a test-only feature of the `gpu`
-/// crate, built into `<feature>.ptx`.
-pub(crate) const PLANTED: [(&str, &str, &str); 2] =
-    [("broken-sync-warp", "synccheck", "reduce5"), ("broken-sync-threads", "racecheck", "reduce3")];
+/// The planted bugs, each with the checker that must catch it, the kernel
+/// it shows in, and whether the wrong results `reduce check` finds under
+/// the checker count as caught: a `__syncwarp` whose mask leaves out half
+/// the warp (`device/src/prim/warp.rs`), and a `__syncthreads` that does
+/// nothing (`device/src/prim/thread.rs`), each in a flat kernel and in the
+/// shaped ones (`reduce check --kernel shaped`). Racecheck's analysis
+/// counts no hazard for the shaped kernels' missing barrier, whose rows and
+/// columns come out wrong; every other plant must show in its checker's
+/// errors. Each is a test-only feature of the `gpu` crate, built into
+/// `<feature>.ptx`.
+pub(crate) const PLANTED: [(&str, &str, &str, bool); 4] = [
+    ("broken-sync-warp", "synccheck", "reduce5", false),
+    ("broken-sync-threads", "racecheck", "reduce3", false),
+    ("broken-sync-warp", "synccheck", "shaped", false),
+    ("broken-sync-threads", "racecheck", "shaped", true),
+];
 
 #[cfg(test)]
 mod tests {

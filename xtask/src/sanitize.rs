@@ -78,14 +78,19 @@ pub(crate) fn sanitize(args: &[String]) -> Result<(), String> {
     };
     std::fs::create_dir_all(&logs).map_err(|e| format!("cannot create {}: {e}", logs.display()))?;
     // Every kernel at every block size, a small and a large size, 32- and
-    // 64-bit types, sum and max.
-    let check = ["check", "--n", "1000,2^16+7", "--type", "i32,f64", "--op", "sum,max"];
+    // 64-bit types, sum and max; reduction by key; each shaped kernel on a
+    // small case (rows, columns, segments).
+    let (types, ops) = ("i32,f64", "sum,max");
+    let check = ["check", "--n", "1000,2^16+7", "--type", types, "--op", ops];
+    // one shaped line for each type and operation of `check`
+    let shaped_lines = types.split(',').count() * ops.split(',').count();
     let mut failed = false;
     for tool in ["memcheck", "racecheck", "synccheck", "initcheck"] {
         let (ok, errors, text) = sanitizer_run(&sanitizer, tool, &reduce, &check)?;
         let _ = std::fs::write(logs.join(format!("{tool}.log")), &text);
-        let good = ok && errors == 0 && text.contains("every result matches the CPU");
-        println!("{tool:<10} {errors} errors{}", if good { "" } else { "  <-- FAILED" });
+        let shaped = text.lines().filter(|l| l.contains(" shaped: ")).count();
+        let good = ok && errors == 0 && shaped == shaped_lines && text.contains("every result matches the CPU");
+        println!("{tool:<10} {errors} errors ({shaped} shaped checks){}", if good { "" } else { "  <-- FAILED" });
         failed |= !good;
     }
     // The CUDA C++ twins (the CUDA C++ column of `reduce bench`, compiled
@@ -110,14 +115,19 @@ pub(crate) fn sanitize(args: &[String]) -> Result<(), String> {
     }
     // The checks must be able to fail: each planted bug must be reported
     // by its checker.
-    for (feature, tool, kernel) in PLANTED {
+    for (feature, tool, kernel, by_results) in PLANTED {
         let ptx = broken.join(format!("{feature}.ptx")).display().to_string();
-        let args = ["--ptx", &ptx, "check", "--kernel", kernel, "--n", "1000", "--block", "128"];
+        let mut args = vec!["--ptx", &ptx, "check", "--kernel", kernel, "--n", "1000"];
+        if kernel != "shaped" {
+            args.extend(["--block", "128"]); // the shaped kernels' blocks are their own
+        }
         let (_, errors, text) = sanitizer_run(&sanitizer, tool, &reduce, &args)?;
         let _ = std::fs::write(logs.join(format!("{tool}-{feature}.log")), &text);
-        let caught = errors > 0;
+        let wrong = text.contains("check: MISMATCH");
+        let caught = errors > 0 || by_results && wrong;
         println!(
-            "{tool} on {kernel} built with {feature}: {errors} errors{}",
+            "{tool} on {kernel} built with {feature}: {errors} errors{}{}",
+            if wrong { ", results wrong" } else { "" },
             if caught { "" } else { "  <-- NOT caught" }
         );
         failed |= !caught;
