@@ -87,11 +87,6 @@ use crate::shape::{
 use crate::strided_fold::strided_fold;
 use crate::warp_reduce::warp_reduce;
 
-/// The longest piece a lane folds alone; the longer ones up to
-/// [`STAGE_LANE_ELEMENTS`] by teams of eight lanes, four pieces at a time
-/// (measured at 32 and 16).
-const LANE_SOLO_ELEMENTS: u64 = 32;
-
 /// Loads a lane issues together, at most: a stage of two inputs' four, one
 /// input's two batches of four on cards before sm_80 (the vectors pass
 /// through registers there).
@@ -278,41 +273,11 @@ unsafe fn staged_tile<T: Element + Vector, R: Reduction<T>, const PAIRED: bool>(
             let mine = lane < count;
             // in 32-bit stage positions: two instructions an element fewer
             let (s0, s1, skip) = (r0 - first_r * vw, r1 - first_r * vw, w0.saturating_sub(b0));
-            let len = (s1 - s0) as u64;
-            let alone = len <= STAGE_LANE_ELEMENTS;
-            let solo = len <= LANE_SOLO_ELEMENTS;
+            let alone = (s1 - s0) as u64 <= STAGE_LANE_ELEMENTS;
             // this lane's piece, `skip` elements into its segment, as one run
             let mut v = R::IDENTITY;
-            if mine && solo {
+            if mine && alone {
                 v = R::fold_run(s0, s1, 1, pair, skip);
-            }
-            // the middling pieces, four at a time, by teams of eight lanes
-            let mut mid = ballot_sync(FULL_MASK, mine && alone && !solo);
-            while mid != 0 {
-                let mut rest = mid;
-                for _ in 0..4 {
-                    rest &= rest.wrapping_sub(1);
-                }
-                let taken = mid & !rest; // the lowest four
-                mid = rest;
-                let (team, sub) = ((lane / 8) as u32, (lane % 8) as u32);
-                let mut bits = taken;
-                for _ in 0..team {
-                    bits &= bits.wrapping_sub(1);
-                }
-                let k = bits.trailing_zeros().min(31); // team `t` the `t`-th piece taken
-                let (f0, f1, fskip) =
-                    (shfl_sync(FULL_MASK, s0, k), shfl_sync(FULL_MASK, s1, k), shfl_sync(FULL_MASK, skip, k));
-                let mut w =
-                    if bits != 0 { R::fold_run(f0 + sub, f1, 8, pair, fskip + sub as u64) } else { R::IDENTITY };
-                w = R::combine(w, shfl_xor_sync(FULL_MASK, w, 4));
-                w = R::combine(w, shfl_xor_sync(FULL_MASK, w, 2));
-                w = R::combine(w, shfl_xor_sync(FULL_MASK, w, 1));
-                let rank = (taken & ((1u32 << lane) - 1)).count_ones();
-                let got = shfl_sync(FULL_MASK, w, (rank * 8).min(31));
-                if taken >> lane & 1 == 1 {
-                    v = got;
-                }
             }
             // the round's longer pieces, one after the other, by the whole warp
             let mut long = ballot_sync(FULL_MASK, mine && !alone);
