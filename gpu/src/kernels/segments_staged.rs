@@ -38,10 +38,9 @@
 //!    as `segments` does ([`emit`]: the result, or a piece and a ticket
 //!    when the segment spans tiles; the last piece's warp combines them).
 //!    A piece longer than [`STAGE_LANE_ELEMENTS`] is folded by the whole
-//!    warp instead, one after the other, so the round does not wait on one
-//!    lane's long loop (Zipf's lengths: 13% faster): from the stage, as
-//!    `strided_fold` over 32 lanes, a 16-byte vector a lane at a time
-//!    (`stage_strided`), then the warp's tree.
+//!    warp instead (lane `l` its elements `l, l + 32, ...` as one run,
+//!    then the warp's tree), one after the other, so the round does not
+//!    wait on one lane's long loop (Zipf's lengths: 13% faster).
 //! 3. **Long pieces.** A piece that does not fit a stage alone is read by
 //!    the whole warp, as `strided_fold` over 32 lanes reads it, then the
 //!    warp's tree, as `segments_tailed` reads its long pieces; for sm_80
@@ -287,8 +286,8 @@ unsafe fn staged_tile<T: Element + Vector, R: Reduction<T>, const PAIRED: bool>(
                 long &= long - 1;
                 let (f0, f1, fskip) =
                     (shfl_sync(FULL_MASK, s0, k), shfl_sync(FULL_MASK, s1, k), shfl_sync(FULL_MASK, skip, k));
-                // lane `l` its part in `strided_fold`'s order, from the stage
-                let w = stage_strided::<T, R>(f0, f1, fskip, pair, (&stage_a, &stage_b));
+                // lane `l` its elements `l, l + 32, ...` of the piece, as one run
+                let w = R::fold_run(f0 + lane as u32, f1, 32, pair, fskip + lane);
                 let w = shfl_sync(FULL_MASK, warp_reduce(w, R::combine), 0);
                 if lane == k as u64 {
                     v = w;
@@ -390,60 +389,6 @@ unsafe fn long_piece<T: Element + Vector, R: Reduction<T>>(
     }
     if let Some((x, y)) = t {
         v = R::combine(v, R::map(x, y, ti - base));
-    }
-    v
-}
-
-/// A piece at stage positions `s0..s1` (its segment's elements from
-/// `skip` on), folded by the whole warp from the stage as `strided_fold`
-/// folds it over 32 lanes, but its vectors one at a time: lane `l` its head
-/// element `s0 + l` (before the first 16-byte boundary), its vectors `l, l +
-/// 32, ...` of the body, and its tail element. A vector a shared load,
-/// where one element at a time took one each; one vector held at a time,
-/// where groups of four spilled the heavier operations' registers. The
-/// lane's part.
-///
-/// # Safety
-/// The piece in the warp's stage (the stage's position 0 on a 16-byte
-/// boundary of the input), the stage's copies complete and visible to
-/// every lane.
-#[inline(always)]
-unsafe fn stage_strided<T: Element + Vector, R: Reduction<T>>(
-    s0: u32,
-    s1: u32,
-    skip: u64,
-    pair: impl Fn(u32) -> (T, T),
-    (stage_a, stage_b): (&DynShared<T::Lanes>, &DynShared<T::Lanes>),
-) -> R::Acc {
-    let (two, lane, width) = (R::INPUTS == 2, lane_id(), T::LANES as u32);
-    let past = s0 % width;
-    let head = if past == 0 { 0 } else { (width - past).min(s1 - s0) };
-    let (body, nvec) = (s0 + head, (s1 - s0 - head) / width);
-    let tail = body + nvec * width;
-    let at = |e: u32| skip + (e - s0) as u64; // an element's index in its segment
-    let element = |e: u32| {
-        let (x, y) = pair(e);
-        R::map(x, y, at(e))
-    };
-    // a head and a tail are shorter than a vector: an element a lane at most
-    let mut v = R::IDENTITY;
-    if s0 + lane < body {
-        v = R::combine(v, element(s0 + lane));
-    }
-    let slot = body / width;
-    let vec = |j: u32| {
-        let x = stage_a[slot + j];
-        (x, if two { stage_b[slot + j] } else { x })
-    };
-    let first = |j: u32| at(body + j * width);
-    let mut j = lane;
-    while j < nvec {
-        let x = vec(j);
-        v = T::Lanes::fold_into::<R, 1>(v, [x.0], [x.1], [first(j)]);
-        j += 32;
-    }
-    if tail + lane < s1 {
-        v = R::combine(v, element(tail + lane));
     }
     v
 }
