@@ -93,7 +93,7 @@ unsafe fn tree<A: Shuffle>(mut v: A, lanes: u32, combine: impl Fn(A, A) -> A) ->
 /// ```
 ///
 /// The results are valid in lanes 0 (`a`), 8 (`c`), 16 (`b`) and 24 (`d`)
-/// only.
+/// only: set `k`'s in lane [`warp_reduce4_lane`]`(k)`.
 ///
 /// # Safety
 /// All 32 lanes of the warp must call it together (it shuffles with the
@@ -115,3 +115,26 @@ pub unsafe fn warp_reduce4<A: Shuffle>(a: A, b: A, c: A, d: A, combine: impl Fn(
     let z = pair(x, y, 8);
     tree(z, 8, &combine)
 }
+
+/// The lane that holds set `k`'s result after [`warp_reduce4`] (`a`, `b`,
+/// `c`, `d` are sets 0 to 3): lanes 0, 16, 8 and 24.
+#[inline(always)]
+pub const fn warp_reduce4_lane(k: u32) -> u32 {
+    (k & 1) << 4 | (k & 2) << 2
+}
+
+/// The set whose result lane `lane` holds after [`warp_reduce4`], for the
+/// lanes 0, 8, 16 and 24: the inverse of [`warp_reduce4_lane`].
+#[inline(always)]
+pub const fn warp_reduce4_set(lane: u32) -> u32 {
+    (lane >> 4 & 1) | (lane >> 2 & 2)
+}
+
+// the two maps are each other's inverse
+const _: () = {
+    let mut k = 0;
+    while k < 4 {
+        assert!(warp_reduce4_set(warp_reduce4_lane(k)) == k);
+        k += 1;
+    }
+};

@@ -53,7 +53,7 @@ use crate::op::Element;
 use crate::op::fixed_order::{FixedOrder, Geometry, VECTORS, WARP};
 use crate::prim::*;
 use crate::publish::publish;
-use crate::warp_reduce::{warp_reduce, warp_reduce4};
+use crate::warp_reduce::{warp_reduce, warp_reduce4, warp_reduce4_set};
 
 /// The reproducible reduction of `a[0..n]` (and `b[0..n]`) with `R` into `out[0]`.
 ///
@@ -179,13 +179,13 @@ pub unsafe fn reproducible<T: Element + Vector, R: FixedOrder<T>>(
         // combines the pairs four `warp_reduce`s would, in the same order,
         // in 6 steps instead of 20 (and 16 fewer registers than four
         // `warp_reduce`s: the kernel fits two blocks of 1024 threads an SM);
-        // group o + k·warps ends in lane 8·[0, 2, 1, 3][k]
+        // group o + k·warps ends in lane `warp_reduce4_lane(k)`
         let mut o = warp;
         while o < outputs {
             let (w, x, y, z) = (group(o), group(o + warps), group(o + 2 * warps), group(o + 3 * warps));
             let v = warp_reduce4(w, x, y, z, R::merge);
             if lane % 8 == 0 {
-                let k = (lane >> 4 & 1) | (lane >> 2 & 2); // lanes 0, 8, 16, 24: groups 0, 2, 1, 3
+                let k = warp_reduce4_set(lane);
                 if o + k * warps < outputs {
                     store(partials, dst + o + k * warps, v);
                 }

@@ -89,7 +89,7 @@ use crate::shape::{
 };
 #[cfg(not(target_feature = "sm_80"))]
 use crate::strided_fold::strided_fold;
-use crate::warp_reduce::{warp_reduce, warp_reduce4};
+use crate::warp_reduce::{warp_reduce, warp_reduce4, warp_reduce4_lane};
 
 /// Loads a lane issues together, at most: a stage of two inputs' four, one
 /// input's two batches of four on cards before sm_80 (the vectors pass
@@ -302,18 +302,18 @@ unsafe fn staged_tile<T: Element + Vector, R: Reduction<T>, const PAIRED: bool>(
                     // whether this lane's piece is among the four, and the
                     // lane of `warp_reduce4` that holds its result
                     let (mut took, mut from) = (false, 0);
-                    let mut take = |at: u32| {
+                    let mut take = |set: u32| {
                         if long == 0 {
                             return R::IDENTITY;
                         }
                         let k = long.trailing_zeros();
                         long &= long - 1;
                         if lane == k as u64 {
-                            (took, from) = (true, at);
+                            (took, from) = (true, warp_reduce4_lane(set));
                         }
                         part(k)
                     };
-                    let (a, b, c, d) = (take(0), take(16), take(8), take(24));
+                    let (a, b, c, d) = (take(0), take(1), take(2), take(3));
                     let w = shfl_sync(FULL_MASK, warp_reduce4(a, b, c, d, R::combine), from);
                     if took {
                         v = w;
