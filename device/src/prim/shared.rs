@@ -40,6 +40,27 @@ impl<T> DynShared<T> {
     }
 }
 
+impl<T: Copy> DynShared<T> {
+    /// Element `i`, a `T` of 16 bytes (a vector's lanes,
+    /// [`Vector::Lanes`](super::Vector::Lanes)), read as one
+    /// `ld.shared.v4.b32`: indexing reads a `T` of 16-bit lanes as eight
+    /// loads (and of 32-bit lanes as four), since `T` is only as aligned as
+    /// its lanes.
+    ///
+    /// # Safety
+    /// As for indexing, and the element 16-byte aligned (the shared memory
+    /// and `at_byte`'s offset too).
+    #[inline(always)]
+    pub unsafe fn read16(&self, i: u32) -> T {
+        #[repr(C, align(16))]
+        struct Words([u32; 4]);
+        const { assert!(size_of::<T>() == 16) };
+        // SAFETY: the caller's bound and alignment; 16 bytes of words are
+        // 16 bytes of `T`, which the stage was filled with
+        unsafe { core::mem::transmute_copy(&self.base.add(i as usize).cast::<Words>().read()) }
+    }
+}
+
 impl<T> DynShared<T> {
     /// The address of element `i`, for the shared-memory atomics
     /// ([`atomic_or_shared`](super::atomic_or_shared), [`SharedAtomicAdd`](super::SharedAtomicAdd)).
