@@ -229,6 +229,13 @@ pub trait Reduction<T> {
 /// }
 /// let x = [1.0, 2.0, 4.0, 8.0, 16.0];
 /// assert_eq!(fold_each::<Sum, f64>(1, 5, 2, |e| (x[e as usize], 0.0), 0), 2.0 + 8.0);
+/// // every position, in order, four at a time or one at a time, up to the
+/// // end of `u32`
+/// let fold = |from, to, step| fold_each::<Sum, f64>(from, to, step, |e| (f64::from(e % 1000), 0.0), 0);
+/// let each = |from: u32, to: u32, step: u32| (from..to).step_by(step as usize).map(|e| f64::from(e % 1000)).sum();
+/// for (from, to, step) in [(0, 0, 1), (3, 4, 1), (1, 18, 1), (1, 18, 5), (0, 1000, 32), (u32::MAX - 40, u32::MAX, 1), (u32::MAX - 40, u32::MAX, 3), (u32::MAX - 100, u32::MAX - 12, 3), (5, 2, 1), (u32::MAX, 5, 2)] {
+///     assert_eq!(fold(from, to, step), each(from, to, step));
+/// }
 /// ```
 #[inline(always)]
 pub fn fold_each<R: Reduction<T> + ?Sized, T>(
@@ -239,11 +246,38 @@ pub fn fold_each<R: Reduction<T> + ?Sized, T>(
     first: u64,
 ) -> R::Acc {
     let mut acc = R::IDENTITY;
-    let mut e = from;
-    while e < to {
+    let one = |acc: R::Acc, e: u32| {
         let (x, y) = element(e);
-        acc = R::combine(acc, R::map(x, y, first + (e - from) as u64));
-        e += step;
+        R::combine(acc, R::map(x, y, first + (e - from) as u64))
+    };
+    let mut e = from;
+    // a strided run (the warp's lanes sharing a longer piece, each about
+    // as many elements) four at a time while four are left: the same
+    // combines in the same order, with a quarter of the loop's tests and
+    // branches (H200, `segments_staged`, lengths uniform in 0..512: the
+    // bf16 sum in 6% less time). Not a run of consecutive elements (a
+    // lane's own piece, as long as its segment, unlike its neighbours'):
+    // there the warp waits for its longest lane's tests either way
+    // (lengths uniform in 0..32: 2.5% more time). Only where no position
+    // up to four steps past `to` wraps: then none of these adds does, and
+    // the compiler steps one address for the four
+    if step > 1 && from < to && step.checked_mul(4).and_then(|four| to.checked_add(four)).is_some() {
+        // SAFETY (each `unchecked_add`): `e` stays below `to + step` (it
+        // starts below `to`, and a pass starts only while `e + 3·step <
+        // to`), and `to + 4·step` fits
+        while unsafe { e.unchecked_add(3 * step) } < to {
+            for k in 0..4 {
+                acc = one(acc, unsafe { e.unchecked_add(k * step) });
+            }
+            e = unsafe { e.unchecked_add(4 * step) };
+        }
+    }
+    while e < to {
+        acc = one(acc, e);
+        match e.checked_add(step) {
+            Some(next) => e = next,
+            None => break,
+        }
     }
     acc
 }
