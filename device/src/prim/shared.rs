@@ -48,8 +48,9 @@ impl<T: Copy> DynShared<T> {
     /// its lanes.
     ///
     /// # Safety
-    /// As for indexing, and the element 16-byte aligned (the shared memory
-    /// and `at_byte`'s offset too).
+    /// As for indexing, the element 16-byte aligned (the shared memory and
+    /// `at_byte`'s offset too), and `T` without padding (a vector's lanes
+    /// are): its 16 bytes are read as words, then as a `T`.
     #[inline(always)]
     pub unsafe fn read16(&self, i: u32) -> T {
         #[repr(C, align(16))]
