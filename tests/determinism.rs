@@ -563,6 +563,17 @@ fn shaped_cases(r: &Reducer) -> Result<(usize, Vec<(String, ShapeCase)>), Failed
     // to 64 segments, two a lane, 56 bytes a segment on average for f32)
     let paired: Vec<u64> = (0..40_001u64).map(|k| if k % 500 == 7 { 3000 } else { splitmix64(k) % 17 }).collect();
     let paired = r.offsets(&offsets_of(&paired, 1))?;
+    // long segments, 16384 to 131072, among short and empty ones (`segments_long`: a block a tile, several
+    // segments in some tiles, most over several tiles); long for 2-byte elements too
+    let long: Vec<u64> = (0..64u64)
+        .map(|k| match (k % 9, k % 5) {
+            (4, _) => 0,
+            (_, 2) => 1 + splitmix64(k) % 100,
+            _ => 1 << (14 + splitmix64(k) % 4),
+        })
+        .collect();
+    let long = r.offsets(&offsets_of(&long, 3))?;
+    ensure(reduction::dispatch::long_segments(&long, 2), || "the long segments are not long".into())?;
     let m = |rows, cols, pitch| Matrix::new(rows, cols).pitch(pitch);
     Ok((
         n,
@@ -599,6 +610,7 @@ fn shaped_cases(r: &Reducer) -> Result<(usize, Vec<(String, ShapeCase)>), Failed
                 ShapeCase::Segments(short, Strategy::Auto),
             ),
             ("segments 0..16, every 500th 3000 (paired)".into(), ShapeCase::Segments(paired, Strategy::Auto)),
+            ("segments 16384..131072 among short ones (long)".into(), ShapeCase::Segments(long, Strategy::Auto)),
         ],
     ))
 }

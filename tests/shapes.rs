@@ -59,6 +59,9 @@ fn cases() -> Vec<Case> {
     // with one of 3000 every 500, past the input's first element
     let short: Vec<u64> = (0..4001u64).map(|k| if k % 500 == 250 { 3000 } else { (k * 7919) % 17 }).collect();
     v.push(Case::Segments(offsets_of(&short, 3)));
+    // long segments (`segments_long`, for every type: 64 KiB on average of 2-byte elements), empty and short
+    // ones among them, past the input's first element
+    v.push(Case::Segments(offsets_of(&[0, 70_001, 3, 0, 61_072, 1, 31_067, 100_000], 2)));
     v.push(Case::Segments(vec![0]));
     v.push(Case::Segments(vec![7, 7, 7]));
     v.push(Case::Segments(vec![3, 20_003])); // one segment, not 16-byte aligned: the flat kernel

@@ -163,19 +163,23 @@ pub const CHECK_ELEMENTS: usize = 1 << 17;
 /// 16-byte-aligned input: segments of 0 to 16 elements (`segments_paired`
 /// where the operation has that form, else `segments_staged`), of 0 to 199
 /// (`segments_staged`), a heavy tail in teams (`segments_tailed`), teams of
-/// 4 lanes (`segments`), rows of 8 (`rows_short`), rows of 8192 in 16 KiB
-/// tiles (`rows_long`) and columns.
+/// 4 lanes (`segments`), long segments over several tiles, one empty and
+/// one of 3 elements among them (`segments_long`), rows of 8
+/// (`rows_short`), rows of 8192 in 16 KiB tiles (`rows_long`) and columns.
 pub fn check_cases() -> Vec<(Case, Strategy)> {
     let lengths = |count: u64, f: fn(u64) -> u64| (0..count).map(f).collect::<Vec<u64>>();
     let tiny = lengths(4001, |k| (k * 7919) % 17);
     let short = lengths(500, |k| (k * 7919) % 200);
     let tail = lengths(4001, |k| if k % 500 == 250 { 5000 } else { (k * 7919) % 17 });
     let teams = Strategy::Segments { tile_bytes: 0, lanes: 4 };
+    // 64 KiB a segment on average for 2-byte elements: long for every type
+    let long = vec![0, (1 << 16) - 3, 3, 1 << 16];
     vec![
         (Case::Segments("0..16".into(), tiny), Strategy::Auto),
         (Case::Segments("0..199".into(), short.clone()), Strategy::Auto),
         (Case::Segments("tail".into(), tail), Strategy::Segments { tile_bytes: 0, lanes: 0 }),
         (Case::Segments("0..199".into(), short), teams),
+        (Case::Segments("long".into(), long), Strategy::Auto),
         (Case::Axis(Matrix::new(1024, 8), 1), Strategy::Auto),
         (Case::Axis(Matrix::new(4, 8192), 1), Strategy::Segments { tile_bytes: 1 << 14, lanes: 0 }),
         (Case::Axis(Matrix::new(257, 100), 0), Strategy::Auto),
@@ -318,7 +322,9 @@ pub fn header() -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use reduction::dispatch::{ShapeKernel, heavy_tail_of, paired_segments_of, shape_plan, short_segments_of};
+    use reduction::dispatch::{
+        ShapeKernel, heavy_tail_of, long_segments_of, paired_segments_of, shape_plan, short_segments_of,
+    };
     use reduction::{DType, shape::Fit};
 
     /// The segments of [`check_cases`] are where the planner sends them
@@ -336,9 +342,11 @@ mod tests {
                 Case::Axis(..) => None,
             })
             .collect();
-        let [(_, tiny, tiny_count), (longest, short, count), (tail_longest, tail, tail_count), _] = stats[..] else {
+        let [(_, tiny, tiny_count), (longest, short, count), (tail_longest, tail, tail_count), _, long] = stats[..]
+        else {
             panic!("{} segment cases", stats.len());
         };
+        assert!(long_segments_of(long.0, long.1, long.2, 2));
         assert!(paired_segments_of(tiny, tiny_count, 4));
         assert!(short_segments_of(short, count, 4) && !paired_segments_of(short, count, 4));
         assert!(!heavy_tail_of(longest, short, count) && heavy_tail_of(tail_longest, tail, tail_count));

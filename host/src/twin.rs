@@ -115,7 +115,6 @@ fn in_order<R: Reduction<T>, T: Element>(
     };
     Ok(match p.kernel {
         ShapeKernel::RowsShort => short_rows::<R, T>(a, b, segs.count, segs.cols),
-        ShapeKernel::RowsLong => long_rows::<R, T>(a, b, segs.count, segs.cols, p.tile),
         // SAFETY: `segs` points into `o.host`, `count + 1` offsets checked
         // non-decreasing and within the input by `plan`, then their index over
         // `end` (the extent) elements; rows checked by `plan` too.
@@ -123,6 +122,7 @@ fn in_order<R: Reduction<T>, T: Element>(
             let order = match kernel {
                 ShapeKernel::SegmentsTailed => Pieces::Tailed,
                 ShapeKernel::SegmentsStaged | ShapeKernel::SegmentsPaired => Pieces::Staged,
+                ShapeKernel::RowsLong | ShapeKernel::SegmentsLong => Pieces::Block,
                 _ => Pieces::Teams,
             };
             segments::<R, T>(a, b, segs, shape.extent()? as u64, p.tile, p.split, order)
@@ -188,6 +188,11 @@ enum Pieces {
     /// 32, ...` as one run and the warp's tree; a piece that does not fit,
     /// as the whole warp reads it.
     Staged,
+    /// `rows_long` and `segments_long`: thread `l` of `SHAPE_BLOCK` folds
+    /// the piece as `strided_fold` does, each warp's 32 meet in its tree,
+    /// then the warps' results (lanes past them `IDENTITY`) in warp 0's
+    /// tree, as `block_reduce`.
+    Block,
 }
 
 /// The segments kernels' result for each segment of `segs` over `a` (and
@@ -243,6 +248,7 @@ unsafe fn segments<R: Reduction<T>, T: Copy>(
                     return team_tree(&mut v, R::combine);
                 }
                 let g = match order {
+                    Pieces::Block => return block_piece::<R, T>(a, b, p0, p1, b0),
                     Pieces::Teams => team(t),
                     Pieces::Tailed => piece_lanes(lanes, team(t) as u32, p1 - p0, size_of::<T>()) as usize,
                     Pieces::Staged => WARP,
@@ -261,6 +267,19 @@ unsafe fn segments<R: Reduction<T>, T: Copy>(
         .collect()
 }
 
+/// A piece `p0..p1` of the segment from `b0` as a block of `rows_long` or
+/// `segments_long` reduces it ([`Pieces::Block`]).
+fn block_piece<R: Reduction<T>, T: Copy>(a: &[T], b: &[T], p0: u64, p1: u64, b0: u64) -> R::Acc {
+    let fold = |l: usize| strided_fold::<R, T>(a, b, p0, p1, b0, l as u64, SHAPE_BLOCK as u64);
+    let mut lanes: Vec<R::Acc> = (0..SHAPE_BLOCK as usize).map(fold).collect();
+    // block_reduce: each warp's tree, then warp 0's over the warps' results and IDENTITY
+    let mut w = [R::IDENTITY; WARP];
+    for (w, c) in w.iter_mut().zip(lanes.chunks_mut(WARP)) {
+        *w = team_tree(c, R::combine);
+    }
+    warp_tree(w, R::combine)
+}
+
 /// A segment's pieces, in tile order, combined as the last warp does:
 /// lane `l` of 32 takes pieces `l, l + 32, ...`, then the warp's tree.
 fn combine_pieces<R: Reduction<T>, T>(pieces: impl Iterator<Item = R::Acc>) -> R::Acc {
@@ -269,34 +288,6 @@ fn combine_pieces<R: Reduction<T>, T>(pieces: impl Iterator<Item = R::Acc>) -> R
         lane[k % WARP] = R::combine(lane[k % WARP], p);
     }
     warp_tree(lane, R::combine)
-}
-
-/// The `rows_long` kernel's result for `rows` rows of `cols` elements, back
-/// to back, in block tiles of `tile` (`cols` a multiple): thread `l` of
-/// `SHAPE_BLOCK` folds tile `t` as `strided_fold` does, each warp's 32
-/// meet in its tree, then the warps' results (lanes past them `IDENTITY`)
-/// in warp 0's tree, as `block_reduce`; a row of one tile is finished at
-/// once, else its pieces combine as a segment's do.
-fn long_rows<R: Reduction<T>, T: Copy>(a: &[T], b: &[T], rows: u64, cols: u64, tile: u64) -> Vec<R::Out> {
-    let block = SHAPE_BLOCK as usize;
-    let piece = |t: u64, base: u64| {
-        let fold = |l: usize| strided_fold::<R, T>(a, b, t * tile, (t + 1) * tile, base, l as u64, block as u64);
-        let mut lanes: Vec<R::Acc> = (0..block).map(fold).collect();
-        // block_reduce: each warp's tree, then warp 0's over the warps' results and IDENTITY
-        let mut w = [R::IDENTITY; WARP];
-        for (w, c) in w.iter_mut().zip(lanes.chunks_mut(WARP)) {
-            *w = team_tree(c, R::combine);
-        }
-        warp_tree(w, R::combine)
-    };
-    let per_row = (cols / tile).max(1);
-    (0..rows)
-        .map(|r| {
-            let tiles = (r * per_row..(r + 1) * per_row).map(|t| piece(t, r * cols));
-            let v = if per_row == 1 { piece(r, r * cols) } else { combine_pieces::<R, T>(tiles) };
-            R::finish(v, cols)
-        })
-        .collect()
 }
 
 /// `gpu::strided_fold::strided_fold` (without `tail_at_once`) for lane

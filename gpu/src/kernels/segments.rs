@@ -43,6 +43,11 @@
 //!    pieces and pay the per-segment loop for every 64 bytes); rows that
 //!    are a whole number of *block* tiles (`shape::long_rows`) are folded a
 //!    tile per block by all its threads ([`long_rows`]).
+//! 5. **Long segments.** CSR segments long on average (the host's choice)
+//!    are read as long rows are, a block a tile, one piece of the tile's
+//!    segments after another ([`long_segments`], `segments_long_*`): the
+//!    block's loads a few contiguous runs, where warp tiles are thousands
+//!    of streams at once.
 //!
 //! The result for a segment is the same for every launch: the tiles, the
 //! teams and the order of every combination depend on the shape's extent,
@@ -54,11 +59,11 @@
 //! marker.
 //!
 //! Launch: `segments` blocks of `SEGMENTS_BLOCK`, one warp per tile
-//! (`shape::tiles`), no shared memory; `rows_short` and `rows_long` blocks
-//! of `SHAPE_BLOCK`, `rows_short` one block per tile, no
-//! shared memory; `rows_long` one block per tile and `SHAPE_WARPS`
-//! accumulators of shared memory; `pieces` with two
-//! accumulators per tile, `tickets[0..count]` zero.
+//! (`shape::tiles`), no shared memory; `rows_short`, `rows_long` and
+//! `segments_long` blocks of `SHAPE_BLOCK`, one block per tile,
+//! `rows_short` no shared memory, `rows_long` `SHAPE_WARPS` accumulators
+//! of it and `segments_long` `2 · SHAPE_WARPS`; `pieces` with two accumulators per
+//! tile, `tickets[0..count]` zero.
 
 use crate::block_reduce::block_reduce;
 use crate::op::{Element, Reduction};
@@ -318,6 +323,15 @@ pub unsafe fn short_rows<T: Element + Vector, R: Reduction<T>>(
     }
 }
 
+/// This block's tile of `tile` elements (a power of two) in `rows_long`
+/// and `segments_long`: `(log2 tile, the tile, its first element)`. No
+/// division before the first load (a 64-bit one is a long subroutine).
+#[inline(always)]
+fn block_tile(tile: u64) -> (u32, u64, u64) {
+    let (shift, me) = (tile.trailing_zeros(), block_idx_x() as u64);
+    (shift, me, me << shift)
+}
+
 /// Rows whose block tiles of `tile` elements each lie inside one row
 /// (`shape::long_rows`: rows back to back, `cols` a whole number of
 /// tiles): the block folds its tile with all `SHAPE_BLOCK` threads, as
@@ -346,9 +360,7 @@ pub unsafe fn long_rows<T: Element + Vector, R: Reduction<T>>(
 ) where
     R::Acc: Shuffle,
 {
-    // no division before the first load (a 64-bit one is a long subroutine)
-    let (shift, me) = (tile.trailing_zeros(), block_idx_x() as u64); // this block's tile
-    let w0 = me << shift;
+    let (shift, me, w0) = block_tile(tile);
     if w0 >= n {
         return; // the whole block: no barrier follows
     }
@@ -379,5 +391,68 @@ pub unsafe fn long_rows<T: Element + Vector, R: Reduction<T>>(
     let acc = combine_pieces::<T, R>(pieces, per_row, |k| row * per_row + k);
     if lane_id() == 0 {
         store_u64(out, row, R::finish(acc, cols));
+    }
+}
+
+/// Long segments, a block a tile, as [`long_rows`] reads rows: the block
+/// folds its tile of `tile` elements (a power of two) with all
+/// `SHAPE_BLOCK` threads, as
+/// `single_pass` folds its input (each load of the block one contiguous
+/// 4 KiB run, four in flight: a few DRAM streams an SM, where a warp a
+/// tile keeps one a warp), one segment's piece at a time, and reduces each
+/// piece as `single_pass` reduces a block (`block_reduce`, its warps'
+/// results in one of two halves of the shared memory in turn, so that the
+/// next piece need not wait for warp 0 to read them). Warp 0 writes the
+/// segment's result, or (a segment over several tiles) its piece, and the
+/// last of the segment's blocks combines the pieces with it
+/// ([`emit`], [`finish_segments`], as [`segments`] does). The tile's
+/// segments come from the offsets' index. Its own order, the same as
+/// `long_rows`' for rows (`reduction::twin`).
+///
+/// # Safety
+/// As for [`segments`], with CSR segments and `tile` a power of two;
+/// `2 · SHAPE_WARPS` accumulators of dynamic shared memory.
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+pub unsafe fn long_segments<T: Element + Vector, R: Reduction<T>>(
+    a: *const T,
+    b: *const T,
+    n: u64,
+    segs: Segments,
+    tile: u64,
+    pieces: *mut R::Acc,
+    tickets: *mut u32,
+    out: *mut R::Out,
+) where
+    R::Acc: Shuffle,
+{
+    let (shift, me, w0) = block_tile(tile);
+    if w0 >= n {
+        return; // the whole block: no barrier follows
+    }
+    let tile = 1 << shift;
+    let w1 = w0 + tile;
+    let half = SHAPE_WARPS as usize * size_of::<R::Acc>();
+    // segment `s`'s piece, its warps' results in half `k` of the shared memory
+    let piece = |s: u64, k: usize| {
+        let (b0, e0) = segs.bounds(s);
+        let (p0, p1) = (b0.max(w0), e0.min(w1));
+        let v = if p0 < p1 {
+            strided_fold::<T, R>(a, b, p0, p1, b0, thread_idx_x() as u64, SHAPE_BLOCK as u64, false)
+        } else {
+            R::IDENTITY
+        };
+        let mut sums = dyn_shared::<R::Acc>().at_byte::<R::Acc>(k * half);
+        let v = block_reduce::<R::Acc, SHAPE_BLOCK>(v, SHAPE_BLOCK, R::IDENTITY, R::combine, &mut sums);
+        if warp_id() == 0 {
+            let last = lane_id() == 0 && emit::<T, R>(v, s, b0, e0, me, w0, w1, tile, pieces, tickets, out);
+            finish_segments::<T, R>(ballot_sync(FULL_MASK, last), s, b0, e0, tile, pieces, out);
+        }
+    };
+    let (_, _, lo, hi) = segs.tile_range(me, tile, tiles(n, tile), n);
+    let mut s = lo;
+    while s < hi {
+        piece(s, (s - lo) as usize % 2);
+        s += 1;
     }
 }

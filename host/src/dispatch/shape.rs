@@ -4,7 +4,7 @@
 
 use crate::error::{Error, Result};
 use crate::registry::{
-    COLUMNS, Kernel, ROWS_LONG, ROWS_SHORT, SEGMENTS, SEGMENTS_PAIRED, SEGMENTS_STAGED, SEGMENTS_TAILED,
+    COLUMNS, Kernel, ROWS_LONG, ROWS_SHORT, SEGMENTS, SEGMENTS_LONG, SEGMENTS_PAIRED, SEGMENTS_STAGED, SEGMENTS_TAILED,
 };
 use crate::shape::{AUTO_LANES, Fit, MAX_TILE_BYTES, MIN_TILE_BYTES, Offsets, Shape, Strategy};
 use gpu::names::{DType, Op, paired_form};
@@ -33,6 +33,9 @@ pub enum ShapeKernel {
     /// lane while the rounds fill their 32 lanes; for the operations whose
     /// entries have that form (`gpu::names::paired_form`).
     SegmentsPaired,
+    /// `segments_long`: CSR segments long on average ([`long_segments`]),
+    /// a tile per block, as `rows_long` reads rows; its own order.
+    SegmentsLong,
     /// `rows_short`: rows of 1 to 32 aligned 16-byte vectors, back to back
     /// (`gpu::shape::short_row_vectors`), a tile per block, a lane a
     /// vector; its own order.
@@ -46,11 +49,12 @@ pub enum ShapeKernel {
 
 impl ShapeKernel {
     /// Every shaped kernel.
-    pub const ALL: [ShapeKernel; 7] = [
+    pub const ALL: [ShapeKernel; 8] = [
         ShapeKernel::Segments,
         ShapeKernel::SegmentsTailed,
         ShapeKernel::SegmentsStaged,
         ShapeKernel::SegmentsPaired,
+        ShapeKernel::SegmentsLong,
         ShapeKernel::RowsShort,
         ShapeKernel::RowsLong,
         ShapeKernel::Columns,
@@ -72,6 +76,7 @@ impl ShapeKernel {
             ShapeKernel::SegmentsTailed => &SEGMENTS_TAILED,
             ShapeKernel::SegmentsStaged => &SEGMENTS_STAGED,
             ShapeKernel::SegmentsPaired => &SEGMENTS_PAIRED,
+            ShapeKernel::SegmentsLong => &SEGMENTS_LONG,
             ShapeKernel::RowsShort => &ROWS_SHORT,
             ShapeKernel::RowsLong => &ROWS_LONG,
             ShapeKernel::Columns => &COLUMNS,
@@ -178,7 +183,8 @@ pub fn shape_plan(
             }
             let tailed = matches!(shape, Shape::Segments(o) if split == 0 && heavy_tail(o));
             let staged = aligned && (staged || tailed && strategy == Strategy::Auto);
-            let even = matches!(shape, Shape::Segments(o) if even_lengths(o));
+            let long = !staged && matches!(shape, Shape::Segments(o) if split == 0 && long_segments(o, size));
+            let even = !long && matches!(shape, Shape::Segments(o) if even_lengths(o));
             // rows that `rows_short` takes (fewer registers)
             let short_rows = matches!(shape,
                 Shape::Rows(m) if rows_short_takes(op, short_row_vectors(m.cols as u64, m.pitch as u64, size, split, aligned)));
@@ -191,6 +197,7 @@ pub fn shape_plan(
                     let t = gpu::shape::tile_bytes(n as u64, shape.results() as u64, size, fit.min_warps);
                     match shape {
                         _ if tailed || staged => t.max(TAILED_MIN_TILE_BYTES),
+                        _ if long => t.max(LONG_MIN_TILE_BYTES),
                         Shape::Rows(m) => {
                             let (row, pitch) = (m.cols as u64 * size as u64, m.pitch as u64 * size as u64);
                             t.max(rows_min_tile_bytes(op, short_rows, row, pitch))
@@ -211,16 +218,19 @@ pub fn shape_plan(
                     ShapeKernel::SegmentsPaired
                 }
                 _ if staged => ShapeKernel::SegmentsStaged,
+                _ if long => ShapeKernel::SegmentsLong,
                 _ if tailed => ShapeKernel::SegmentsTailed,
                 _ => ShapeKernel::Segments,
             };
-            // segments: a warp a tile; rows: a block a tile (rows_long's warps' results in shared memory)
+            // segments: a warp a tile; rows and long segments: a block a tile
+            // (rows_long's warps' results in shared memory, segments_long's in two sets)
             let blocks = match kernel {
-                ShapeKernel::RowsLong | ShapeKernel::RowsShort => warp_tiles,
+                ShapeKernel::RowsLong | ShapeKernel::RowsShort | ShapeKernel::SegmentsLong => warp_tiles,
                 _ => warp_tiles.div_ceil(kernel.block() as u64 / 32),
             };
             let smem = match kernel {
                 ShapeKernel::RowsLong => SHAPE_WARPS * acc_bytes as u32,
+                ShapeKernel::SegmentsLong => 2 * SHAPE_WARPS * acc_bytes as u32,
                 ShapeKernel::SegmentsStaged | ShapeKernel::SegmentsPaired => staged_smem(),
                 _ => 0,
             };
@@ -562,6 +572,38 @@ pub const PAIRED: u64 = gpu::shape::STAGE_WARP_BYTES as u64 / 64;
 /// ```
 pub fn paired_segments_of(elements: u64, count: u64, size: usize) -> bool {
     average_within(elements, count, size, PAIRED)
+}
+
+/// Whether CSR segments are long: on average at least [`LONG`] bytes of
+/// elements of `size` bytes, without a [`heavy_tail`]. `segments_long`
+/// reads them a tile per block, as `rows_long` reads long rows: each
+/// block's loads a few contiguous runs of 4 KiB, where the segments
+/// kernel's warp tiles keep thousands of streams open at once
+/// (`docs/src/performance/tuning.md`, long segments a block a tile).
+///
+/// ```
+/// use reduction::dispatch::long_segments_of;
+/// assert!(long_segments_of(70_000, 1 << 28, 3778, 4)); // log-uniform: about 71,000 elements
+/// assert!(long_segments_of(1 << 28, 1 << 28, 1, 2)); // one segment
+/// assert!(!long_segments_of(1 << 20, 1 << 28, 1 << 17, 4)); // 8 KiB
+/// assert!(!long_segments_of(200_000_000, 1 << 28, 1024, 4)); // one holds most: a heavy tail
+/// ```
+pub fn long_segments(o: &Offsets, size: usize) -> bool {
+    let (longest, elements, count) = lengths(o);
+    long_segments_of(longest, elements, count, size)
+}
+
+/// The shortest average segment, bytes, of [`long_segments`].
+pub const LONG: u64 = 64 << 10;
+
+/// The smallest automatic tile of `segments_long`: four rounds of a
+/// block's loads.
+pub const LONG_MIN_TILE_BYTES: u64 = 64 << 10;
+
+/// [`long_segments`] of `count` segments over `elements` of `size` bytes,
+/// the longest `longest` long.
+pub fn long_segments_of(longest: u64, elements: u64, count: u64, size: usize) -> bool {
+    count >= 1 && elements * size as u64 >= LONG * count && !heavy_tail_of(longest, elements, count)
 }
 
 /// Whether segments have a heavy tail: the longest more than [`TAIL`]

@@ -191,10 +191,10 @@ impl Gpu {
             func.set_attribute(MAX_DYNAMIC, plan.smem as i32).map_err(|source| launch_error(entry, &cfg, source))?;
         }
         self.launch_with_exponent(entry, exponent, || {
-            // SAFETY: `segments_{op}_{type}` entries (and `rows_short_`,
-            // `rows_long_`, which `plan` picks only for rows that meet
-            // `shape::short_row_vectors` with aligned inputs, or `shape::long_rows`
-            // with its tile) have the signature (const T*,
+            // SAFETY: `segments_{op}_{type}` entries (and `segments_long_`,
+            // `rows_short_`, `rows_long_`, which `plan` picks only for rows that
+            // meet `shape::short_row_vectors` with aligned inputs, or
+            // `shape::long_rows` with its tile) have the signature (const T*,
             // const T*, u64 n, const u64* offsets, u64 count, u64 cols, u64
             // pitch, u64 tile, u32 lanes, Acc*, u32*, Out*) and
             // `columns_{op}_{type}` (const T*, const T*, u64 rows, u64 cols, u64

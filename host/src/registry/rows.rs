@@ -139,6 +139,7 @@ pub const REGISTRY: &[Kernel] = &[
     SEGMENTS_TAILED,
     SEGMENTS_STAGED,
     SEGMENTS_PAIRED,
+    SEGMENTS_LONG,
     ROWS_SHORT,
     ROWS_LONG,
     COLUMNS,
@@ -190,6 +191,9 @@ pub const SEGMENTS_PAIRED: Kernel = row(
     Family::Shaped,
     Scheme::Segmented,
 );
+/// Segments long on average: a block a tile, as long rows.
+pub const SEGMENTS_LONG: Kernel =
+    row("segments_long", "one result per segment: blocks on tiles", "ours", Family::Shaped, Scheme::Segmented);
 /// Short rows of aligned input.
 pub const ROWS_SHORT: Kernel =
     row("rows_short", "one result per short row: 16-byte vectors", "ours", Family::Shaped, Scheme::Segmented);
