@@ -183,7 +183,9 @@ pub fn shape_plan(
             }
             let tailed = matches!(shape, Shape::Segments(o) if split == 0 && heavy_tail(o));
             let staged = aligned && (staged || tailed && strategy == Strategy::Auto);
-            let long = !staged && matches!(shape, Shape::Segments(o) if split == 0 && long_segments(o, size));
+            let long = !staged
+                && acc_bytes <= LONG_ACC_BYTES
+                && matches!(shape, Shape::Segments(o) if split == 0 && long_segments(o, size));
             let even = !long && matches!(shape, Shape::Segments(o) if even_lengths(o));
             // rows that `rows_short` takes (fewer registers)
             let short_rows = matches!(shape,
@@ -575,7 +577,9 @@ pub fn paired_segments_of(elements: u64, count: u64, size: usize) -> bool {
 }
 
 /// Whether CSR segments are long: on average at least [`LONG`] bytes of
-/// elements of `size` bytes, without a [`heavy_tail`]. `segments_long`
+/// elements of `size` bytes, without a [`heavy_tail`]; the planner sends
+/// them to `segments_long` for operations of accumulators of at most
+/// [`LONG_ACC_BYTES`]. `segments_long`
 /// reads them a tile per block, as `rows_long` reads long rows: each
 /// block's loads a few contiguous runs of 4 KiB, where the segments
 /// kernel's warp tiles keep thousands of streams open at once
@@ -595,6 +599,19 @@ pub fn long_segments(o: &Offsets, size: usize) -> bool {
 
 /// The shortest average segment, bytes, of [`long_segments`].
 pub const LONG: u64 = 64 << 10;
+
+/// The largest accumulator, bytes, of the operations `segments_long`
+/// takes: a block's reduction of each piece merges its 256 threads'
+/// parts, and where a merge is costly (the variance's, with a division)
+/// or a part large (an arg-extreme's value and index) that costs more than
+/// the block saves. H200, 2^28, log-uniform lengths, µs, the warp kernel →
+/// `segments_long` (`reduce shapes --case loguniform --op
+/// moments,logsumexp,argmax,max --type bf16|f32 --runs 20`): the variance
+/// `bf16` 159.5 → 201.2, `f32` 271.9 → 293.2; arg-max `bf16` 154.9 → 173.4,
+/// `f32` 270.1 → 269.8; logsumexp `bf16` 150.6 → 153.1, `f32` 265.7 →
+/// 264.5; max `bf16` 147.0 → 141.9, `f32` 279.3 → 265.1
+/// (`docs/src/performance/tuning.md`, long segments a block a tile).
+pub const LONG_ACC_BYTES: usize = 8;
 
 /// The smallest automatic tile of `segments_long`: four rounds of a
 /// block's loads.
