@@ -14,6 +14,12 @@ use crate::prim::*;
 /// with its index `i - base`. If `a` and `b` sit differently against a
 /// 16-byte boundary, every element is read one by one. With `tail_at_once`
 /// a one-input thread's last (up to three) vectors are loaded together.
+/// With `ends_first`, where each thread has at most one element before the
+/// first 16-byte boundary and one after the last whole vector, those two
+/// are loaded before the vectors (one memory round trip for the range, not
+/// three: what a block folding short pieces one after another waits for)
+/// and combined where the loops would combine them, so the result's bits
+/// do not change.
 ///
 /// # Safety
 /// `a[begin..end]` (and `b[begin..end]` when `R::INPUTS == 2`) must be
@@ -28,6 +34,7 @@ pub unsafe fn strided_fold<T: Element + Vector, R: Reduction<T>>(
     lane: u64,
     lanes: u64,
     tail_at_once: bool,
+    ends_first: bool,
 ) -> R::Acc {
     let two = R::INPUTS == 2;
     let element = |i: u64| {
@@ -46,16 +53,27 @@ pub unsafe fn strided_fold<T: Element + Vector, R: Reduction<T>>(
     } else {
         (width - past_boundary).min(len)
     };
-    let mut v = R::IDENTITY;
+    let body = begin + head;
+    let nvec = (len - head) / width;
+    let tail = body + nvec * width;
+    let early = ends_first && head <= lanes && width <= lanes;
+    let (first_one, last_one) = if early {
+        let at = |i: u64, past: u64| if i < past { Some(element(i)) } else { None };
+        (at(begin + lane, body), at(tail + lane, end))
+    } else {
+        (None, None)
+    };
+    let mut v = match first_one {
+        Some(x) => R::combine(R::IDENTITY, x),
+        None => R::IDENTITY,
+    };
     let mut i = begin + lane;
-    while i < begin + head {
+    while !early && i < body {
         v = R::combine(v, element(i));
         i += lanes;
     }
 
-    let body = begin + head;
     let (body_a, body_b) = (a.wrapping_add(body as usize), b.wrapping_add(body as usize));
-    let nvec = (len - head) / width;
     let load = |j: u64| {
         let x = T::load16(body_a, j);
         (x, if two { T::load16(body_b, j) } else { x })
@@ -98,8 +116,11 @@ pub unsafe fn strided_fold<T: Element + Vector, R: Reduction<T>>(
         }
     }
 
-    let mut i = body + nvec * width + lane;
-    while i < end {
+    if let Some(x) = last_one {
+        return R::combine(v, x);
+    }
+    let mut i = tail + lane;
+    while !early && i < end {
         v = R::combine(v, element(i));
         i += lanes;
     }

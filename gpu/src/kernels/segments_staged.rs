@@ -212,7 +212,7 @@ unsafe fn staged_tile<T: Element + Vector, R: Reduction<T>, const PAIRED: bool>(
             #[cfg(target_feature = "sm_80")]
             let v = long_piece::<T, R>(a, b, sb.max(w0), se.min(w1), sb, loads, (&stage_a, &stage_b));
             #[cfg(not(target_feature = "sm_80"))]
-            let v = strided_fold::<T, R>(a, b, sb.max(w0), se.min(w1), sb, lane, 32, false);
+            let v = strided_fold::<T, R>(a, b, sb.max(w0), se.min(w1), sb, lane, 32, false, false);
             let v = warp_reduce(v, R::combine);
             let last = lane == 0 && emit::<T, R>(v, s, sb, se, me, w0, w1, tile, pieces, tickets, out);
             finish_segments::<T, R>(ballot_sync(FULL_MASK, last), s, sb, se, tile, pieces, out);

@@ -94,7 +94,7 @@ pub unsafe fn single_pass<T: Element + Vector, R: Reduction<T>, const BLOCK: u32
 
     // the whole input, grid-stride: 16-byte loads, four in flight per thread
     // (`strided_fold.rs`, the loop the segments kernel shares)
-    let v = strided_fold::<T, R>(a, b, 0, n, 0, gtid, threads, true);
+    let v = strided_fold::<T, R>(a, b, 0, n, 0, gtid, threads, true, false);
 
     // one partial per block, and the last block to finish reduces them
     // (`grid_reduce.rs` of the device library)
