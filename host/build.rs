@@ -6,8 +6,11 @@
 //! `gpu-sm80.ptx.lzma`: the entries of a build for sm_80 that use what
 //! sm_75 lacks (`ptx_builder::newer_entries`), which cards of sm_80 and
 //! later load instead. Editing `gpu/src` rebuilds it on the next
-//! `cargo build`/`test`/`run`; the nested build keeps its files in
-//! `<target>/ptx`, never in the source tree.
+//! `cargo build`/`test`/`run`. The nested build keeps its files in the
+//! workspace's `target/ptx` (as `cargo xtask` does), whichever project
+//! builds the library by path, and the compressed bytes in its `lzma`
+//! folder under the text's hash: the other profiles, `cargo doc` and the
+//! examples copy them instead of compressing again.
 //!
 //! Outside the workspace (the crate as published) there are no kernel
 //! sources beside it: it embeds the PTX it ships, `kernels/gpu.ptx.lzma`,
@@ -27,10 +30,9 @@ fn main() {
         if let Err(e) = std::fs::copy(&file, &out) {
             panic!("REDUCTION_PTX={}: {e}", PathBuf::from(&file).display());
         }
-        compress(&out);
         // no entries: every card loads them from that PTX
         std::fs::write(&newer, "").unwrap_or_else(|e| panic!("{}: {e}", newer.display()));
-        compress(&newer);
+        compress(&[&out, &newer], &ptx_builder::nested_target_dir(&out_dir));
         return;
     }
     let manifest = PathBuf::from(std::env::var_os("CARGO_MANIFEST_DIR").expect("cargo sets CARGO_MANIFEST_DIR"));
@@ -50,24 +52,26 @@ fn main() {
         }
         return;
     }
-    let build = ptx_builder::PtxBuild::new(&gpu, "reduction-kernels", ptx_builder::nested_target_dir(&out_dir));
+    // the nested build's folder is the workspace's, whichever project builds
+    // the library (`cargo xtask` uses it too): built once, not once a project
+    let nested = manifest.join("..").join("target").join("ptx");
+    let build = ptx_builder::PtxBuild::new(&gpu, "reduction-kernels", &nested);
     build.print_rerun_if_changed();
     // the workspace manifest holds the kernels' release profile
     println!("cargo:rerun-if-changed={}", manifest.join("..").join("Cargo.toml").display());
     // A build script reports failure by panicking; the message is the compiler's output.
     build.build(&out).unwrap_or_else(|e| panic!("{e}"));
     build.build_newer(&newer).unwrap_or_else(|e| panic!("{e}"));
-    compress(&out);
-    compress(&newer);
+    compress(&[&out, &newer], &nested);
 }
 
 /// The second PTX's file (`ptx_builder::NEWER_ARCH`'s entries), as `src/ptx.rs` names it.
 const NEWER: &str = "gpu-sm80.ptx";
 
-/// `ptx` compressed beside it (`.lzma`, `ptx_builder::compress`).
-fn compress(ptx: &std::path::Path) {
-    let text = std::fs::read(ptx).unwrap_or_else(|e| panic!("{}: {e}", ptx.display()));
-    let packed = ptx_builder::compress(&text).unwrap_or_else(|e| panic!("{}: {e}", ptx.display()));
-    let out = ptx.with_extension("ptx.lzma");
-    std::fs::write(&out, packed).unwrap_or_else(|e| panic!("{}: {e}", out.display()));
+/// Each PTX compressed beside it (`.lzma`), through the cache in `nested`'s
+/// `lzma` folder (`ptx_builder::compress_file`): a minute's work once a text.
+fn compress(ptx: &[&std::path::Path], nested: &std::path::Path) {
+    for file in ptx {
+        ptx_builder::compress_file(file, &nested.join("lzma")).unwrap_or_else(|e| panic!("{e}"));
+    }
 }

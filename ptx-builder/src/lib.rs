@@ -417,6 +417,9 @@ pub fn newer_entries(ptx: &str) -> String {
     entries_where(ptx, |_, text| NEWER_INSTRUCTIONS.iter().any(|i| text.contains(i)))
 }
 
+/// [`compress`]'s LZMA preset (also in the names of [`compress_file`]'s cache).
+const PRESET: u32 = 6;
+
 /// PTX text compressed as a library embeds it: LZMA (the `.lzma` format,
 /// header included) at preset 6 with a dictionary as large as the text, so
 /// that every entry can refer back to the first one like it (deflate's
@@ -429,7 +432,7 @@ pub fn newer_entries(ptx: &str) -> String {
 /// ```
 pub fn compress(text: &[u8]) -> Result<Vec<u8>, String> {
     use std::io::Write;
-    let mut options = lzma_rust2::LzmaOptions::with_preset(6);
+    let mut options = lzma_rust2::LzmaOptions::with_preset(PRESET);
     options.dict_size = u32::try_from(text.len()).unwrap_or(u32::MAX).next_power_of_two().clamp(1 << 20, 1 << 28);
     let mut w = lzma_rust2::LzmaWriter::new_use_header(Vec::new(), &options, Some(text.len() as u64))
         .map_err(|e| format!("LZMA: {e}"))?;
@@ -437,9 +440,71 @@ pub fn compress(text: &[u8]) -> Result<Vec<u8>, String> {
     w.finish().map_err(|e| format!("LZMA: {e}"))
 }
 
+/// `ptx` compressed ([`compress`]) into `<ptx>.lzma` beside it, through a
+/// cache in `cache_dir`: the bytes are kept under the text's length and
+/// hash, so a build script that runs again on the same text (another
+/// profile, `cargo doc`, `cargo clippy`, a project that uses the crate by
+/// path) copies them instead of compressing again, which takes about a
+/// minute for the library's kernels. Older entries of the same file name
+/// are removed. Returns the `.lzma` file's path.
+pub fn compress_file(ptx: &Path, cache_dir: &Path) -> Result<PathBuf, String> {
+    let text = std::fs::read(ptx).map_err(|e| format!("cannot read {}: {e}", ptx.display()))?;
+    let out = ptx.with_extension("ptx.lzma");
+    let name = ptx.file_name().ok_or(format!("{}: no file name", ptx.display()))?.to_string_lossy();
+    let prefix = format!("{name}-");
+    let cached = cache_dir.join(format!("{prefix}{}-{:016x}.lzma{PRESET}", text.len(), fnv1a(&text)));
+    if !cached.is_file() {
+        let packed = compress(&text).map_err(|e| format!("{}: {e}", ptx.display()))?;
+        std::fs::create_dir_all(cache_dir).map_err(|e| format!("cannot create {}: {e}", cache_dir.display()))?;
+        // written whole, then renamed: a build beside this one never reads half a file
+        let partial = cached.with_extension(format!("partial-{}", std::process::id()));
+        std::fs::write(&partial, &packed).map_err(|e| format!("cannot write {}: {e}", partial.display()))?;
+        std::fs::rename(&partial, &cached).map_err(|e| format!("cannot write {}: {e}", cached.display()))?;
+        if let Ok(dir) = std::fs::read_dir(cache_dir) {
+            for old in dir.flatten().map(|e| e.path()) {
+                let stale = old.file_name().is_some_and(|n| n.to_string_lossy().starts_with(&prefix));
+                if stale && old != cached && old.extension().is_some_and(|e| e.to_string_lossy().starts_with("lzma")) {
+                    let _ = std::fs::remove_file(old); // only a cache: what is left costs disk space alone
+                }
+            }
+        }
+    }
+    std::fs::copy(&cached, &out).map_err(|e| format!("cannot copy {} to {}: {e}", cached.display(), out.display()))?;
+    Ok(out)
+}
+
+/// FNV-1a, 64 bits: with the text's length and the preset, the name of its
+/// bytes in [`compress_file`]'s cache.
+fn fnv1a(bytes: &[u8]) -> u64 {
+    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |h, &b| (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn compresses_once_per_text() {
+        let dir = std::env::temp_dir().join(format!("ptx-builder-cache-{}", std::process::id()));
+        let (cache, ptx) = (dir.join("cache"), dir.join("k.ptx"));
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(&ptx, ".version 8.0\n.target sm_75\n").unwrap();
+        let out = compress_file(&ptx, &cache).unwrap();
+        assert_eq!(out, dir.join("k.ptx.lzma"));
+        assert_eq!(std::fs::read(&out).unwrap(), compress(&std::fs::read(&ptx).unwrap()).unwrap());
+        let entries = || std::fs::read_dir(&cache).unwrap().map(|e| e.unwrap().path()).collect::<Vec<_>>();
+        let [entry] = &entries()[..] else { panic!("one entry: {:?}", entries()) };
+        // the same text again: the cache's bytes, not a new compression
+        std::fs::write(entry, b"cached").unwrap();
+        compress_file(&ptx, &cache).unwrap();
+        assert_eq!(std::fs::read(&out).unwrap(), b"cached");
+        // another text: compressed, and the older entry removed
+        std::fs::write(&ptx, ".version 8.0\n.target sm_80\n").unwrap();
+        compress_file(&ptx, &cache).unwrap();
+        assert_eq!(std::fs::read(&out).unwrap(), compress(&std::fs::read(&ptx).unwrap()).unwrap());
+        assert!(entries().len() == 1 && !entry.exists());
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
 
     #[test]
     fn finds_the_asm_beside_the_rmeta() {
