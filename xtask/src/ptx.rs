@@ -62,50 +62,75 @@ pub(crate) fn check_ptx(args: &[String]) -> Result<(), String> {
     // the sm_80 entries the library ships beside it, for sm_80 and later
     let newer = out_dir.join("gpu-sm80.ptx");
     gpu_build().build_newer(&newer)?;
+    let jobs: Vec<(&PathBuf, &str)> = [(&ptx, &CHECK_ARCHS[..]), (&newer, &CHECK_ARCHS[1..])]
+        .into_iter()
+        .flat_map(|(p, a)| a.iter().map(move |&a| (p, a)))
+        .collect();
+    // one ptxas a core (each takes minutes on the whole PTX), reported in the jobs' order
+    let outputs = on_every_core(&jobs, |&(ptx, arch)| {
+        Command::new(&ptxas).arg(format!("-arch={arch}")).args(["-v", "-o", "/dev/null"]).arg(ptx).output()
+    });
     let mut failed = false;
-    for (ptx, archs) in [(&ptx, &CHECK_ARCHS[..]), (&newer, &CHECK_ARCHS[1..])] {
+    for ((ptx, arch), output) in jobs.into_iter().zip(outputs) {
+        let output = output.map_err(|e| format!("cannot run {}: {e}", ptxas.display()))?;
         let entries = std::fs::read_to_string(ptx)
             .map_err(|e| format!("cannot read {}: {e}", ptx.display()))?
             .lines()
             .filter(|l| l.starts_with(".visible .entry"))
             .count();
         let name = ptx.file_stem().unwrap_or_default().to_string_lossy();
-        for arch in archs {
-            let output = Command::new(&ptxas)
-                .arg(format!("-arch={arch}"))
-                .args(["-v", "-o", "/dev/null"])
-                .arg(ptx)
-                .output()
-                .map_err(|e| format!("cannot run {}: {e}", ptxas.display()))?;
-            let log = String::from_utf8_lossy(&output.stderr).into_owned() + &String::from_utf8_lossy(&output.stdout);
-            let log_path = out_dir.join(format!("ptxas-{name}-{arch}.log"));
-            std::fs::write(&log_path, &log).map_err(|e| format!("cannot write {}: {e}", log_path.display()))?;
-            let report = PtxasReport::parse(&log);
-            let ok = output.status.success() && report.problems.is_empty() && report.entries == entries;
-            println!(
-                "{name} {arch}: {}/{entries} entries assembled, max {} registers, {} with spills or stack{}",
-                report.entries,
-                report.max_registers,
-                report.problems.len(),
-                if ok { "" } else { "  <-- FAILED" }
-            );
-            for p in report.problems.iter().take(10) {
-                println!("    {p}");
-            }
-            for w in &report.too_wide {
-                println!("    note: {w} (the library compiles it again told its block when it loads it: 64 registers)");
-            }
-            if !output.status.success() {
-                println!("    ptxas failed; see {}", log_path.display());
-            }
-            failed |= !ok;
+        let log = String::from_utf8_lossy(&output.stderr).into_owned() + &String::from_utf8_lossy(&output.stdout);
+        let log_path = out_dir.join(format!("ptxas-{name}-{arch}.log"));
+        std::fs::write(&log_path, &log).map_err(|e| format!("cannot write {}: {e}", log_path.display()))?;
+        let report = PtxasReport::parse(&log);
+        let ok = output.status.success() && report.problems.is_empty() && report.entries == entries;
+        println!(
+            "{name} {arch}: {}/{entries} entries assembled, max {} registers, {} with spills or stack{}",
+            report.entries,
+            report.max_registers,
+            report.problems.len(),
+            if ok { "" } else { "  <-- FAILED" }
+        );
+        for p in report.problems.iter().take(10) {
+            println!("    {p}");
         }
+        for w in &report.too_wide {
+            println!("    note: {w} (the library compiles it again told its block when it loads it: 64 registers)");
+        }
+        if !output.status.success() {
+            println!("    ptxas failed; see {}", log_path.display());
+        }
+        failed |= !ok;
     }
     if failed {
         return Err("check-ptx failed".into());
     }
     println!("check-ptx: OK ({}, {})", ptx.display(), newer.display());
     Ok(())
+}
+
+/// `work` on each job, as many at once as the machine has cores; the
+/// results in the jobs' order.
+fn on_every_core<J: Sync, R: Send>(jobs: &[J], work: impl Fn(&J) -> R + Sync) -> Vec<R> {
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get()).min(jobs.len());
+    let mut done: Vec<(usize, R)> = std::thread::scope(|s| {
+        let workers: Vec<_> = (0..cores)
+            .map(|_| {
+                s.spawn(|| {
+                    let mut mine = Vec::new();
+                    loop {
+                        let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                        let Some(job) = jobs.get(i) else { return mine };
+                        mine.push((i, work(job)));
+                    }
+                })
+            })
+            .collect();
+        workers.into_iter().flat_map(|w| w.join().unwrap_or_else(|e| std::panic::resume_unwind(e))).collect()
+    });
+    done.sort_by_key(|&(i, _)| i);
+    done.into_iter().map(|(_, r)| r).collect()
 }
 
 /// Entries allowed a stack frame (never spills), with the reason: the work
@@ -165,6 +190,17 @@ impl PtxasReport {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn every_core_keeps_the_jobs_order() {
+        let jobs: Vec<u64> = (0..37).collect();
+        let squares = on_every_core(&jobs, |&j| {
+            std::thread::sleep(std::time::Duration::from_millis(37 - j)); // the later ones finish first
+            j * j
+        });
+        assert_eq!(squares, jobs.iter().map(|j| j * j).collect::<Vec<_>>());
+        assert!(on_every_core(&[] as &[u64], |&j| j).is_empty());
+    }
 
     #[test]
     fn ptxas_report_flags_spills_and_counts_entries() {
