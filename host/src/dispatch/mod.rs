@@ -34,10 +34,11 @@ pub use levels::{Launch, Level, MAX_CHUNK, depth, grid_for, grid_in_whole_rounds
 pub use modes::mode_entry;
 pub(crate) use modes::{mode_kernel, portable_form, shaped_mode};
 pub use shape::{
-    EVEN, EVEN_STAGED_WARPS, EVEN_WARPS, HALF_COLUMN_BLOCKS_PER_SM, LONG, LONG_ACC_BYTES, LONG_MIN_TILE_BYTES, PAIRED,
-    SHORT, ShapeKernel, ShapePlan, TAIL, TAILED_MIN_TILE_BYTES, column_blocks_per_sm, column_wide_most, even_lengths,
-    even_lengths_of, heavy_tail, heavy_tail_of, long_segments, long_segments_of, paired_segments, paired_segments_of,
-    rows_min_tile_bytes, rows_short_takes, shape_plan, short_segments, short_segments_of, single_stretch, team_vectors,
+    EVEN, EVEN_STAGED_WARPS, EVEN_WARPS, HALF_COLUMN_BLOCKS_PER_SM, LONG, LONG_ACC_BYTES, LONG_MIN_TILE_BYTES,
+    LONG_WARPS, PAIRED, SHORT, ShapeKernel, ShapePlan, TAIL, TAILED_MIN_TILE_BYTES, column_blocks_per_sm,
+    column_wide_most, even_lengths, even_lengths_of, heavy_tail, heavy_tail_of, long_segments, long_segments_of,
+    paired_segments, paired_segments_of, rows_min_tile_bytes, rows_short_takes, shape_plan, short_segments,
+    short_segments_of, single_stretch, team_vectors,
 };
 pub use tuning::Tuning;
 

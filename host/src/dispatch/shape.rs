@@ -196,7 +196,8 @@ pub fn shape_plan(
                     gpu::shape::filling_tile_bytes(n as u64, size, fit.min_warps / share)
                 }
                 0 => {
-                    let t = gpu::shape::tile_bytes(n as u64, shape.results() as u64, size, fit.min_warps);
+                    let warps = fit.min_warps / if long { LONG_WARPS } else { 1 };
+                    let t = gpu::shape::tile_bytes(n as u64, shape.results() as u64, size, warps);
                     match shape {
                         _ if tailed || staged => t.max(TAILED_MIN_TILE_BYTES),
                         _ if long => t.max(LONG_MIN_TILE_BYTES),
@@ -617,6 +618,13 @@ pub const LONG_ACC_BYTES: usize = 8;
 /// block's loads.
 pub const LONG_MIN_TILE_BYTES: u64 = 64 << 10;
 
+/// The share of `Fit::min_warps` whose tiles `segments_long` fills (a
+/// block a tile): one round of the resident warps, 8192 tiles on 132 SMs
+/// (128 KiB for 1 GiB, where the warp kernels' rule gives 64 KiB). Each
+/// tile starts by finding its segments and leaves a piece and a ticket for
+/// each long one; half as many tiles pay that half as often.
+pub const LONG_WARPS: u64 = 2;
+
 /// [`long_segments`] of `count` segments over `elements` of `size` bytes,
 /// the longest `longest` long.
 pub fn long_segments_of(longest: u64, elements: u64, count: u64, size: usize) -> bool {
@@ -832,6 +840,18 @@ mod tests {
         assert_eq!(auto(16384, 16384), (1, 1, 512));
         assert_eq!(auto(4096, 65536), (4, 1, 512));
         assert_eq!(auto(256, 1 << 20), (4, 1, 8192));
+    }
+
+    /// Log-uniform lengths (2^28 elements in 3778 segments) take tiles of
+    /// 128 KiB in `f32` in `segments_long`, 8192 tiles whatever the type;
+    /// 2^22 elements the smallest tile.
+    #[test]
+    fn long_segments_take_a_round_of_tiles() {
+        let tile = |n, size| {
+            gpu::shape::tile_bytes(n, 3778, size, Fit::PORTABLE.min_warps / LONG_WARPS).max(LONG_MIN_TILE_BYTES)
+        };
+        assert_eq!([tile(1 << 28, 2), tile(1 << 28, 4), tile(1 << 28, 8)], [64 << 10, 128 << 10, 256 << 10]);
+        assert_eq!(tile(1 << 22, 4), LONG_MIN_TILE_BYTES);
     }
 
     /// Lengths uniform in 0..32 and 0..512 (as `reduce shapes` draws them:
