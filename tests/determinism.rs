@@ -575,7 +575,7 @@ fn shaped_cases(r: &Reducer) -> Result<(usize, Vec<(String, ShapeCase)>), Failed
     let long = r.offsets(&offsets_of(&long, 3))?;
     ensure(reduction::dispatch::long_segments(&long, 2), || "the long segments are not long".into())?;
     // 300 segments of 0..8 in one tile between segments of 2^17 (`segments_long` for 8-byte elements: the
-    // warps' short pieces in two rounds of the tile's segments, then the block's long ones)
+    // block folds the tile's pieces one after another, 300 of them short)
     let crowded: Vec<u64> =
         (0..330u64).map(|k| if (10..310).contains(&k) { splitmix64(k) % 9 } else { 1 << 17 }).collect();
     let crowded = r.offsets(&offsets_of(&crowded, 0))?;
@@ -617,10 +617,7 @@ fn shaped_cases(r: &Reducer) -> Result<(usize, Vec<(String, ShapeCase)>), Failed
             ),
             ("segments 0..16, every 500th 3000 (paired)".into(), ShapeCase::Segments(paired, Strategy::Auto)),
             ("segments 16384..131072 among short ones (long)".into(), ShapeCase::Segments(long, Strategy::Auto)),
-            (
-                "segments 2^17, 300 of 0..8 in one tile (long, a warp a short piece)".into(),
-                ShapeCase::Segments(crowded, Strategy::Auto),
-            ),
+            ("segments 2^17, 300 of 0..8 in one tile (long)".into(), ShapeCase::Segments(crowded, Strategy::Auto)),
         ],
     ))
 }

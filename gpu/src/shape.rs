@@ -385,38 +385,6 @@ pub const fn long_rows(cols: u64, pitch: u64, tile: u64, lanes: u32) -> bool {
     pitch == cols && tile.is_power_of_two() && cols >= tile && cols.is_multiple_of(tile) && (lanes == 0 || lanes == 32)
 }
 
-/// The longest piece, in bytes, that `segments_long` folds with one warp
-/// (one round of its 32 lanes' loads: four 16-byte vectors each) rather
-/// than with the whole block: the warps take a tile's short pieces side by
-/// side, where the block would take them one after another, each a memory
-/// round trip and a block reduction.
-pub const WARP_PIECE_BYTES: u64 = 32 * crate::layout::ROUND_VECTORS * 16;
-
-/// Whether `segments_long` folds a piece of `len` elements of `size` bytes
-/// with one warp (lane `l` the elements `l, l + 32, ...` of it, as
-/// `strided_fold` does, then the warp's tree) rather than with the whole
-/// block: at most [`WARP_PIECE_BYTES`].
-///
-/// ```
-/// use gpu::shape::warp_piece;
-/// assert!(warp_piece(0, 4) && warp_piece(512, 4) && !warp_piece(513, 4) && warp_piece(1024, 2));
-/// ```
-pub const fn warp_piece(len: u64, size: usize) -> bool {
-    len * size as u64 <= WARP_PIECE_BYTES
-}
-
-/// `segments_long`'s dynamic shared memory, bytes, for accumulators of
-/// `acc_bytes`: two sets of `SHAPE_WARPS` warp results (a block's pieces
-/// use them in turn), then two sets of `SHAPE_WARPS` masks of the long
-/// pieces of a round of the tile's segments (its rounds use them in turn).
-///
-/// ```
-/// assert_eq!(gpu::shape::segments_long_smem(24), 2 * 8 * 24 + 2 * 8 * 4);
-/// ```
-pub const fn segments_long_smem(acc_bytes: usize) -> u32 {
-    2 * SHAPE_WARPS * acc_bytes as u32 + 2 * SHAPE_WARPS * 4
-}
-
 /// Where segment `s` lies: `offsets[s]..offsets[s+1]` when `offsets` is not
 /// null, else row `s` of a matrix, `s·pitch..s·pitch + cols`.
 #[derive(Clone, Copy, Debug)]

@@ -30,8 +30,6 @@
 //! long rows (rows_long): block tile t, thread l of 256 folds as strided_fold does, each warp's
 //!   tree, then warp 0's tree over the 8 warps' results and IDENTITY (block_reduce); pieces of a
 //!   row as a segment's
-//! long segments (segments_long): block tile t; a piece of at most 2 KiB (gpu::shape::warp_piece)
-//!   as a team of 32 lanes folds it, a longer one as long rows' tiles
 //! columns: row lane l of `row_lanes` folds rows r0+l, r0+l+row_lanes, ... of its chunk in order,
 //!   four at a time (`fold_strided`) while four remain, then one by one;
 //!   the row lanes combine in order, from lane 0's accumulator; chunks > 1: row lane l combines chunks l, l+row_lanes, ...,
@@ -50,7 +48,7 @@ use gpu::op::fixed_order::{WARP, team_tree, warp_tree};
 use gpu::op::{PortableLogSumExp, Reduction};
 use gpu::shape::{
     COLUMN_ROWS, Columns, SHAPE_BLOCK, STAGE_LANE_ELEMENTS, Segments, fits_stage, lanes_for, piece_lanes, tile_span,
-    tiles, vector_columns, warp_piece,
+    tiles, vector_columns,
 };
 
 /// Operation `R` on each row, column or segment of `inputs` (one, or two of
@@ -124,8 +122,7 @@ fn in_order<R: Reduction<T>, T: Element>(
             let order = match kernel {
                 ShapeKernel::SegmentsTailed => Pieces::Tailed,
                 ShapeKernel::SegmentsStaged | ShapeKernel::SegmentsPaired => Pieces::Staged,
-                ShapeKernel::RowsLong => Pieces::Block,
-                ShapeKernel::SegmentsLong => Pieces::BlockOrWarp,
+                ShapeKernel::RowsLong | ShapeKernel::SegmentsLong => Pieces::Block,
                 _ => Pieces::Teams,
             };
             segments::<R, T>(a, b, segs, shape.extent()? as u64, p.tile, p.split, order)
@@ -196,10 +193,6 @@ enum Pieces {
     /// then the warps' results (lanes past them `IDENTITY`) in warp 0's
     /// tree, as `block_reduce`.
     Block,
-    /// `segments_long`: a short piece (`shape::warp_piece`) as a warp
-    /// reads it (lane `l` of 32 as `strided_fold` does, then the warp's
-    /// tree), another as [`Pieces::Block`].
-    BlockOrWarp,
 }
 
 /// The segments kernels' result for each segment of `segs` over `a` (and
@@ -255,8 +248,7 @@ unsafe fn segments<R: Reduction<T>, T: Copy>(
                     return team_tree(&mut v, R::combine);
                 }
                 let g = match order {
-                    Pieces::BlockOrWarp if warp_piece(p1 - p0, size_of::<T>()) => WARP,
-                    Pieces::Block | Pieces::BlockOrWarp => return block_piece::<R, T>(a, b, p0, p1, b0),
+                    Pieces::Block => return block_piece::<R, T>(a, b, p0, p1, b0),
                     Pieces::Teams => team(t),
                     Pieces::Tailed => piece_lanes(lanes, team(t) as u32, p1 - p0, size_of::<T>()) as usize,
                     Pieces::Staged => WARP,
@@ -276,8 +268,7 @@ unsafe fn segments<R: Reduction<T>, T: Copy>(
 }
 
 /// A piece `p0..p1` of the segment from `b0` as a block of `rows_long` or
-/// `segments_long` reduces it ([`Pieces::Block`], a long piece of
-/// [`Pieces::BlockOrWarp`]).
+/// `segments_long` reduces it ([`Pieces::Block`]).
 fn block_piece<R: Reduction<T>, T: Copy>(a: &[T], b: &[T], p0: u64, p1: u64, b0: u64) -> R::Acc {
     let fold = |l: usize| strided_fold::<R, T>(a, b, p0, p1, b0, l as u64, SHAPE_BLOCK as u64);
     let mut lanes: Vec<R::Acc> = (0..SHAPE_BLOCK as usize).map(fold).collect();

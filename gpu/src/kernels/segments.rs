@@ -44,11 +44,10 @@
 //!    are a whole number of *block* tiles (`shape::long_rows`) are folded a
 //!    tile per block by all its threads ([`long_rows`]).
 //! 5. **Long segments.** CSR segments long on average (the host's choice)
-//!    are read as long rows are, a block a tile, one long piece of the
-//!    tile's segments after another ([`long_segments`], `segments_long_*`):
-//!    the block's loads a few contiguous runs, where warp tiles are
-//!    thousands of streams at once. The tile's short pieces (up to 2 KiB)
-//!    go to its warps side by side.
+//!    are read as long rows are, a block a tile, one piece of the tile's
+//!    segments after another ([`long_segments`], `segments_long_*`): the
+//!    block's loads a few contiguous runs, where warp tiles are thousands
+//!    of streams at once.
 //!
 //! The result for a segment is the same for every launch: the tiles, the
 //! teams and the order of every combination depend on the shape's extent,
@@ -71,7 +70,6 @@ use crate::op::{Element, Reduction};
 use crate::prim::*;
 use crate::shape::{
     SEGMENTS_WARPS, SHAPE_BLOCK, SHAPE_WARPS, Segments, lanes_for, piece_lanes, piece_slot, tile_span, tiles,
-    warp_piece,
 };
 use crate::strided_fold::strided_fold;
 use crate::warp_reduce::{team_reduce, warp_reduce};
@@ -411,22 +409,12 @@ pub unsafe fn long_rows<T: Element + Vector, R: Reduction<T>>(
 /// segment's result, or (a segment over several tiles) its piece, and the
 /// last of the segment's blocks combines the pieces with it
 /// ([`emit`], [`finish_segments`], as [`segments`] does). The tile's
-/// segments come from the offsets' index.
-///
-/// Short pieces (`shape::warp_piece`: one round of a warp's loads) go to
-/// the warps instead, side by side: in rounds of `SHAPE_BLOCK` of the
-/// tile's segments, lane `j` of warp `w` reads the bounds of segment
-/// `j · SHAPE_WARPS + w` of the round, each warp folds its short pieces
-/// one after another with its 32 lanes (as `segments` folds a long piece),
-/// and the warps' masks of the long ones (shared memory, two sets used in
-/// turn) tell the block which to fold together. A tile of many short
-/// segments then costs a few round trips, not one a segment, so the last
-/// tiles do not keep the kernel waiting. Its own order, the same as
-/// `long_rows`' for long pieces (`reduction::twin`).
+/// segments come from the offsets' index. Its own order, the same as
+/// `long_rows`' for rows (`reduction::twin`).
 ///
 /// # Safety
 /// As for [`segments`], with CSR segments and `tile` a power of two;
-/// `shape::segments_long_smem` bytes of dynamic shared memory.
+/// `2 · SHAPE_WARPS` accumulators of dynamic shared memory.
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
 pub unsafe fn long_segments<T: Element + Vector, R: Reduction<T>>(
@@ -448,9 +436,8 @@ pub unsafe fn long_segments<T: Element + Vector, R: Reduction<T>>(
     let tile = 1 << shift;
     let w1 = w0 + tile;
     let half = SHAPE_WARPS as usize * size_of::<R::Acc>();
-    let size = size_of::<T>();
-    // a long piece of segment `s`, the warps' results in half `k` of the shared memory
-    let block_piece = |s: u64, k: usize| {
+    // segment `s`'s piece, its warps' results in half `k` of the shared memory
+    let piece = |s: u64, k: usize| {
         let (b0, e0) = segs.bounds(s);
         let (p0, p1) = (b0.max(w0), e0.min(w1));
         let v = if p0 < p1 {
@@ -466,56 +453,9 @@ pub unsafe fn long_segments<T: Element + Vector, R: Reduction<T>>(
         }
     };
     let (_, _, lo, hi) = segs.tile_range(me, tile, tiles(n, tile), n);
-    let (mut first, mut round, mut k) = (lo, 0, 0);
-    while first < hi {
-        // this thread's segment of the round: is its piece short or long?
-        let s = first + (lane_id() * SHAPE_WARPS + warp_id()) as u64;
-        let (short, long) = if s < hi {
-            let (b0, e0) = segs.bounds(s);
-            let short = warp_piece(e0.min(w1).saturating_sub(b0.max(w0)), size);
-            (short, !short)
-        } else {
-            (false, false)
-        };
-        // the warp's mask of long pieces, in set `round % 2`
-        let mut masks = dyn_shared::<R::Acc>().at_byte::<u32>(2 * half + (round % 2) * 4 * SHAPE_WARPS as usize);
-        let long = ballot_sync(FULL_MASK, long);
-        if lane_id() == 0 {
-            masks[warp_id()] = long;
-        }
-        // the warp's short pieces, one after another with all its lanes
-        let mut todo = ballot_sync(FULL_MASK, short);
-        while todo != 0 {
-            let s = first + (todo.trailing_zeros() * SHAPE_WARPS + warp_id()) as u64;
-            let (b0, e0) = segs.bounds(s);
-            let (p0, p1) = (b0.max(w0), e0.min(w1));
-            let v = if p0 < p1 {
-                strided_fold::<T, R>(a, b, p0, p1, b0, lane_id() as u64, 32, false, true)
-            } else {
-                R::IDENTITY
-            };
-            let v = team_reduce(v, 32, R::combine);
-            let last = lane_id() == 0 && emit::<T, R>(v, s, b0, e0, me, w0, w1, tile, pieces, tickets, out);
-            finish_segments::<T, R>(ballot_sync(FULL_MASK, last), s, b0, e0, tile, pieces, out);
-            todo &= todo - 1;
-        }
-        // the long pieces, the whole block each
-        sync_threads();
-        let (mut w, mut long) = (0, masks[0]);
-        loop {
-            if long == 0 {
-                w += 1;
-                if w == SHAPE_WARPS {
-                    break;
-                }
-                long = masks[w];
-                continue;
-            }
-            block_piece(first + (long.trailing_zeros() * SHAPE_WARPS + w) as u64, k % 2);
-            k += 1;
-            long &= long - 1;
-        }
-        first += SHAPE_BLOCK as u64;
-        round += 1;
+    let mut s = lo;
+    while s < hi {
+        piece(s, (s - lo) as usize % 2);
+        s += 1;
     }
 }

@@ -10,7 +10,7 @@ use crate::shape::{AUTO_LANES, Fit, MAX_TILE_BYTES, MIN_TILE_BYTES, Offsets, Sha
 use gpu::names::{DType, Op, paired_form};
 use gpu::shape::{
     COLUMN_BLOCKS_PER_SM, Columns, SEGMENTS_BLOCK, SHAPE_BLOCK, SHAPE_WARPS, columns_smem, long_rows,
-    segments_long_smem, short_row_vectors, staged_smem, tiles,
+    short_row_vectors, staged_smem, tiles,
 };
 
 /// Which shaped kernel a plan launches (`gpu/src/kernels/segments.rs`,
@@ -226,15 +226,14 @@ pub fn shape_plan(
                 _ => ShapeKernel::Segments,
             };
             // segments: a warp a tile; rows and long segments: a block a tile
-            // (rows_long's warps' results in shared memory, segments_long's in two sets
-            // and its warps' masks of long pieces)
+            // (rows_long's warps' results in shared memory, segments_long's in two sets)
             let blocks = match kernel {
                 ShapeKernel::RowsLong | ShapeKernel::RowsShort | ShapeKernel::SegmentsLong => warp_tiles,
                 _ => warp_tiles.div_ceil(kernel.block() as u64 / 32),
             };
             let smem = match kernel {
                 ShapeKernel::RowsLong => SHAPE_WARPS * acc_bytes as u32,
-                ShapeKernel::SegmentsLong => segments_long_smem(acc_bytes),
+                ShapeKernel::SegmentsLong => 2 * SHAPE_WARPS * acc_bytes as u32,
                 ShapeKernel::SegmentsStaged | ShapeKernel::SegmentsPaired => staged_smem(),
                 _ => 0,
             };
