@@ -195,12 +195,11 @@ pub fn shape_plan(
                     let share = if staged { EVEN_STAGED_WARPS } else { EVEN_WARPS };
                     gpu::shape::filling_tile_bytes(n as u64, size, fit.min_warps / share)
                 }
+                0 if long => long_tile_bytes(n as u64, shape.results() as u64, size, fit.min_warps),
                 0 => {
-                    let warps = fit.min_warps / if long { LONG_WARPS } else { 1 };
-                    let t = gpu::shape::tile_bytes(n as u64, shape.results() as u64, size, warps);
+                    let t = gpu::shape::tile_bytes(n as u64, shape.results() as u64, size, fit.min_warps);
                     match shape {
                         _ if tailed || staged => t.max(TAILED_MIN_TILE_BYTES),
-                        _ if long => t.max(LONG_MIN_TILE_BYTES),
                         Shape::Rows(m) => {
                             let (row, pitch) = (m.cols as u64 * size as u64, m.pitch as u64 * size as u64);
                             t.max(rows_min_tile_bytes(op, short_rows, row, pitch))
@@ -629,6 +628,14 @@ pub const LONG_MIN_TILE_BYTES: u64 = 64 << 10;
 /// long segments).
 pub const LONG_WARPS: u64 = 2;
 
+/// `segments_long`'s automatic tile, bytes, for `n` elements of `size`
+/// bytes in `count` segments on a card of `min_warps` (`Fit::min_warps`):
+/// the warp kernels' rule over a [`LONG_WARPS`]th of the warps, at least
+/// [`LONG_MIN_TILE_BYTES`].
+fn long_tile_bytes(n: u64, count: u64, size: usize, min_warps: u64) -> u64 {
+    gpu::shape::tile_bytes(n, count, size, min_warps / LONG_WARPS).max(LONG_MIN_TILE_BYTES)
+}
+
 /// [`long_segments`] of `count` segments over `elements` of `size` bytes,
 /// the longest `longest` long.
 pub fn long_segments_of(longest: u64, elements: u64, count: u64, size: usize) -> bool {
@@ -851,9 +858,7 @@ mod tests {
     /// 2^22 elements the smallest tile.
     #[test]
     fn long_segments_take_a_round_of_tiles() {
-        let tile = |n, size| {
-            gpu::shape::tile_bytes(n, 3778, size, Fit::PORTABLE.min_warps / LONG_WARPS).max(LONG_MIN_TILE_BYTES)
-        };
+        let tile = |n, size| long_tile_bytes(n, 3778, size, Fit::PORTABLE.min_warps);
         assert_eq!([tile(1 << 28, 2), tile(1 << 28, 4), tile(1 << 28, 8)], [64 << 10, 128 << 10, 256 << 10]);
         assert_eq!(tile(1 << 22, 4), LONG_MIN_TILE_BYTES);
     }
