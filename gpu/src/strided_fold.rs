@@ -9,17 +9,33 @@ use crate::layout::ROUND_VECTORS;
 use crate::op::{Element, Reduction};
 use crate::prim::*;
 
+/// How [`strided_fold`] loads the ends of a thread's part of the range.
+/// Each way combines the same elements in the same order: the bits of the
+/// result do not depend on it.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum Ends {
+    /// The elements before the first 16-byte boundary one by one, then the
+    /// vectors four at a time and the last (up to three) one at a time,
+    /// then the elements after the last whole vector one by one.
+    InTurn,
+    /// As [`Ends::InTurn`], but a one-input thread's last (up to three)
+    /// vectors are loaded together (one memory round trip, not three: what
+    /// a short input on a grid of few blocks waits for).
+    TailAtOnce,
+    /// Where each thread has at most one element before the first 16-byte
+    /// boundary and one after the last whole vector, those two are loaded
+    /// before the vectors (one memory round trip for the range, not three:
+    /// what a block folding short pieces one after another waits for) and
+    /// combined where [`Ends::InTurn`] would combine them; otherwise as
+    /// [`Ends::InTurn`].
+    EndsFirst,
+}
+
 /// Fold elements `begin..end` of `a` (and `b`, read only when
 /// `R::INPUTS == 2`) as thread `lane` of `lanes`, each element `i` mapped
-/// with its index `i - base`. If `a` and `b` sit differently against a
-/// 16-byte boundary, every element is read one by one. With `tail_at_once`
-/// a one-input thread's last (up to three) vectors are loaded together.
-/// With `ends_first`, where each thread has at most one element before the
-/// first 16-byte boundary and one after the last whole vector, those two
-/// are loaded before the vectors (one memory round trip for the range, not
-/// three: what a block folding short pieces one after another waits for)
-/// and combined where the loops would combine them, so the result's bits
-/// do not change.
+/// with its index `i - base`, the ends loaded as `ends` says. If `a` and
+/// `b` sit differently against a 16-byte boundary, every element is read
+/// one by one.
 ///
 /// # Safety
 /// `a[begin..end]` (and `b[begin..end]` when `R::INPUTS == 2`) must be
@@ -33,8 +49,7 @@ pub unsafe fn strided_fold<T: Element + Vector, R: Reduction<T>>(
     base: u64,
     lane: u64,
     lanes: u64,
-    tail_at_once: bool,
-    ends_first: bool,
+    ends: Ends,
 ) -> R::Acc {
     let two = R::INPUTS == 2;
     let element = |i: u64| {
@@ -56,7 +71,7 @@ pub unsafe fn strided_fold<T: Element + Vector, R: Reduction<T>>(
     let body = begin + head;
     let nvec = (len - head) / width;
     let tail = body + nvec * width;
-    let early = ends_first && head <= lanes && width <= lanes;
+    let early = ends == Ends::EndsFirst && head <= lanes && width <= lanes;
     let (first_one, last_one) = if early {
         let at = |i: u64, past: u64| if i < past { Some(element(i)) } else { None };
         (at(begin + lane, body), at(tail + lane, end))
@@ -89,14 +104,14 @@ pub unsafe fn strided_fold<T: Element + Vector, R: Reduction<T>>(
         v = T::Lanes::fold_into::<R, 4>(v, [w.0, x.0, y.0, z.0], [w.1, x.1, y.1, z.1], at.map(first));
         j += ROUND_VECTORS * lanes;
     }
-    // at most three vectors left for this thread. With `tail_at_once` and
-    // one input, all asked for before any is combined (one memory round
+    // at most three vectors left for this thread. With `Ends::TailAtOnce`
+    // and one input, all asked for before any is combined (one memory round
     // trip, not three: what a short input on a grid of few blocks waits
     // for), then combined in order as one at a time would be. Otherwise one
     // at a time: two inputs' six vectors would cost a dot product its second
     // block of 1024 threads an SM, and the segments kernel (whose tiles leave
     // no tail) a block an SM in registers.
-    if two || !tail_at_once {
+    if two || ends != Ends::TailAtOnce {
         while j < nvec {
             v = fold(v, load(j), j);
             j += lanes;

@@ -290,7 +290,7 @@ fn combine_pieces<R: Reduction<T>, T>(pieces: impl Iterator<Item = R::Acc>) -> R
     warp_tree(lane, R::combine)
 }
 
-/// `gpu::strided_fold::strided_fold` (without `tail_at_once`) for lane
+/// `gpu::strided_fold::strided_fold` (whatever its `Ends`: the same bits) for lane
 /// `lane` of `lanes` over `begin..end` of a 16-byte-aligned `a` (and `b`),
 /// indices counted from `base`.
 fn strided_fold<R: Reduction<T>, T: Copy>(

@@ -71,7 +71,7 @@ use crate::prim::*;
 use crate::shape::{
     SEGMENTS_WARPS, SHAPE_BLOCK, SHAPE_WARPS, Segments, lanes_for, piece_lanes, piece_slot, tile_span, tiles,
 };
-use crate::strided_fold::strided_fold;
+use crate::strided_fold::{Ends, strided_fold};
 use crate::warp_reduce::{team_reduce, warp_reduce};
 
 /// This warp's tile of the segments kernels, `(tile, me, w0, w1, lo, hi)`:
@@ -150,7 +150,7 @@ pub unsafe fn segments<T: Element + Vector, R: Reduction<T>, const TAILED: bool>
             let (jl, jg, live) = if own { (lane, g, active && !wide) } else { (lane_id() as u64, 32, true) };
             let (p0, p1) = (jb.max(w0), je.min(w1));
             let v = if live && p0 < p1 {
-                strided_fold::<T, R>(a, b, p0, p1, jb, jl, jg as u64, false, false)
+                strided_fold::<T, R>(a, b, p0, p1, jb, jl, jg as u64, Ends::InTurn)
             } else {
                 R::IDENTITY
             };
@@ -368,7 +368,7 @@ pub unsafe fn long_rows<T: Element + Vector, R: Reduction<T>>(
     let row = if per_row == 1 { me } else { me / per_row };
     let tile = 1 << shift;
     let v =
-        strided_fold::<T, R>(a, b, w0, w0 + tile, row * cols, thread_idx_x() as u64, SHAPE_BLOCK as u64, false, false);
+        strided_fold::<T, R>(a, b, w0, w0 + tile, row * cols, thread_idx_x() as u64, SHAPE_BLOCK as u64, Ends::InTurn);
     let v = block_reduce::<R::Acc, SHAPE_BLOCK>(v, SHAPE_BLOCK, R::IDENTITY, R::combine, &mut dyn_shared());
     if warp_id() != 0 {
         return;
@@ -402,7 +402,7 @@ pub unsafe fn long_rows<T: Element + Vector, R: Reduction<T>>(
 /// 4 KiB run, four in flight: a few DRAM streams an SM, where a warp a
 /// tile keeps one a warp), one segment's piece at a time (its unaligned
 /// first and last elements loaded with its first vectors:
-/// `strided_fold`'s `ends_first`), and reduces each
+/// `strided_fold`'s `Ends::EndsFirst`), and reduces each
 /// piece as `single_pass` reduces a block (`block_reduce`, its warps'
 /// results in one of two halves of the shared memory in turn, so that the
 /// next piece need not wait for warp 0 to read them). Warp 0 writes the
@@ -441,7 +441,7 @@ pub unsafe fn long_segments<T: Element + Vector, R: Reduction<T>>(
         let (b0, e0) = segs.bounds(s);
         let (p0, p1) = (b0.max(w0), e0.min(w1));
         let v = if p0 < p1 {
-            strided_fold::<T, R>(a, b, p0, p1, b0, thread_idx_x() as u64, SHAPE_BLOCK as u64, false, true)
+            strided_fold::<T, R>(a, b, p0, p1, b0, thread_idx_x() as u64, SHAPE_BLOCK as u64, Ends::EndsFirst)
         } else {
             R::IDENTITY
         };

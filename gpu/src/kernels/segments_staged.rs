@@ -91,7 +91,7 @@ use crate::shape::{
     SHAPE_WARPS, STAGE_LANE_ELEMENTS, STAGE_WARP_BYTES, Segments, fits_stage, stage_vectors, staged_pairs, tiles,
 };
 #[cfg(not(target_feature = "sm_80"))]
-use crate::strided_fold::strided_fold;
+use crate::strided_fold::{Ends, strided_fold};
 use crate::warp_reduce::{warp_reduce, warp_reduce4, warp_reduce4_lane};
 
 /// Loads a lane issues together, at most: a stage of two inputs' four, one
@@ -212,7 +212,7 @@ unsafe fn staged_tile<T: Element + Vector, R: Reduction<T>, const PAIRED: bool>(
             #[cfg(target_feature = "sm_80")]
             let v = long_piece::<T, R>(a, b, sb.max(w0), se.min(w1), sb, loads, (&stage_a, &stage_b));
             #[cfg(not(target_feature = "sm_80"))]
-            let v = strided_fold::<T, R>(a, b, sb.max(w0), se.min(w1), sb, lane, 32, false, false);
+            let v = strided_fold::<T, R>(a, b, sb.max(w0), se.min(w1), sb, lane, 32, Ends::InTurn);
             let v = warp_reduce(v, R::combine);
             let last = lane == 0 && emit::<T, R>(v, s, sb, se, me, w0, w1, tile, pieces, tickets, out);
             finish_segments::<T, R>(ballot_sync(FULL_MASK, last), s, sb, se, tile, pieces, out);

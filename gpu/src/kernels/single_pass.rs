@@ -57,7 +57,7 @@ use crate::layout::SINGLE_PASS_FLAG_OFFSET;
 use crate::op::{Element, Reduction};
 use crate::prim::*;
 use crate::publish::publish;
-use crate::strided_fold::strided_fold;
+use crate::strided_fold::{Ends, strided_fold};
 
 /// The single-pass reduction of `a[0..n]` (and `b[0..n]`) with `R` into `out[0]`.
 ///
@@ -94,7 +94,7 @@ pub unsafe fn single_pass<T: Element + Vector, R: Reduction<T>, const BLOCK: u32
 
     // the whole input, grid-stride: 16-byte loads, four in flight per thread
     // (`strided_fold.rs`, the loop the segments kernel shares)
-    let v = strided_fold::<T, R>(a, b, 0, n, 0, gtid, threads, true, false);
+    let v = strided_fold::<T, R>(a, b, 0, n, 0, gtid, threads, Ends::TailAtOnce);
 
     // one partial per block, and the last block to finish reduces them
     // (`grid_reduce.rs` of the device library)
