@@ -199,53 +199,6 @@ impl FixedOrder<f64> for super::exact::DdSum {
     }
 }
 
-/// What the reproducible kernel of an operation moves: its inputs, and the
-/// bytes of its accumulator and of its result.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Layout {
-    /// Inputs read (2 for a dot product).
-    pub inputs: u32,
-    /// Bytes of an accumulator (a partial).
-    pub acc_bytes: usize,
-    /// Bytes of the result.
-    pub out_bytes: usize,
-}
-
-macro_rules! layouts {
-    (; $($Op:ident $op:ident),* ; $($t:ident)*) => {
-        layouts!(@types [$($Op),*] $($t)*);
-    };
-    (@types $ops:tt $($t:ident)*) => {
-        /// The [`Layout`] of the reproducible kernel of operation `op` on
-        /// `ty` (host only); `None` where there is no such kernel.
-        ///
-        /// ```
-        /// use gpu::{names::{DType, Op}, op::fixed_order::{Layout, layout}};
-        /// assert_eq!(layout(Op::Moments, DType::F32), Some(Layout { inputs: 1, acc_bytes: 24, out_bytes: 16 }));
-        /// assert_eq!(layout(Op::Dot, DType::F64), Some(Layout { inputs: 2, acc_bytes: 8, out_bytes: 8 }));
-        /// assert_eq!(layout(Op::Min, DType::F32), None);
-        /// ```
-        #[cfg(not(target_arch = "nvptx64"))]
-        pub fn layout(op: crate::names::Op, ty: crate::names::DType) -> Option<Layout> {
-            $(if ty.name() == stringify!($t) {
-                return layouts!(@ops op, $t, $ops);
-            })*
-            None
-        }
-    };
-    (@ops $op:ident, $t:ident, [$($Op:ident),*]) => {
-        match $op {
-            $(crate::names::Op::$Op => Some(Layout {
-                inputs: <super::$Op as Reduction<$t>>::INPUTS,
-                acc_bytes: size_of::<<super::$Op as Reduction<$t>>::Acc>(),
-                out_bytes: size_of::<<super::$Op as Reduction<$t>>::Out>(),
-            }),)*
-            _ => None,
-        }
-    };
-}
-with_reproducible!(layouts!());
-
 /// The warp's shuffle-down tree on 32 values, in `warp_reduce`'s order:
 /// for offset 16, 8, 4, 2, 1, value `i` becomes `combine(v[i], v[i + offset])`.
 #[inline(always)]

@@ -14,8 +14,8 @@ use crate::error::{Error, Result};
 use crate::options::{Determinism, Options};
 use crate::registry::Kernel;
 use gpu::layout::{ACCURATE_WORDS, MODES_SMEM};
-use gpu::names::{DType, MODE_TYPES, Op, PORTABLE_SHAPES, REPRODUCIBLE_OPS};
-use gpu::op::fixed_order::{Geometry, Layout, WARP, layout, tree_len};
+use gpu::names::{DType, Layout, MODE_TYPES, Op, PORTABLE_SHAPES, REPRODUCIBLE_OPS, layout};
+use gpu::op::fixed_order::{Geometry, WARP, tree_len};
 
 /// Which of the mode kernels runs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
