@@ -402,8 +402,48 @@ pub struct Segments {
     /// `reaching`, then as many `starting`. `reaching[g]` is the first
     /// segment that [reaches](Segments::reaches) element
     /// `g·INDEX_GRANULE`, `starting[g]` the first that
-    /// [starts from](Segments::starts_from) it.
+    /// [starts from](Segments::starts_from) it. After them, as the host
+    /// lays them out, the tiles' schedule ([`Segments::scheduled`]).
     pub index: *const u64,
+}
+
+/// The smallest tile of the offsets' schedule ([`Segments::scheduled`]):
+/// 64 KiB of the widest type, `segments_long`'s smallest automatic tile.
+pub const SCHEDULE_MIN_TILE: u64 = 4 * INDEX_GRANULE;
+
+/// The tiles the offsets' schedule covers over `n` elements: from
+/// [`SCHEDULE_MIN_TILE`], each twice the one before, up to the first that
+/// makes one tile.
+///
+/// ```
+/// use gpu::shape::{SCHEDULE_MIN_TILE as m, schedule_tiles};
+/// assert_eq!(schedule_tiles(3 * m).collect::<Vec<_>>(), [m, 2 * m, 4 * m]);
+/// assert_eq!(schedule_tiles(m).collect::<Vec<_>>(), [m]);
+/// ```
+pub fn schedule_tiles(n: u64) -> impl Iterator<Item = u64> {
+    core::iter::successors(Some(SCHEDULE_MIN_TILE), move |&t| if tiles(n, t) > 1 { Some(t << 1) } else { None })
+}
+
+/// Where the schedule of tiles of `tile` elements over `n` starts, in
+/// entries from the schedule's start (the tiles of every smaller size
+/// before it, [`schedule_tiles`]); `None` for a tile it does not cover.
+///
+/// ```
+/// use gpu::shape::{SCHEDULE_MIN_TILE as m, schedule_at};
+/// assert_eq!([schedule_at(3 * m, m), schedule_at(3 * m, 2 * m), schedule_at(3 * m, 4 * m)], [Some(0), Some(3), Some(5)]);
+/// assert_eq!([schedule_at(3 * m, 8 * m), schedule_at(3 * m, m / 2), schedule_at(3 * m, 3 * m)], [None; 3]);
+/// ```
+pub const fn schedule_at(n: u64, tile: u64) -> Option<u64> {
+    let (mut at, mut t) = (0, SCHEDULE_MIN_TILE);
+    while t < tile {
+        let count = tiles(n, t);
+        if count == 1 {
+            return None;
+        }
+        at += count;
+        t <<= 1;
+    }
+    if t == tile { Some(at) } else { None }
 }
 
 /// Elements between two entries of the offsets' index
@@ -470,6 +510,22 @@ impl Segments {
         let starting =
             (0..index_len(n)).map(move |g| first_where(0, self.count, |s| unsafe { self.starts_from(s, at(g)) }));
         reaching.chain(starting)
+    }
+
+    /// Entry `e` of the offsets' schedule over `n` elements: a tile. For
+    /// each tile size it covers ([`schedule_tiles`]; that size's first
+    /// entry [`schedule_at`]) the host lays out every tile, those with the
+    /// most segments ([`Segments::tile_range`]) first: a block of
+    /// `segments_long` reduces each of a tile's segments in turn, so those
+    /// tiles cost the most, and started first they no longer end a launch.
+    ///
+    /// # Safety
+    /// `index` that of these CSR offsets over `n` elements followed by
+    /// their schedule, as the host lays them out; `e` within it.
+    #[inline(always)]
+    pub unsafe fn scheduled(&self, e: u64, n: u64) -> u32 {
+        // SAFETY: the caller's; the schedule's entries are `u32`s, two a word
+        unsafe { *(self.index.add(2 * index_len(n) as usize) as *const u32).add(e as usize) }
     }
 
     /// Tile `t` of `count_tiles` tiles of `tile` elements over `n`, as

@@ -324,7 +324,8 @@ pub unsafe fn short_rows<T: Element + Vector, R: Reduction<T>>(
 }
 
 /// This block's tile of `tile` elements (a power of two) in `rows_long`
-/// and `segments_long`: `(log2 tile, the tile, its first element)`. No
+/// and `segments_long`: `(log2 tile, the tile in the grid's order, its
+/// first element)`. No
 /// division before the first load (a 64-bit one is a long subroutine).
 #[inline(always)]
 fn block_tile(tile: u64) -> (u32, u64, u64) {
@@ -408,13 +409,19 @@ pub unsafe fn long_rows<T: Element + Vector, R: Reduction<T>>(
 /// next piece need not wait for warp 0 to read them). Warp 0 writes the
 /// segment's result, or (a segment over several tiles) its piece, and the
 /// last of the segment's blocks combines the pieces with it
-/// ([`emit`], [`finish_segments`], as [`segments`] does). The tile's
-/// segments come from the offsets' index. Its own order, the same as
-/// `long_rows`' for rows (`reduction::twin`).
+/// ([`emit`], [`finish_segments`], as [`segments`] does). Which tile a
+/// block folds, and the tile's segments, come from the offsets' schedule
+/// where `at` names it: the tiles with the most segments first
+/// (`Segments::scheduled`), so that the costliest do not end the launch;
+/// else (`at` 0) the block's place in the grid and the offsets' index. Its own order, the
+/// same as `long_rows`' for rows (`reduction::twin`): which block folds a
+/// tile does not change what it writes.
 ///
 /// # Safety
 /// As for [`segments`], with CSR segments and `tile` a power of two;
-/// `2 · SHAPE_WARPS` accumulators of dynamic shared memory.
+/// `2 · SHAPE_WARPS` accumulators of dynamic shared memory; `at` 0, or one
+/// more than the entry where the offsets' schedule of `tile` starts
+/// (`shape::schedule_at`).
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
 pub unsafe fn long_segments<T: Element + Vector, R: Reduction<T>>(
@@ -423,13 +430,18 @@ pub unsafe fn long_segments<T: Element + Vector, R: Reduction<T>>(
     n: u64,
     segs: Segments,
     tile: u64,
+    at: u32,
     pieces: *mut R::Acc,
     tickets: *mut u32,
     out: *mut R::Out,
 ) where
     R::Acc: Shuffle,
 {
-    let (shift, me, w0) = block_tile(tile);
+    let (shift, block, _) = block_tile(tile);
+    // the tile the schedule gives this block, the costliest first (a block
+    // a tile: entry `block` lies within the schedule of `tile`)
+    let me = if at != 0 { segs.scheduled(at as u64 - 1 + block, n) } else { block as u32 } as u64;
+    let w0 = me << shift;
     if w0 >= n {
         return; // the whole block: no barrier follows
     }

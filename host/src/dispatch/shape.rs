@@ -98,7 +98,10 @@ pub struct ShapePlan {
     /// Segments: elements per warp tile; rows (short and long): per block;
     /// columns: the tile width (`wide`).
     pub tile: u64,
-    /// Lanes per team (0: per tile) for segments, chunks for columns.
+    /// Lanes per team (0: per tile) for segments, chunks for columns; for
+    /// `segments_long` and the staged kernels, where the offsets' schedule
+    /// of their tile starts, plus one (`gpu::shape::schedule_at`; 0: none,
+    /// the tiles in their order).
     pub split: u32,
     /// Accumulators of scratch (pieces or chunk partials).
     pub partials: usize,
@@ -247,10 +250,13 @@ pub fn shape_plan(
                 grid,
                 smem,
                 tile,
-                split: if split == 0 {
-                    AUTO_LANES | team_vectors(op, matches!(shape, Shape::Rows(_)), fit)
-                } else {
-                    split
+                split: match (kernel, shape) {
+                    (
+                        ShapeKernel::SegmentsLong | ShapeKernel::SegmentsStaged | ShapeKernel::SegmentsPaired,
+                        Shape::Segments(_),
+                    ) => scheduled_at(n as u64, tile),
+                    _ if split == 0 => AUTO_LANES | team_vectors(op, matches!(shape, Shape::Rows(_)), fit),
+                    _ => split,
                 },
                 partials: 2 * warp_tiles as usize,
                 // the staged kernels' tile counter after the segments' tickets
@@ -294,6 +300,23 @@ pub fn shape_plan(
             })
         }
     }
+}
+
+/// What `segments_long` and the staged kernels take for `lanes` over CSR
+/// segments of `n` elements in tiles of `tile`: one more than the entry
+/// where the offsets' schedule of that tile starts
+/// (`gpu::shape::schedule_at`: the tiles with the most segments first), or
+/// 0 where it does not cover the tile (or its entries or tiles lie past
+/// what `u32` holds), and the tiles go in their order.
+///
+/// ```
+/// use gpu::shape::SCHEDULE_MIN_TILE as m;
+/// use reduction::dispatch::scheduled_at;
+/// assert_eq!([scheduled_at(3 * m, m), scheduled_at(3 * m, 2 * m), scheduled_at(3 * m, m / 2)], [1, 4, 0]);
+/// ```
+pub fn scheduled_at(n: u64, tile: u64) -> u32 {
+    let fits = |at: u64| u32::try_from(at + tiles(n, tile)).ok().map(|_| at as u32 + 1);
+    gpu::shape::schedule_at(n, tile).and_then(fits).unwrap_or(0)
 }
 
 /// The one stretch of the input a `shape` covers, where the flat kernel

@@ -26,7 +26,10 @@ impl Reducer {
     /// offsets could read outside the input). Beside them goes their index,
     /// the first segment at each boundary of 2048 elements (16 bytes a
     /// boundary: 2 MiB for 2^28 elements), from which a kernel's warp finds
-    /// its tile's segments without searching the offsets.
+    /// its tile's segments without searching the offsets, and the tiles'
+    /// schedule, those with the most segments first, which `segments_long`
+    /// folds first (4 bytes a tile, for each tile
+    /// size from 8192 elements up: 256 KiB for 2^28 elements).
     ///
     /// ```no_run
     /// use reduction::{Options, Reducer, Sum, shape::Shape};
