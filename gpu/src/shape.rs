@@ -426,24 +426,24 @@ pub fn schedule_tiles(n: u64) -> impl Iterator<Item = u64> {
 
 /// Where the schedule of tiles of `tile` elements over `n` starts, in
 /// entries from the schedule's start (the tiles of every smaller size
-/// before it, [`schedule_tiles`]); `None` for a tile it does not cover.
+/// before it, [`schedule_tiles`]); `None` for a tile it does not cover
+/// (host only: the host passes it to the kernel).
 ///
 /// ```
 /// use gpu::shape::{SCHEDULE_MIN_TILE as m, schedule_at};
 /// assert_eq!([schedule_at(3 * m, m), schedule_at(3 * m, 2 * m), schedule_at(3 * m, 4 * m)], [Some(0), Some(3), Some(5)]);
 /// assert_eq!([schedule_at(3 * m, 8 * m), schedule_at(3 * m, m / 2), schedule_at(3 * m, 3 * m)], [None; 3]);
 /// ```
-pub const fn schedule_at(n: u64, tile: u64) -> Option<u64> {
-    let (mut at, mut t) = (0, SCHEDULE_MIN_TILE);
-    while t < tile {
-        let count = tiles(n, t);
-        if count == 1 {
-            return None;
+#[cfg(not(target_arch = "nvptx64"))]
+pub fn schedule_at(n: u64, tile: u64) -> Option<u64> {
+    let mut at = 0;
+    for t in schedule_tiles(n) {
+        if t == tile {
+            return Some(at);
         }
-        at += count;
-        t <<= 1;
+        at += tiles(n, t);
     }
-    if t == tile { Some(at) } else { None }
+    None
 }
 
 /// Elements between two entries of the offsets' index

@@ -325,8 +325,8 @@ pub unsafe fn short_rows<T: Element + Vector, R: Reduction<T>>(
 
 /// This block's tile of `tile` elements (a power of two) in `rows_long`
 /// and `segments_long`: `(log2 tile, the tile in the grid's order, its
-/// first element)`. No
-/// division before the first load (a 64-bit one is a long subroutine).
+/// first element)`. No division before the first load (a 64-bit one is a
+/// long subroutine).
 #[inline(always)]
 fn block_tile(tile: u64) -> (u32, u64, u64) {
     let (shift, me) = (tile.trailing_zeros(), block_idx_x() as u64);
@@ -410,12 +410,12 @@ pub unsafe fn long_rows<T: Element + Vector, R: Reduction<T>>(
 /// segment's result, or (a segment over several tiles) its piece, and the
 /// last of the segment's blocks combines the pieces with it
 /// ([`emit`], [`finish_segments`], as [`segments`] does). Which tile a
-/// block folds, and the tile's segments, come from the offsets' schedule
-/// where `at` names it: the tiles with the most segments first
-/// (`Segments::scheduled`), so that the costliest do not end the launch;
-/// else (`at` 0) the block's place in the grid and the offsets' index. Its own order, the
-/// same as `long_rows`' for rows (`reduction::twin`): which block folds a
-/// tile does not change what it writes.
+/// block folds comes from the offsets' schedule where `at` names it: the
+/// tiles with the most segments first (`Segments::scheduled`), so that the
+/// costliest do not end the launch; else (`at` 0) from the block's place
+/// in the grid. The tile's segments come from the offsets' index. Its own
+/// order, the same as `long_rows`' for rows (`reduction::twin`): which
+/// block folds a tile does not change what it writes.
 ///
 /// # Safety
 /// As for [`segments`], with CSR segments and `tile` a power of two;

@@ -99,9 +99,8 @@ pub struct ShapePlan {
     /// columns: the tile width (`wide`).
     pub tile: u64,
     /// Lanes per team (0: per tile) for segments, chunks for columns; for
-    /// `segments_long` and the staged kernels, where the offsets' schedule
-    /// of their tile starts, plus one (`gpu::shape::schedule_at`; 0: none,
-    /// the tiles in their order).
+    /// `segments_long`, where the offsets' schedule of its tile starts,
+    /// plus one (`gpu::shape::schedule_at`; 0: none, the grid's order).
     pub split: u32,
     /// Accumulators of scratch (pieces or chunk partials).
     pub partials: usize,
@@ -251,10 +250,7 @@ pub fn shape_plan(
                 smem,
                 tile,
                 split: match (kernel, shape) {
-                    (
-                        ShapeKernel::SegmentsLong | ShapeKernel::SegmentsStaged | ShapeKernel::SegmentsPaired,
-                        Shape::Segments(_),
-                    ) => scheduled_at(n as u64, tile),
+                    (ShapeKernel::SegmentsLong, Shape::Segments(_)) => scheduled_at(n as u64, tile),
                     _ if split == 0 => AUTO_LANES | team_vectors(op, matches!(shape, Shape::Rows(_)), fit),
                     _ => split,
                 },
@@ -302,7 +298,7 @@ pub fn shape_plan(
     }
 }
 
-/// What `segments_long` and the staged kernels take for `lanes` over CSR
+/// What `segments_long` takes for `lanes` over CSR
 /// segments of `n` elements in tiles of `tile`: one more than the entry
 /// where the offsets' schedule of that tile starts
 /// (`gpu::shape::schedule_at`: the tiles with the most segments first), or
