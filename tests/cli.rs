@@ -210,7 +210,7 @@ fn main() {
             ensure(out.status.success(), || format!("exit {:?}: {text}", out.status.code()))?;
             // dot reduces two inputs, which shapes do not take
             let lines: Vec<&str> = text.lines().filter(|l| l.contains(" shaped: ")).collect();
-            ensure(lines.len() == 6 && lines.iter().all(|l| l.ends_with("8 cases, 0 mismatches")), || {
+            ensure(lines.len() == 6 && lines.iter().all(|l| l.ends_with("9 cases, 0 mismatches")), || {
                 text.to_string()
             })?;
             ensure(text.contains("check: every result matches the CPU"), || text.to_string())

@@ -547,6 +547,14 @@ fn shaped_cases(r: &Reducer) -> Result<(usize, Vec<(String, ShapeCase)>), Failed
     // short segments with a long one every 100 (a heavy tail: `segments_tailed`, whose warps read long pieces)
     let tailed: Vec<u64> = (0..20_000u64).map(|k| if k % 100 == 0 { 20_000 } else { 1 + splitmix64(k) % 8 }).collect();
     let tailed = r.offsets(&offsets_of(&tailed, 0))?;
+    // the same with a heavier tail, long on average: on aligned input, for accumulators wider than an
+    // element (the variance and logsumexp), `segments_scheduled`, its tiles in the offsets' schedule, those with
+    // the most segments first; for the others `segments_staged`
+    let scheduled: Vec<u64> =
+        (0..2000u64).map(|k| if k % 200 == 0 { 300_000 } else { 1 + splitmix64(k) % 8 }).collect();
+    let scheduled = r.offsets(&offsets_of(&scheduled, 0))?;
+    let wide = size_of::<reduction::op::Welford>(); // the variance of f32
+    ensure(reduction::dispatch::staged_scheduled(&scheduled, 4, wide), || "not in the schedule's order".into())?;
     // short segments, every 50th 33 to 432 long, every 500th 600 to 999 and 3000 (`segments_staged`: rounds in
     // shared memory, a lane each or the warp in the stage, pieces longer than a stage by the warp a stage at a time;
     // 600 to 999 fit a stage of one input's f32, not of f64 or of a dot product's)
@@ -611,6 +619,10 @@ fn shaped_cases(r: &Reducer) -> Result<(usize, Vec<(String, ShapeCase)>), Failed
             ),
             ("segments 0..2^20".into(), ShapeCase::Segments(offsets, Strategy::Auto)),
             ("segments 1..8, every 100th 20000 (tailed)".into(), ShapeCase::Segments(tailed, Strategy::Auto)),
+            (
+                "segments 1..8, every 200th 300000 (staged, the schedule's order)".into(),
+                ShapeCase::Segments(scheduled, Strategy::Auto),
+            ),
             (
                 "segments 0..16, every 50th 33..432, every 500th 600..999 and 3000 (staged)".into(),
                 ShapeCase::Segments(short, Strategy::Auto),

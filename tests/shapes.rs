@@ -277,13 +277,19 @@ fn six_orders() -> Result<(), Failed> {
 
 /// Pareto lengths (`⌊u^-2⌋`, capped at 10^5, every tenth empty): the
 /// planner's heavy tail (`segments_staged` on aligned input, which reads
-/// long pieces with the whole warp; `segments_tailed` on a view that is
+/// long pieces with the whole warp; `segments_scheduled`, its tiles in the
+/// offsets' schedule, for the arg-max; `segments_tailed` on a view that is
 /// not), against the CPU.
 fn heavy_tail() -> Result<(), Failed> {
     let lengths = lengths_by(30_000, 11, |u| u.powf(-2.0).min(1e5))?;
     let (total, longest) = (lengths.iter().sum::<u64>(), lengths.iter().copied().max().unwrap_or(0));
     let tailed = reduction::dispatch::heavy_tail_of(longest, total, lengths.len() as u64);
     ensure(tailed, || format!("not a heavy tail: longest {longest} of {total} in {}", lengths.len()))?;
+    // long on average: the tiles in the offsets' schedule for the f32 arg-max (an accumulator wider than an
+    // element), not for the f32 sum
+    let scheduled = |acc| reduction::dispatch::staged_scheduled_of(longest, total, lengths.len() as u64, 4, acc);
+    let arg = size_of::<<ArgMax as reduction::op::Reduction<f32>>::Acc>();
+    ensure(scheduled(arg) && !scheduled(4), || format!("not as planned: {total} elements in {}", lengths.len()))?;
     sum_argmax_mean(reducer(), &lengths, 12)?;
     // a view one element in, not 16-byte aligned: `segments_tailed` (aligned input goes to `segments_staged`)
     let case = Case::Segments(offsets_of(&lengths, 0));
@@ -313,11 +319,13 @@ fn sum_argmax_mean(r: &Reducer, lengths: &[u64], seed: u64) -> Result<(), Failed
 /// through registers; later cards load the form that copies with
 /// `cp.async`), on whatever card this is: the sm_75 entries of the
 /// embedded PTX ahead of the rest, Pareto and uniform 0..32 lengths
-/// (staged, and two a lane for the sum) against the CPU.
+/// (the busiest tiles first; staged, and two a lane for the sum) against
+/// the CPU.
 fn staged_before_sm80() -> Result<(), Failed> {
     let embedded = Ptx::embedded();
     let mut staged = Vec::new();
-    for entry in embedded.entries().filter(|e| e.starts_with("segments_staged_") || e.starts_with("segments_paired_")) {
+    let forms = ["segments_staged_", "segments_paired_", "segments_scheduled_"];
+    for entry in embedded.entries().filter(|e| forms.iter().any(|f| e.starts_with(f))) {
         let module = embedded.module_for(entry)?; // the sm_75 form
         ensure(!module.contains("cp.async"), || format!("{entry}: the sm_80 form"))?;
         staged.push(Ptx::from_text(module, entry));

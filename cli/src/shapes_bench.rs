@@ -162,8 +162,11 @@ pub const CHECK_ELEMENTS: usize = 1 << 17;
 /// program of `cargo xtask sanitize`), one for each shaped kernel on
 /// 16-byte-aligned input: segments of 0 to 16 elements (`segments_paired`
 /// where the operation has that form, else `segments_staged`), of 0 to 199
-/// (`segments_staged`), a heavy tail in teams (`segments_tailed`), teams of
-/// 4 lanes (`segments`), long segments over several tiles, one empty and
+/// (`segments_staged`), a heavy tail in teams (`segments_tailed`), a heavy
+/// tail long on average (for 4-byte elements and accumulators wider than
+/// them, as the arg-max's, the busiest tiles first: `segments_scheduled`;
+/// `segments_staged` otherwise), teams of 4 lanes
+/// (`segments`), long segments over several tiles, one empty and
 /// one of 3 elements among them (`segments_long`), rows of 8
 /// (`rows_short`), rows of 8192 in 16 KiB tiles (`rows_long`) and columns.
 pub fn check_cases() -> Vec<(Case, Strategy)> {
@@ -171,6 +174,7 @@ pub fn check_cases() -> Vec<(Case, Strategy)> {
     let tiny = lengths(4001, |k| (k * 7919) % 17);
     let short = lengths(500, |k| (k * 7919) % 200);
     let tail = lengths(4001, |k| if k % 500 == 250 { 5000 } else { (k * 7919) % 17 });
+    let heavy = lengths(400, |k| if k % 100 == 50 { 30_000 } else { 1 + (k * 7919) % 8 });
     let teams = Strategy::Segments { tile_bytes: 0, lanes: 4 };
     // 64 KiB a segment on average for 2-byte elements: long for every type
     let long = vec![0, (1 << 16) - 3, 3, 1 << 16];
@@ -178,6 +182,7 @@ pub fn check_cases() -> Vec<(Case, Strategy)> {
         (Case::Segments("0..16".into(), tiny), Strategy::Auto),
         (Case::Segments("0..199".into(), short.clone()), Strategy::Auto),
         (Case::Segments("tail".into(), tail), Strategy::Segments { tile_bytes: 0, lanes: 0 }),
+        (Case::Segments("heavy".into(), heavy), Strategy::Auto),
         (Case::Segments("0..199".into(), short), teams),
         (Case::Segments("long".into(), long), Strategy::Auto),
         (Case::Axis(Matrix::new(1024, 8), 1), Strategy::Auto),
@@ -324,6 +329,7 @@ mod tests {
     use super::*;
     use reduction::dispatch::{
         ShapeKernel, heavy_tail_of, long_segments_of, paired_segments_of, shape_plan, short_segments_of,
+        staged_scheduled_of,
     };
     use reduction::{DType, shape::Fit};
 
@@ -342,7 +348,8 @@ mod tests {
                 Case::Axis(..) => None,
             })
             .collect();
-        let [(_, tiny, tiny_count), (longest, short, count), (tail_longest, tail, tail_count), _, long] = stats[..]
+        let [(_, tiny, tiny_count), (longest, short, count), (tail_longest, tail, tail_count), heavy, _, long] =
+            stats[..]
         else {
             panic!("{} segment cases", stats.len());
         };
@@ -350,6 +357,9 @@ mod tests {
         assert!(paired_segments_of(tiny, tiny_count, 4));
         assert!(short_segments_of(short, count, 4) && !paired_segments_of(short, count, 4));
         assert!(!heavy_tail_of(longest, short, count) && heavy_tail_of(tail_longest, tail, tail_count));
+        assert!(!staged_scheduled_of(tail_longest, tail, tail_count, 4, 16));
+        let scheduled = |size, acc| staged_scheduled_of(heavy.0, heavy.1, heavy.2, size, acc);
+        assert!(scheduled(4, 16) && !scheduled(4, 4) && !scheduled(2, 16));
         assert!(cases.iter().all(|(c, _)| c.elements() <= CHECK_ELEMENTS));
         let planned: Vec<ShapeKernel> = cases
             .iter()

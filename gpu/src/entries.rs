@@ -97,9 +97,12 @@ with_shard_parts!(single_pass_for_operations!());
 // or row; `segments_staged_` (the same signature) for short segments
 // through shared memory, `segments_paired_` for very short ones, two a
 // lane a round where the operation allows it (`shape::staged_pairs`; a
-// `trap` where not); `segments_long_` for long ones, a block a tile (it
-// reads `lanes` as where the offsets' schedule of its tile starts, plus
-// one: `shape::schedule_at`, 0 for none);
+// `trap` where not); `segments_scheduled_` for those with a heavy tail,
+// as `segments_staged_` but its tiles in the offsets' schedule; and
+// `segments_long_` for long ones, a block a tile (it and
+// `segments_scheduled_` read `lanes` as where the offsets' schedule of
+// their tile starts, plus one: `shape::schedule_at`; for `segments_long_`
+// 0 for none);
 // `rows_short_` and `rows_long_` for rows the host found short or long
 // (`shape::short_row_vectors`, `shape::long_rows`), with fewer registers; `columns_{op}_{type}` `(a, b, rows: u64, cols: u64, pitch: u64,
 // wide: u32, chunks: u32, partials: *mut Acc, tickets: *mut u32, out: *mut
@@ -143,11 +146,15 @@ macro_rules! shape_entries {
         });
         segments_entry!(${concat(segments_staged_, $op, _, $t)}, $Op, $t, |a, b, n, o, c, cols, p, tile, l, pieces, tk, out| {
             let segs = crate::shape::Segments::of_entry(o, c, cols, p);
-            segments_staged::staged::<$t, $Op, false>(a, b, n, segs, tile, pieces, tk, out)
+            segments_staged::staged::<$t, $Op, false, false>(a, b, n, segs, tile, 0, pieces, tk, out)
+        });
+        segments_entry!(${concat(segments_scheduled_, $op, _, $t)}, $Op, $t, |a, b, n, o, c, cols, p, tile, l, pieces, tk, out| {
+            let segs = crate::shape::Segments::of_entry(o, c, cols, p);
+            segments_staged::staged::<$t, $Op, false, true>(a, b, n, segs, tile, l, pieces, tk, out)
         });
         segments_entry!(${concat(segments_paired_, $op, _, $t)}, $Op, $t, |a, b, n, o, c, cols, p, tile, l, pieces, tk, out| {
             let segs = crate::shape::Segments::of_entry(o, c, cols, p);
-            segments_staged::staged::<$t, $Op, true>(a, b, n, segs, tile, pieces, tk, out)
+            segments_staged::staged::<$t, $Op, true, false>(a, b, n, segs, tile, 0, pieces, tk, out)
         });
         segments_entry!(${concat(rows_short_, $op, _, $t)}, $Op, $t, |a, b, n, o, c, cols, p, tile, l, pieces, tk, out| {
             segments::short_rows::<$t, $Op>(a, b, n, cols, tile, out)

@@ -474,7 +474,8 @@ pub const HOLD_TIMED_OUT: u32 = 2;
 
 /// The launch bounds the host declares for an entry before the JIT compiles
 /// it, as `(threads a block, blocks an SM)` (CUDA's
-/// `__launch_bounds__`): `segments_staged`'s and `segments_paired`'s
+/// `__launch_bounds__`): `segments_staged`'s, `segments_paired`'s and
+/// `segments_scheduled`'s
 /// ([`STAGED_BLOCKS_PER_SM`](crate::shape::STAGED_BLOCKS_PER_SM)), the
 /// accurate `f32` sum's ([`ACCURATE_F32_BOUNDS`](crate::layout::ACCURATE_F32_BOUNDS))
 /// and the reproducible `f64` logsumexp's
@@ -485,6 +486,7 @@ pub const HOLD_TIMED_OUT: u32 = 2;
 /// use gpu::names::launch_bounds;
 /// assert_eq!(launch_bounds("segments_staged_sum_f32"), Some((256, 4)));
 /// assert_eq!(launch_bounds("segments_paired_sum_bf16"), Some((256, 4)));
+/// assert_eq!(launch_bounds("segments_scheduled_moments_f32"), Some((256, 4)));
 /// assert_eq!(launch_bounds("accurate_sum_f32"), Some((1024, 1)));
 /// assert_eq!(launch_bounds("reproducible_logsumexp_f64"), Some((1024, 1)));
 /// assert_eq!(launch_bounds("segments_sum_f32"), None);
@@ -500,10 +502,11 @@ pub fn launch_bounds(entry: &str) -> Option<(u32, u32)> {
 /// each one names an entry of the PTX (a renamed entry would lose its
 /// declaration silently: the same results, slower).
 #[cfg(not(target_arch = "nvptx64"))]
-pub const DECLARED_BOUNDS: [(&str, (u32, u32)); 4] = [
+pub const DECLARED_BOUNDS: [(&str, (u32, u32)); 5] = [
     ("accurate_sum_f32", crate::layout::ACCURATE_F32_BOUNDS),
     ("segments_staged_", (crate::shape::SHAPE_BLOCK, crate::shape::STAGED_BLOCKS_PER_SM)),
     ("segments_paired_", (crate::shape::SHAPE_BLOCK, crate::shape::STAGED_BLOCKS_PER_SM)),
+    ("segments_scheduled_", (crate::shape::SHAPE_BLOCK, crate::shape::STAGED_BLOCKS_PER_SM)),
     ("reproducible_logsumexp_f64", crate::layout::REPRODUCIBLE_LOGSUMEXP_F64_BOUNDS),
 ];
 

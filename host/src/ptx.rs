@@ -382,8 +382,11 @@ mod tests {
         };
         // the paired entries of the operations without that form hold only a `trap`, the same for both
         let trap = gpu::names::paired_trap;
-        let through_stage =
-            |e: &str| e.starts_with("segments_staged_") || e.starts_with("segments_paired_") && !trap(e);
+        let through_stage = |e: &str| {
+            e.starts_with("segments_staged_")
+                || e.starts_with("segments_scheduled_")
+                || e.starts_with("segments_paired_") && !trap(e)
+        };
         let staged: Vec<&str> = ptx.entries().filter(|e| through_stage(e)).collect();
         assert!(staged.len() > 20, "{}", staged.len());
         let wanted: Vec<&str> = ptx.entries().filter(|e| through_stage(e) || (packed(e) && !trap(e))).collect();
@@ -394,6 +397,7 @@ mod tests {
             "segments_staged_moments_bf16",
             "segments_staged_dot_f64",
             "segments_paired_sum_bf16",
+            "segments_scheduled_moments_bf16",
         ] {
             let (old, new) = (ptx.module_for_card(entry, (7, 5)).unwrap(), ptx.module_for_card(entry, (9, 0)).unwrap());
             assert!(!old.contains("cp.async") && new.contains("cp.async") && new.contains(".target sm_80"), "{entry}");
@@ -412,7 +416,7 @@ mod tests {
 
     #[test]
     fn the_staged_segments_declare_four_blocks_an_sm() {
-        for entry in ["segments_staged_sum_f32", "segments_paired_sum_f32"] {
+        for entry in ["segments_staged_sum_f32", "segments_paired_sum_f32", "segments_scheduled_sum_f32"] {
             let (block, blocks) = gpu::names::launch_bounds(entry).unwrap();
             let bounded = with_block_bound(&Ptx::embedded().module_for(entry).unwrap(), block, Some(blocks));
             assert!(bounded.contains("\n)\n.maxntid 256, 1, 1\n.minnctapersm 4\n{"), "{entry}");

@@ -18,7 +18,7 @@
 //! ```text
 //! rows, segments: tile t = elements [t·E, (t+1)·E); team of g lanes per tile (gpu::shape::lanes_for);
 //!   segments_tailed: 32 for a piece long for its team (gpu::shape::piece_lanes)
-//!   segments_staged, segments_paired: a piece that fits a stage (gpu::shape::fits_stage) and is at most
+//!   segments_staged, segments_paired, segments_scheduled: a piece that fits a stage (gpu::shape::fits_stage) and is at most
 //!   STAGE_LANE_ELEMENTS long folded as one run (Reduction::fold_run); a longer one that
 //!   fits: lane l of 32 folds its elements l, l+32, ... as one run, then team_reduce's tree;
 //!   another by the whole warp
@@ -121,7 +121,9 @@ fn in_order<R: Reduction<T>, T: Element>(
         kernel => unsafe {
             let order = match kernel {
                 ShapeKernel::SegmentsTailed => Pieces::Tailed,
-                ShapeKernel::SegmentsStaged | ShapeKernel::SegmentsPaired => Pieces::Staged,
+                ShapeKernel::SegmentsStaged | ShapeKernel::SegmentsPaired | ShapeKernel::SegmentsScheduled => {
+                    Pieces::Staged
+                }
                 ShapeKernel::RowsLong | ShapeKernel::SegmentsLong => Pieces::Block,
                 _ => Pieces::Teams,
             };

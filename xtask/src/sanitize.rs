@@ -78,9 +78,10 @@ pub(crate) fn sanitize(args: &[String]) -> Result<(), String> {
     };
     std::fs::create_dir_all(&logs).map_err(|e| format!("cannot create {}: {e}", logs.display()))?;
     // Every kernel at every block size, a small and a large size, 32- and
-    // 64-bit types, sum and max; reduction by key; each shaped kernel on a
-    // small case (rows, columns, segments).
-    let (types, ops) = ("i32,f64", "sum,max");
+    // 64-bit types, sum, max and arg-max (whose accumulator, wider than an
+    // element, takes the heavy tail to `segments_scheduled`); reduction by
+    // key; each shaped kernel on a small case (rows, columns, segments).
+    let (types, ops) = ("i32,f64", "sum,max,argmax");
     let check = ["check", "--n", "1000,2^16+7", "--type", types, "--op", ops];
     // one shaped line for each type and operation of `check`
     let shaped_lines = types.split(',').count() * ops.split(',').count();

@@ -65,7 +65,15 @@
 //!    taken from the counter the warps of the first blocks do all the work
 //!    and finish together. Every warp of the launch takes one number past
 //!    the last tile, and the last of all wraps the counter back to 0
-//!    (`atomicInc`'s limit) for the next launch.
+//!    (`atomicInc`'s limit) for the next launch. In the entries
+//!    `segments_scheduled_*` (the host's choice for lengths with a heavy
+//!    tail that are not short on average, Pareto's), the counter's `k`-th
+//!    take is the offsets' schedule's `k`-th tile, those with the most
+//!    segments first (`Segments::scheduled`, as `segments_long` takes its
+//!    tiles), so that the costliest tiles do not end the launch. Their
+//!    own entries, since the order's code in the same entry cost the
+//!    tiles taken in the counter's order registers and time (Zipf's
+//!    lengths, the `bf16` variance 22% slower, H200).
 //!
 //! The tiles, the slots of the pieces and the tickets are those of
 //! `segments`; which warp folds a tile does not change what it writes.
@@ -101,21 +109,25 @@ const LOADS: usize = 4;
 
 /// One result per segment of `a[0..n]` (and `b`) into `out[0..segs.count]`,
 /// in warp tiles of `tile` elements, each round of short segments staged
-/// in shared memory.
+/// in shared memory; in the `SCHEDULED` form the tiles in the order of
+/// the offsets' schedule from its entry `at - 1`.
 ///
 /// # Safety
 /// As for `segments::segments`, and: `a` (and `b`) 16-byte aligned;
 /// `tickets[segs.count]` zero (the tile counter; zero again after the
 /// launch); the launch's dynamic shared memory as the module's *Launch*
-/// line says.
+/// line says; for `SCHEDULED`, CSR segments and `at` one more than the
+/// entry where the offsets' schedule of `tile` starts
+/// (`shape::schedule_at`).
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
-pub unsafe fn staged<T: Element + Vector, R: Reduction<T>, const PAIRED: bool>(
+pub unsafe fn staged<T: Element + Vector, R: Reduction<T>, const PAIRED: bool, const SCHEDULED: bool>(
     a: *const T,
     b: *const T,
     n: u64,
     segs: Segments,
     tile: u64,
+    at: u32,
     pieces: *mut R::Acc,
     tickets: *mut u32,
     out: *mut R::Out,
@@ -138,20 +150,25 @@ pub unsafe fn staged<T: Element + Vector, R: Reduction<T>, const PAIRED: bool>(
         if me >= count_tiles {
             return;
         }
+        // the schedule's tile for this take (entry `me` lies within the schedule of `tile`)
+        let me = if SCHEDULED { segs.scheduled(at as u64 - 1 + me, n) as u64 } else { me };
         let (w0, w1, lo, hi) = segs.tile_range(me, tile, count_tiles, n);
-        staged_tile::<T, R, PAIRED>(a, b, n, segs, tile, (me, w0, w1, lo, hi), pieces, tickets, out);
+        staged_tile::<T, R, PAIRED, SCHEDULED>(a, b, n, segs, tile, (me, w0, w1, lo, hi), pieces, tickets, out);
     }
 }
 
 /// Tile `me` (elements `w0..w1`, segments `lo..hi`) of [`staged`]: its
 /// rounds of short segments through the warp's stage, its long pieces by
 /// the whole warp (through the stage on sm_80 and later, `long_piece`).
+/// `SCHEDULED` changes nothing here but makes each entry's instance its
+/// own: shared by two entries, LLVM outlined its closures as calls (the
+/// variance's `fold_set`), which changed the counter's order's code.
 ///
 /// # Safety
 /// As for [`staged`]; all 32 lanes together.
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
-unsafe fn staged_tile<T: Element + Vector, R: Reduction<T>, const PAIRED: bool>(
+unsafe fn staged_tile<T: Element + Vector, R: Reduction<T>, const PAIRED: bool, const SCHEDULED: bool>(
     a: *const T,
     b: *const T,
     n: u64,

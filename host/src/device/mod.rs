@@ -504,7 +504,7 @@ mod tests {
             assert!(module.contains(EXPONENT_SYMBOL) && !reads_exponent(&module), "{entry}");
         }
         let power: Vec<&str> = ptx.entries().filter(|e| e.contains("_power_sum_")).collect();
-        assert_eq!(power.len(), 56); // 4 types: 6 blocks of the default kernel, 8 shaped kernels
+        assert_eq!(power.len(), 60); // 4 types: 6 blocks of the default kernel, 9 shaped kernels
         for entry in power {
             // the paired entry of an operation without that form holds only a `trap`
             assert_eq!(reads_exponent(&ptx.module_for(entry).unwrap()), !gpu::names::paired_trap(entry), "{entry}");

@@ -38,7 +38,7 @@ pub use shape::{
     LONG_WARPS, PAIRED, SHORT, ShapeKernel, ShapePlan, TAIL, TAILED_MIN_TILE_BYTES, column_blocks_per_sm,
     column_wide_most, even_lengths, even_lengths_of, heavy_tail, heavy_tail_of, long_segments, long_segments_of,
     paired_segments, paired_segments_of, rows_min_tile_bytes, rows_short_takes, scheduled_at, shape_plan,
-    short_segments, short_segments_of, single_stretch, team_vectors,
+    short_segments, short_segments_of, single_stretch, staged_scheduled, staged_scheduled_of, team_vectors,
 };
 pub use tuning::Tuning;
 

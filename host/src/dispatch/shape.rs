@@ -4,7 +4,8 @@
 
 use crate::error::{Error, Result};
 use crate::registry::{
-    COLUMNS, Kernel, ROWS_LONG, ROWS_SHORT, SEGMENTS, SEGMENTS_LONG, SEGMENTS_PAIRED, SEGMENTS_STAGED, SEGMENTS_TAILED,
+    COLUMNS, Kernel, ROWS_LONG, ROWS_SHORT, SEGMENTS, SEGMENTS_LONG, SEGMENTS_PAIRED, SEGMENTS_SCHEDULED,
+    SEGMENTS_STAGED, SEGMENTS_TAILED,
 };
 use crate::shape::{AUTO_LANES, Fit, MAX_TILE_BYTES, MIN_TILE_BYTES, Offsets, Shape, Strategy};
 use gpu::names::{DType, Op, paired_form};
@@ -33,6 +34,12 @@ pub enum ShapeKernel {
     /// lane while the rounds fill their 32 lanes; for the operations whose
     /// entries have that form (`gpu::names::paired_form`).
     SegmentsPaired,
+    /// `segments_scheduled`: as `segments_staged`, for segments with a
+    /// heavy tail that are not short on average, to accumulators wider
+    /// than an element ([`staged_scheduled`]),
+    /// its tiles in the offsets' schedule, those with the most segments
+    /// first (`gpu::shape::Segments::scheduled`).
+    SegmentsScheduled,
     /// `segments_long`: CSR segments long on average ([`long_segments`]),
     /// a tile per block, as `rows_long` reads rows; its own order.
     SegmentsLong,
@@ -49,11 +56,12 @@ pub enum ShapeKernel {
 
 impl ShapeKernel {
     /// Every shaped kernel.
-    pub const ALL: [ShapeKernel; 8] = [
+    pub const ALL: [ShapeKernel; 9] = [
         ShapeKernel::Segments,
         ShapeKernel::SegmentsTailed,
         ShapeKernel::SegmentsStaged,
         ShapeKernel::SegmentsPaired,
+        ShapeKernel::SegmentsScheduled,
         ShapeKernel::SegmentsLong,
         ShapeKernel::RowsShort,
         ShapeKernel::RowsLong,
@@ -76,6 +84,7 @@ impl ShapeKernel {
             ShapeKernel::SegmentsTailed => &SEGMENTS_TAILED,
             ShapeKernel::SegmentsStaged => &SEGMENTS_STAGED,
             ShapeKernel::SegmentsPaired => &SEGMENTS_PAIRED,
+            ShapeKernel::SegmentsScheduled => &SEGMENTS_SCHEDULED,
             ShapeKernel::SegmentsLong => &SEGMENTS_LONG,
             ShapeKernel::RowsShort => &ROWS_SHORT,
             ShapeKernel::RowsLong => &ROWS_LONG,
@@ -99,13 +108,15 @@ pub struct ShapePlan {
     /// columns: the tile width (`wide`).
     pub tile: u64,
     /// Lanes per team (0: per tile) for segments, chunks for columns; for
-    /// `segments_long`, where the offsets' schedule of its tile starts,
-    /// plus one (`gpu::shape::schedule_at`; 0: none, the grid's order).
+    /// `segments_long` and `segments_scheduled`, where the offsets'
+    /// schedule of its tile starts, plus one (`gpu::shape::schedule_at`;
+    /// for `segments_long` 0: none, the grid's order).
     pub split: u32,
     /// Accumulators of scratch (pieces or chunk partials).
     pub partials: usize,
     /// Zeroed tickets: one a segment, row or column tile, and for
-    /// `segments_staged` and `segments_paired` one more, their tile
+    /// the staged kernels (`segments_staged`, `segments_paired` and
+    /// `segments_scheduled`) one more, their tile
     /// counter (zero again after each launch).
     pub tickets: usize,
     /// Blocks an SM declared to the JIT with the block, where the planner
@@ -221,6 +232,11 @@ pub fn shape_plan(
                 Shape::Segments(o) if staged && paired_segments(o, size) && paired_form(op, ty) => {
                     ShapeKernel::SegmentsPaired
                 }
+                Shape::Segments(o)
+                    if staged && staged_scheduled(o, size, acc_bytes) && scheduled_at(n as u64, tile) != 0 =>
+                {
+                    ShapeKernel::SegmentsScheduled
+                }
                 _ if staged => ShapeKernel::SegmentsStaged,
                 _ if long => ShapeKernel::SegmentsLong,
                 _ if tailed => ShapeKernel::SegmentsTailed,
@@ -235,11 +251,16 @@ pub fn shape_plan(
             let smem = match kernel {
                 ShapeKernel::RowsLong => SHAPE_WARPS * acc_bytes as u32,
                 ShapeKernel::SegmentsLong => 2 * SHAPE_WARPS * acc_bytes as u32,
-                ShapeKernel::SegmentsStaged | ShapeKernel::SegmentsPaired => staged_smem(),
+                ShapeKernel::SegmentsStaged | ShapeKernel::SegmentsPaired | ShapeKernel::SegmentsScheduled => {
+                    staged_smem()
+                }
                 _ => 0,
             };
             let grid = u32::try_from(blocks).map_err(|_| too_big("segments"))?;
-            let counted = matches!(kernel, ShapeKernel::SegmentsStaged | ShapeKernel::SegmentsPaired);
+            let counted = matches!(
+                kernel,
+                ShapeKernel::SegmentsStaged | ShapeKernel::SegmentsPaired | ShapeKernel::SegmentsScheduled
+            );
             if counted && warp_tiles >= 1 << 31 {
                 return Err(Error::Shape("segments: 2^31 tiles or more, past the staged kernel's tile counter".into()));
             }
@@ -250,7 +271,9 @@ pub fn shape_plan(
                 smem,
                 tile,
                 split: match (kernel, shape) {
-                    (ShapeKernel::SegmentsLong, Shape::Segments(_)) => scheduled_at(n as u64, tile),
+                    (ShapeKernel::SegmentsLong | ShapeKernel::SegmentsScheduled, Shape::Segments(_)) => {
+                        scheduled_at(n as u64, tile)
+                    }
                     _ if split == 0 => AUTO_LANES | team_vectors(op, matches!(shape, Shape::Rows(_)), fit),
                     _ => split,
                 },
@@ -686,6 +709,51 @@ fn lengths(o: &Offsets) -> (u64, u64, u64) {
 /// How many times the average segment the longest must exceed for
 /// [`heavy_tail`].
 pub const TAIL: u64 = 64;
+
+/// Whether staged segments go to `segments_scheduled`, which takes its
+/// tiles in the offsets' schedule, those with the most segments first
+/// (`gpu::shape::Segments::scheduled`), rather than in the input's order:
+/// segments staged for their [`heavy_tail`], not for being
+/// [`short_segments`] (Pareto's lengths, 131,050 segments over 2^28
+/// elements, most of a few elements and a few of up to 10^6), reduced to
+/// accumulators of `acc_bytes`, more than an element's `size` (every
+/// operation of the half types, whose sums and extremes accumulate in
+/// `f32`; the variance, logsumexp, arg-extremes and counts of `f32`). A
+/// tile of many short segments costs far more than one inside a long
+/// segment, the more so as each segment's accumulator is wider than its
+/// elements (a 32 KiB tile of `bf16` holds twice the segments of one of
+/// `f32`), and taken first those tiles no longer end the launch. H200,
+/// 2^28, µs, the counter's order → the schedule's (`reduce shapes --case
+/// pareto --type T --op OP --runs 10`): `bf16` sum 154.8 → 145.0, max
+/// 157.0 → 146.8, arg-max 176.5 → 154.3, variance 200.8 → 164.5,
+/// logsumexp 184.4 → 159.2; `f32` variance 302.4 → 296.0, logsumexp 284.6
+/// → 279.2, arg-max 294.3 → 290.6. Where the accumulator is an element
+/// wide, the schedule's order costs a little (`f32` sum 276.0 → 277.6, max
+/// 277.6 → 280.2), and where most segments are short (Zipf's lengths,
+/// uniform in 0..32) much: tiles of even lengths hold about as many
+/// segments each, and the schedule's order reads them as a shuffle of the
+/// input (`docs/src/performance/tuning.md`, heavy tails: the busiest tiles
+/// first).
+pub fn staged_scheduled(o: &Offsets, size: usize, acc_bytes: usize) -> bool {
+    let (longest, elements, count) = lengths(o);
+    staged_scheduled_of(longest, elements, count, size, acc_bytes)
+}
+
+/// [`staged_scheduled`] of `count` segments over `elements` of `size`
+/// bytes, the longest `longest`, to accumulators of `acc_bytes`.
+///
+/// ```
+/// use reduction::dispatch::staged_scheduled_of;
+/// // Pareto's lengths, about 2048 elements: the bf16 sum (an f32 accumulator), the f32 variance
+/// assert!(staged_scheduled_of(1_000_000, 1 << 28, 131_050, 2, 4) && staged_scheduled_of(1_000_000, 1 << 28, 131_050, 4, 24));
+/// assert!(!staged_scheduled_of(1_000_000, 1 << 28, 131_050, 4, 4)); // the f32 sum
+/// assert!(!staged_scheduled_of(1_000_000, 1 << 28, 18_917_785, 2, 4)); // Zipf's: about 14, short
+/// assert!(!staged_scheduled_of(1_000_000, 1 << 28, 3778, 2, 4)); // log-uniform: no heavy tail
+/// assert!(!staged_scheduled_of(511, 1 << 28, 1 << 20, 2, 4)); // uniform 0..512: neither
+/// ```
+pub fn staged_scheduled_of(longest: u64, elements: u64, count: u64, size: usize, acc_bytes: usize) -> bool {
+    acc_bytes > size && heavy_tail_of(longest, elements, count) && !short_segments_of(elements, count, size)
+}
 
 /// The smallest automatic tile of `segments_tailed` and `segments_staged`:
 /// fewer rounds a tile, each with its long pieces (Pareto and Zipf

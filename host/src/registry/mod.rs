@@ -17,7 +17,8 @@ use gpu::names::{DType, MODE_TYPES, Op, REPRODUCIBLE_OPS, by_key_types};
 use rows::SINGLE_PASS;
 pub use rows::{
     ACCURATE, BY_KEY_ATOMIC, BY_KEY_BALLOT, BY_KEY_HASH, BY_KEY_MATCH, COLUMNS, HOLD, KERNELS, REGISTRY, REPRODUCIBLE,
-    ROWS_LONG, ROWS_SHORT, SEGMENTS, SEGMENTS_LONG, SEGMENTS_PAIRED, SEGMENTS_STAGED, SEGMENTS_TAILED,
+    ROWS_LONG, ROWS_SHORT, SEGMENTS, SEGMENTS_LONG, SEGMENTS_PAIRED, SEGMENTS_SCHEDULED, SEGMENTS_STAGED,
+    SEGMENTS_TAILED,
 };
 pub use scheme::{BlockParam, PerThread, Scheme, shared_mem_bytes};
 
@@ -115,7 +116,7 @@ impl Family {
     ///
     /// ```
     /// use reduction::registry::Family;
-    /// assert_eq!(Family::Shaped.kernels().map(|k| k.id).collect::<Vec<_>>(), ["segments", "segments_tailed", "segments_staged", "segments_paired", "segments_long", "rows_short", "rows_long", "columns"]);
+    /// assert_eq!(Family::Shaped.kernels().map(|k| k.id).collect::<Vec<_>>(), ["segments", "segments_tailed", "segments_staged", "segments_paired", "segments_scheduled", "segments_long", "rows_short", "rows_long", "columns"]);
     /// ```
     pub fn kernels(self) -> impl Iterator<Item = &'static Kernel> {
         REGISTRY.iter().filter(move |k| k.family == self)

@@ -139,6 +139,7 @@ pub const REGISTRY: &[Kernel] = &[
     SEGMENTS_TAILED,
     SEGMENTS_STAGED,
     SEGMENTS_PAIRED,
+    SEGMENTS_SCHEDULED,
     SEGMENTS_LONG,
     ROWS_SHORT,
     ROWS_LONG,
@@ -187,6 +188,15 @@ pub const SEGMENTS_STAGED: Kernel = row(
 pub const SEGMENTS_PAIRED: Kernel = row(
     "segments_paired",
     "one result per segment: rounds staged in shared memory, two a lane",
+    "ours",
+    Family::Shaped,
+    Scheme::Segmented,
+);
+/// Segments with a heavy tail that are not short on average: as
+/// [`SEGMENTS_STAGED`], the tiles with the most segments first.
+pub const SEGMENTS_SCHEDULED: Kernel = row(
+    "segments_scheduled",
+    "one result per segment: rounds staged in shared memory, the busiest tiles first",
     "ours",
     Family::Shaped,
     Scheme::Segmented,
