@@ -324,8 +324,9 @@ fn sum_argmax_mean(r: &Reducer, lengths: &[u64], seed: u64) -> Result<(), Failed
 fn staged_before_sm80() -> Result<(), Failed> {
     let embedded = Ptx::embedded();
     let mut staged = Vec::new();
-    let forms = ["segments_staged_", "segments_paired_", "segments_scheduled_"];
-    for entry in embedded.entries().filter(|e| forms.iter().any(|f| e.starts_with(f))) {
+    let staged_kernels = reduction::dispatch::ShapeKernel::ALL.into_iter().filter(|k| k.staged());
+    let forms: Vec<String> = staged_kernels.map(|k| format!("{}_", k.row().id)).collect();
+    for entry in embedded.entries().filter(|e| forms.iter().any(|f| e.starts_with(f.as_str()))) {
         let module = embedded.module_for(entry)?; // the sm_75 form
         ensure(!module.contains("cp.async"), || format!("{entry}: the sm_80 form"))?;
         staged.push(Ptx::from_text(module, entry));

@@ -121,9 +121,7 @@ fn in_order<R: Reduction<T>, T: Element>(
         kernel => unsafe {
             let order = match kernel {
                 ShapeKernel::SegmentsTailed => Pieces::Tailed,
-                ShapeKernel::SegmentsStaged | ShapeKernel::SegmentsPaired | ShapeKernel::SegmentsScheduled => {
-                    Pieces::Staged
-                }
+                k if k.staged() => Pieces::Staged,
                 ShapeKernel::RowsLong | ShapeKernel::SegmentsLong => Pieces::Block,
                 _ => Pieces::Teams,
             };

@@ -68,6 +68,15 @@ impl ShapeKernel {
         ShapeKernel::Columns,
     ];
 
+    /// Whether this is one of the staged kernels (`segments_staged`,
+    /// `segments_paired`, `segments_scheduled`: one kernel's entries,
+    /// `gpu/src/kernels/segments_staged.rs`): a warp's stage of shared
+    /// memory, tiles from a counter after the segments' tickets, and the
+    /// same pieces and bits.
+    pub fn staged(self) -> bool {
+        matches!(self, ShapeKernel::SegmentsStaged | ShapeKernel::SegmentsPaired | ShapeKernel::SegmentsScheduled)
+    }
+
     /// Threads a block: [`SEGMENTS_BLOCK`] for `segments` and
     /// `segments_tailed`, [`SHAPE_BLOCK`] for the others.
     pub fn block(self) -> u32 {
@@ -225,6 +234,7 @@ pub fn shape_plan(
             };
             let tile = tile_bytes / size as u64;
             let warp_tiles = tiles(n as u64, tile);
+            let schedule = scheduled_at(n as u64, tile);
             // rows that kernels of their own take (fewer registers)
             let kernel = match shape {
                 _ if short_rows => ShapeKernel::RowsShort,
@@ -232,9 +242,7 @@ pub fn shape_plan(
                 Shape::Segments(o) if staged && paired_segments(o, size) && paired_form(op, ty) => {
                     ShapeKernel::SegmentsPaired
                 }
-                Shape::Segments(o)
-                    if staged && staged_scheduled(o, size, acc_bytes) && scheduled_at(n as u64, tile) != 0 =>
-                {
+                Shape::Segments(o) if staged && staged_scheduled(o, size, acc_bytes) && schedule != 0 => {
                     ShapeKernel::SegmentsScheduled
                 }
                 _ if staged => ShapeKernel::SegmentsStaged,
@@ -251,16 +259,11 @@ pub fn shape_plan(
             let smem = match kernel {
                 ShapeKernel::RowsLong => SHAPE_WARPS * acc_bytes as u32,
                 ShapeKernel::SegmentsLong => 2 * SHAPE_WARPS * acc_bytes as u32,
-                ShapeKernel::SegmentsStaged | ShapeKernel::SegmentsPaired | ShapeKernel::SegmentsScheduled => {
-                    staged_smem()
-                }
+                k if k.staged() => staged_smem(),
                 _ => 0,
             };
             let grid = u32::try_from(blocks).map_err(|_| too_big("segments"))?;
-            let counted = matches!(
-                kernel,
-                ShapeKernel::SegmentsStaged | ShapeKernel::SegmentsPaired | ShapeKernel::SegmentsScheduled
-            );
+            let counted = kernel.staged();
             if counted && warp_tiles >= 1 << 31 {
                 return Err(Error::Shape("segments: 2^31 tiles or more, past the staged kernel's tile counter".into()));
             }
@@ -271,9 +274,7 @@ pub fn shape_plan(
                 smem,
                 tile,
                 split: match (kernel, shape) {
-                    (ShapeKernel::SegmentsLong | ShapeKernel::SegmentsScheduled, Shape::Segments(_)) => {
-                        scheduled_at(n as u64, tile)
-                    }
+                    (ShapeKernel::SegmentsLong | ShapeKernel::SegmentsScheduled, Shape::Segments(_)) => schedule,
                     _ if split == 0 => AUTO_LANES | team_vectors(op, matches!(shape, Shape::Rows(_)), fit),
                     _ => split,
                 },
