@@ -208,8 +208,58 @@ pub trait Reduction<T> {
     fn fold_run(from: u32, to: u32, step: u32, element: impl Fn(u32) -> (T, T), first: u64) -> Self::Acc {
         fold_each::<Self, T>(from, to, step, element, first)
     }
+    /// Whether a piece that the 32 lanes of a warp fold together (a
+    /// segment's piece in shared memory too long for one lane,
+    /// `segments_staged`) is measured by [`fold_piece`](Self::fold_piece).
+    /// By default (`false`) lane `l` folds its positions `from + l, from +
+    /// l + 32, ...` as one run ([`fold_run`](Self::fold_run)) and the warp's
+    /// tree combines the 32 runs.
+    const PIECE_IN_PASSES: bool = false;
+    /// The accumulator of a piece that the 32 lanes of a warp fold
+    /// together, where [`PIECE_IN_PASSES`](Self::PIECE_IN_PASSES): the
+    /// positions `from..to` (at least one), element `element(e)` at index
+    /// `first + (e − from)`, measured in passes over them, in each of which
+    /// every lane takes its positions `from + l, from + l + 32, ...` and
+    /// [`WarpAdd::add`] adds the 32 lanes' values (the variance: the
+    /// deviations' mean, then the squared deviations from it; no merge of
+    /// the lanes' parts). The result is the same in every lane. Unused
+    /// otherwise: by default `IDENTITY`.
+    #[inline(always)]
+    fn fold_piece(from: u32, to: u32, element: impl Fn(u32) -> (T, T), first: u64, lanes: &impl WarpAdd) -> Self::Acc {
+        let _ = (from, to, element, first, lanes);
+        Self::IDENTITY
+    }
     /// The output from the accumulator of all `n` elements (`n` may be 0).
     fn finish(acc: Self::Acc, n: u64) -> Self::Out;
+}
+
+/// The 32 lanes of a warp, to add one value of each
+/// ([`Reduction::fold_piece`]): on the GPU the lanes themselves, through
+/// shuffles (`warp_reduce::Warp`); on the CPU a twin that runs the 32 in
+/// turn and adds them in the same tree.
+///
+/// ```
+/// use reduction_device::op::WarpAdd;
+/// /// The 32 lanes on the CPU, added in the warp's tree (offsets 16, 8, 4, 2, 1).
+/// struct Twin;
+/// impl WarpAdd for Twin {
+///     fn add(&self, value: impl Fn(u32) -> f64) -> f64 {
+///         let mut v: [f64; 32] = core::array::from_fn(|l| value(l as u32));
+///         for offset in [16, 8, 4, 2, 1] {
+///             for l in 0..offset {
+///                 v[l] += v[l + offset];
+///             }
+///         }
+///         v[0]
+///     }
+/// }
+/// assert_eq!(Twin.add(|l| l as f64), 496.0);
+/// ```
+pub trait WarpAdd {
+    /// `value(l)` of every lane `l` (0 to 31), added in the warp's tree
+    /// (`warp_reduce`'s pairs, offset 16 first): the same total in every
+    /// lane.
+    fn add(&self, value: impl Fn(u32) -> f64) -> f64;
 }
 
 /// [`Reduction::fold_run`]'s default, one `combine` an element in order:

@@ -7,7 +7,8 @@
 //!   ... after offsets 4, 2, 1 lane 0 holds v0 + ... + v31
 //! ```
 
-use crate::prim::{FULL_MASK, Shuffle, WARP_SIZE, lane_id, shfl_down_sync, shfl_xor_sync};
+use crate::op::WarpAdd;
+use crate::prim::{FULL_MASK, Shuffle, WARP_SIZE, lane_id, shfl_down_sync, shfl_sync, shfl_xor_sync};
 
 /// Reduce `v` over the warp with `combine` (CUB's `WarpReduce::Reduce(v,
 /// op)`); the result is valid in lane 0 only (other lanes hold partial
@@ -19,6 +20,34 @@ use crate::prim::{FULL_MASK, Shuffle, WARP_SIZE, lane_id, shfl_down_sync, shfl_x
 #[inline(always)]
 pub unsafe fn warp_reduce<A: Shuffle>(v: A, combine: impl Fn(A, A) -> A) -> A {
     tree(v, WARP_SIZE, combine)
+}
+
+/// The warp's own lanes as [`WarpAdd`]: this lane's value added over the
+/// warp by [`warp_reduce`], lane 0's total given to every lane (six
+/// shuffles of each 32-bit half).
+///
+/// Made by [`Warp::all_lanes`], whose caller promises that all 32 lanes
+/// of the warp call its `add` together (it shuffles with the full mask).
+pub struct Warp(());
+
+impl Warp {
+    /// The warp's lanes.
+    ///
+    /// # Safety
+    /// All 32 lanes of the warp call [`WarpAdd::add`] on it together, as
+    /// they call [`warp_reduce`].
+    #[inline(always)]
+    pub const unsafe fn all_lanes() -> Warp {
+        Warp(())
+    }
+}
+
+impl WarpAdd for Warp {
+    #[inline(always)]
+    fn add(&self, value: impl Fn(u32) -> f64) -> f64 {
+        // SAFETY: all 32 lanes call it together (`all_lanes`'s contract)
+        unsafe { shfl_sync(FULL_MASK, warp_reduce(value(lane_id()), |a, b| a + b), 0) }
+    }
 }
 
 /// Reduce `v` over each team of `lanes` consecutive lanes (a power of two

@@ -20,7 +20,8 @@
 //!   segments_tailed: 32 for a piece long for its team (gpu::shape::piece_lanes)
 //!   segments_staged, segments_paired, segments_scheduled: a piece that fits a stage (gpu::shape::fits_stage) and is at most
 //!   STAGE_LANE_ELEMENTS long folded as one run (Reduction::fold_run); a longer one that
-//!   fits: lane l of 32 folds its elements l, l+32, ... as one run, then team_reduce's tree;
+//!   fits: lane l of 32 folds its elements l, l+32, ... as one run, then team_reduce's tree
+//!   (where Reduction::PIECE_IN_PASSES, Reduction::fold_piece with the lanes added in that tree);
 //!   another by the whole warp
 //!   piece of segment s in tile t: lane l folds as strided_fold does (head one by one,
 //!   16-byte vectors four at a time, then one at a time, each by `fold_vectors`, tail one by one),
@@ -44,7 +45,7 @@ use crate::error::Result;
 use crate::input::Element;
 use crate::shape::{Fit, Shape, Strategy};
 use gpu::names::Op;
-use gpu::op::fixed_order::{WARP, team_tree, warp_tree};
+use gpu::op::fixed_order::{TwinWarp, WARP, team_tree, warp_tree};
 use gpu::op::{PortableLogSumExp, Reduction};
 use gpu::shape::{
     COLUMN_ROWS, Columns, SHAPE_BLOCK, STAGE_LANE_ELEMENTS, Segments, fits_stage, lanes_for, piece_lanes, tile_span,
@@ -185,7 +186,8 @@ enum Pieces {
     /// `segments_staged`: when the piece fits a stage (`shape::fits_stage`),
     /// as one run (`Reduction::fold_run`) if it is at most
     /// `STAGE_LANE_ELEMENTS` long, else lane `l` of 32 its elements `l, l +
-    /// 32, ...` as one run and the warp's tree; a piece that does not fit,
+    /// 32, ...` as one run and the warp's tree (or `Reduction::fold_piece`,
+    /// where the operation measures such pieces so); a piece that does not fit,
     /// as the whole warp reads it.
     Staged,
     /// `rows_long` and `segments_long`: thread `l` of `SHAPE_BLOCK` folds
@@ -234,12 +236,14 @@ unsafe fn segments<R: Reduction<T>, T: Copy>(
                 if order == Pieces::Staged && fits_stage(in_tile(p0), in_tile(p1), width as u32, R::INPUTS) {
                     // the run of every `step`-th element from `from`, as the stage's lanes fold it
                     // positions counted from `p0` (a piece that fits a stage: fewer than 2^32)
-                    let run = |from: u64, step: u32| {
-                        let pair = |e: u32| (a[(p0 + e as u64) as usize], b[(p0 + e as u64) as usize]);
-                        R::fold_run((from - p0) as u32, (p1 - p0) as u32, step, pair, from - b0)
-                    };
+                    let pair = |e: u32| (a[(p0 + e as u64) as usize], b[(p0 + e as u64) as usize]);
+                    let run =
+                        |from: u64, step: u32| R::fold_run((from - p0) as u32, (p1 - p0) as u32, step, pair, from - b0);
                     if p1 - p0 <= STAGE_LANE_ELEMENTS {
                         return run(p0, 1);
+                    }
+                    if R::PIECE_IN_PASSES {
+                        return R::fold_piece(0, (p1 - p0) as u32, pair, p0 - b0, &TwinWarp);
                     }
                     let mut v = [R::IDENTITY; WARP];
                     for (l, v) in v.iter_mut().enumerate() {

@@ -40,7 +40,10 @@
 //!    A piece longer than [`STAGE_LANE_ELEMENTS`] is folded by the whole
 //!    warp instead (lane `l` its elements `l, l + 32, ...` as one run,
 //!    then the warp's tree), so the round does not wait on one lane's long
-//!    loop (Zipf's lengths: 13% faster). In `segments_staged_*`, for
+//!    loop (Zipf's lengths: 13% faster); the variance measures such a
+//!    piece in two passes over the stage, the warp adding its lanes' sums
+//!    (`Reduction::fold_piece`), where merging 32 lanes' parts took a
+//!    chain of five merges. In `segments_staged_*`, for
 //!    accumulators of up to 8 bytes, four such pieces at a time: their
 //!    runs, then their four trees together (`warp_reduce4`, the same pairs
 //!    as four `warp_reduce`s: one chain of shuffles, not four; lengths
@@ -100,7 +103,7 @@ use crate::shape::{
 };
 #[cfg(not(target_feature = "sm_80"))]
 use crate::strided_fold::{Ends, strided_fold};
-use crate::warp_reduce::{warp_reduce, warp_reduce4, warp_reduce4_lane};
+use crate::warp_reduce::{Warp, warp_reduce, warp_reduce4, warp_reduce4_lane};
 
 /// Loads a lane issues together, at most: a stage of two inputs' four, one
 /// input's two batches of four on cards before sm_80 (the vectors pass
@@ -311,7 +314,7 @@ unsafe fn staged_tile<T: Element + Vector, R: Reduction<T>, const PAIRED: bool, 
                     (shfl_sync(FULL_MASK, s0, k), shfl_sync(FULL_MASK, s1, k), shfl_sync(FULL_MASK, skip, k));
                 R::fold_run(f0 + lane as u32, f1, 32, pair, fskip + lane)
             };
-            if !PAIRED && size_of::<R::Acc>() <= 8 {
+            if !R::PIECE_IN_PASSES && !PAIRED && size_of::<R::Acc>() <= 8 {
                 // four at a time, their trees together (`warp_reduce4`: the
                 // same pairs, so the same bits): one chain of shuffles for
                 // four pieces (`IDENTITY` for those past the last). Not in
@@ -341,11 +344,20 @@ unsafe fn staged_tile<T: Element + Vector, R: Reduction<T>, const PAIRED: bool, 
                 }
             } else {
                 // one after the other: four pieces' state would cost a
-                // heavier operation registers, and the paired entries time
+                // heavier operation registers, and the paired entries time;
+                // where the operation measures a piece in passes over the
+                // stage by the whole warp, so (`Reduction::fold_piece`: the
+                // variance's deviations from their mean, no merges)
                 while long != 0 {
                     let k = long.trailing_zeros();
                     long &= long - 1;
-                    let w = shfl_sync(FULL_MASK, warp_reduce(part(k), R::combine), 0);
+                    let w = if R::PIECE_IN_PASSES {
+                        let (f0, f1, fskip) =
+                            (shfl_sync(FULL_MASK, s0, k), shfl_sync(FULL_MASK, s1, k), shfl_sync(FULL_MASK, skip, k));
+                        R::fold_piece(f0, f1, pair, fskip, &Warp::all_lanes())
+                    } else {
+                        shfl_sync(FULL_MASK, warp_reduce(part(k), R::combine), 0)
+                    };
                     if lane == k as u64 {
                         v = w;
                     }

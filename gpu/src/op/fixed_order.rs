@@ -27,7 +27,7 @@
 //! result is the same. The warp tree is the one `warp_reduce` performs with
 //! shuffles: lane `i` adds lane `i + offset`'s value to its own.
 
-use super::Reduction;
+use super::{Reduction, WarpAdd};
 
 /// Lanes of a warp.
 pub const WARP: usize = 32;
@@ -204,6 +204,24 @@ impl FixedOrder<f64> for super::exact::DdSum {
 #[inline(always)]
 pub fn warp_tree<A: Copy>(mut v: [A; WARP], combine: impl Fn(A, A) -> A) -> A {
     team_tree(&mut v, combine)
+}
+
+/// The 32 lanes of a warp on the CPU ([`WarpAdd`]): each lane's value in
+/// turn, added in [`warp_tree`]'s order, so a piece that a warp's lanes
+/// fold together ([`Reduction::fold_piece`]) has the GPU's bits.
+///
+/// ```
+/// use gpu::op::{WarpAdd, fixed_order::TwinWarp};
+/// assert_eq!(TwinWarp.add(|l| f64::from(l)), 496.0);
+/// ```
+#[derive(Clone, Copy, Debug, Default)]
+pub struct TwinWarp;
+
+impl WarpAdd for TwinWarp {
+    #[inline(always)]
+    fn add(&self, value: impl Fn(u32) -> f64) -> f64 {
+        warp_tree(core::array::from_fn(|l| value(l as u32)), |a, b| a + b)
+    }
 }
 
 /// [`warp_tree`] on a team of `v.len()` lanes (a power of two up to 32):

@@ -4,9 +4,10 @@
 //! [`MeanM2::std`] finish it with torch's `correction`.
 //!
 //! # How
-//! A thread's round of 16-byte vectors (or a single vector) measured as
-//! one part, Chan, Golub and LeVeque's pairwise merge everywhere else
-//! ([`Welford::merge`]): two parts of
+//! A thread's round of 16-byte vectors (or a single vector), a lane's run
+//! of a short segment and a warp's piece of a longer one in shared memory
+//! each measured as one part, Chan, Golub and LeVeque's pairwise merge
+//! everywhere else ([`Welford::merge`]): two parts of
 //! `n_a` and `n_b` elements with means `μ_a`, `μ_b` and sums of squared
 //! deviations `M2_a`, `M2_b` merge into
 //!
@@ -34,7 +35,7 @@
 //! The results are `f64` for every element type (a mean rounded to `f32`
 //! would lose what merging the parts of several GPUs needs).
 
-use super::{Bits, Reduction};
+use super::{Bits, Reduction, WarpAdd};
 use crate::half::{bf16, f16};
 
 /// A part's element count, mean and sum of squared deviations from it, all
@@ -267,6 +268,8 @@ pub trait Lane:
     fn finite(self) -> bool;
     /// `self / n`, correctly rounded.
     fn per(self, n: u32) -> Self;
+    /// `x` rounded to this type.
+    fn narrow(x: f64) -> Self;
 }
 
 impl Lane for f32 {
@@ -287,6 +290,10 @@ impl Lane for f32 {
     fn per(self, n: u32) -> f32 {
         self / n as f32
     }
+    #[inline(always)]
+    fn narrow(x: f64) -> f32 {
+        x as f32
+    }
 }
 
 impl Lane for f64 {
@@ -306,6 +313,10 @@ impl Lane for f64 {
     #[inline(always)]
     fn per(self, n: u32) -> f64 {
         self / n as f64
+    }
+    #[inline(always)]
+    fn narrow(x: f64) -> f64 {
+        x
     }
 }
 
@@ -385,6 +396,60 @@ fn run<A: Lane>(from: u32, to: u32, step: u32, x: impl Fn(u32) -> A) -> Welford 
     Welford { count: count as f64, mean: x0.widen() + md.widen(), m2: m2.widen() }
 }
 
+/// The accumulator of a piece that the 32 lanes of a warp fold together
+/// ([`Reduction::fold_piece`], positions `from..to`): as [`run`], the
+/// deviations from its first element (0 for an infinite or NaN one) in the
+/// lanes' own type, each lane adding its positions `from + l, from + l +
+/// 32, ...`, the 32 lanes' sums added in `f64` by `lanes`; their mean,
+/// rounded once to the lanes' type, and the sum of the squared deviations
+/// from it in a second pass, added alike. No merge of the lanes' parts:
+/// the warp's tree of merges took five `f64` divisions and a chain of five
+/// merges a piece.
+#[inline(always)]
+fn piece<A: Lane>(from: u32, to: u32, x: impl Fn(u32) -> A, lanes: &impl WarpAdd) -> Welford {
+    if from >= to {
+        return Welford::EMPTY;
+    }
+    let x0 = x(from);
+    let x0 = if x0.finite() { x0 } else { A::ZERO };
+    let sum = lanes.add(|l| strided_sum(from.saturating_add(l), to, |e| x(e) - x0).widen());
+    let count = (to - from) as f64;
+    let md = sum / count;
+    let mda = A::narrow(md);
+    let m2 = lanes.add(|l| {
+        strided_sum(from.saturating_add(l), to, |e| {
+            let d = x(e) - x0 - mda;
+            d * d
+        })
+        .widen()
+    });
+    Welford { count, mean: x0.widen() + md, m2 }
+}
+
+/// `f(e)` for the positions `e = from, from + 32, ...` below `to`, added in
+/// order in the lanes' type: four a pass while four remain (one test and
+/// branch for four, the same sums), where no position up to four steps
+/// past `to` wraps.
+#[inline(always)]
+fn strided_sum<A: Lane>(from: u32, to: u32, f: impl Fn(u32) -> A) -> A {
+    let (mut s, mut e) = (A::ZERO, from);
+    if from < to && to.checked_add(128).is_some() {
+        // `e` stays below `to + 32`, so none of these wraps
+        while e + 96 < to {
+            s = s + f(e) + f(e + 32) + f(e + 64) + f(e + 96);
+            e += 128;
+        }
+    }
+    while e < to {
+        s = s + f(e);
+        match e.checked_add(32) {
+            Some(next) => e = next,
+            None => break,
+        }
+    }
+    s
+}
+
 macro_rules! moments {
     ($($t:ident: |$x:ident| $widen:expr $(, $shared:ident)?;)*) => {$(
         impl Reduction<$t> for Moments {
@@ -422,6 +487,15 @@ macro_rules! moments {
                     let $x = element(e).0;
                     $widen
                 })
+            }
+            const PIECE_IN_PASSES: bool = true;
+            /// A piece by a warp's lanes together in two passes: `piece`.
+            #[inline(always)]
+            fn fold_piece(from: u32, to: u32, element: impl Fn(u32) -> ($t, $t), _: u64, lanes: &impl WarpAdd) -> Welford {
+                piece(from, to, |e| {
+                    let $x = element(e).0;
+                    $widen
+                }, lanes)
             }
             /// A column's rows merge as one part, as a vector's lanes do.
             #[inline(always)]
@@ -535,5 +609,48 @@ mod tests {
         assert!(run(&[inf, 1.0]).mean == f64::INFINITY && run(&[inf, 1.0]).m2.is_nan());
         assert!(run(&[1.0, -inf]).mean == f64::NEG_INFINITY && run(&[1.0, -inf]).m2.is_nan());
         assert!(run(&[inf, -inf]).mean.is_nan() && run(&[1.0, f32::NAN]).m2.is_nan());
+    }
+
+    /// A piece of 65 to 2048 `f32` that a warp's 32 lanes fold together,
+    /// in two passes, against the exact mean and `M2`, as a run's; the
+    /// results of infinities and NaN anywhere in it as torch's; and the
+    /// lanes' positions: a piece that starts past 0 is the same piece.
+    #[test]
+    fn a_piece_is_one_part() {
+        use super::super::fixed_order::TwinWarp;
+        let piece = |x: &[f32], from: u32| {
+            <Moments as Reduction<f32>>::fold_piece(from, x.len() as u32, |e| (x[e as usize], 0.0), 0, &TwinWarp)
+        };
+        let mut draw = super::super::draws(9);
+        for case in 0..600 {
+            let (mean, spread) = ([0.0, 1e6, -3e4][case % 3], [1.0, 1e-2, 1e3][case / 3 % 3]);
+            let len = 65 + (case * 37) % 1984;
+            let x: Vec<f32> = (0..len).map(|_| (mean + spread * (2.0 * draw() - 1.0)) as f32).collect();
+            let exact_mean = x.iter().map(|&v| v as f64).sum::<f64>() / len as f64;
+            let exact_m2 = x.iter().map(|&v| (v as f64 - exact_mean) * (v as f64 - exact_mean)).sum::<f64>();
+            let got = piece(&x, 0);
+            let unit = f32::EPSILON as f64 * spread;
+            assert_eq!(got.count, len as f64);
+            assert!((got.mean - exact_mean).abs() <= 4.0 * unit + 1e-15 * exact_mean.abs(), "{len}: {got:?}");
+            assert!((got.m2 - exact_m2).abs() <= 64.0 * len as f64 * unit * spread, "{len}: {got:?} {exact_m2}");
+            let mut shifted = vec![f32::NAN; 7];
+            shifted.extend_from_slice(&x);
+            assert_eq!(piece(&shifted, 7), got);
+        }
+        let (inf, mut x) = (f32::INFINITY, vec![1.0f32; 100]);
+        assert_eq!(piece(&x, 0), Welford { count: 100.0, mean: 1.0, m2: 0.0 });
+        for at in [0, 37, 99] {
+            x[at] = inf;
+            assert!(piece(&x, 0).mean == f64::INFINITY && piece(&x, 0).m2.is_nan(), "+inf at {at}");
+            x[at] = -inf;
+            assert!(piece(&x, 0).mean == f64::NEG_INFINITY && piece(&x, 0).m2.is_nan(), "-inf at {at}");
+            x[(at + 50) % 100] = inf;
+            assert!(piece(&x, 0).mean.is_nan() && piece(&x, 0).m2.is_nan(), "both at {at}");
+            x[(at + 50) % 100] = 1.0;
+            x[at] = f32::NAN;
+            assert!(piece(&x, 0).mean.is_nan() && piece(&x, 0).m2.is_nan(), "NaN at {at}");
+            x[at] = 1.0;
+        }
+        assert_eq!(piece(&[], 0), Welford::EMPTY);
     }
 }
