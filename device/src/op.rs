@@ -295,11 +295,24 @@ pub fn fold_each<R: Reduction<T> + ?Sized, T>(
     element: impl Fn(u32) -> (T, T),
     first: u64,
 ) -> R::Acc {
-    let mut acc = R::IDENTITY;
-    let one = |acc: R::Acc, e: u32| {
+    each_position(from, to, step, R::IDENTITY, |acc, e| {
         let (x, y) = element(e);
         R::combine(acc, R::map(x, y, first + (e - from) as u64))
-    };
+    })
+}
+
+/// `f(acc, e)` for the positions `e = from, from + step, ...` below `to`
+/// (stopping before one that would wrap), in order from `acc`: four a pass
+/// while four remain in a strided run, with one test and branch for the
+/// four ([`fold_each`]'s loop, and the variance's passes over a piece).
+///
+/// ```
+/// use reduction_device::op::each_position;
+/// assert_eq!(each_position(3, 40, 5, Vec::new(), |mut v, e| { v.push(e); v }), [3, 8, 13, 18, 23, 28, 33, 38]);
+/// assert_eq!(each_position(u32::MAX - 4, u32::MAX, 3, 0, |n, _| n + 1), 2);
+/// ```
+#[inline(always)]
+pub fn each_position<A>(from: u32, to: u32, step: u32, mut acc: A, f: impl Fn(A, u32) -> A) -> A {
     let mut e = from;
     // a strided run (the warp's lanes sharing a longer piece, each about
     // as many elements) four at a time while four are left: the same
@@ -317,13 +330,13 @@ pub fn fold_each<R: Reduction<T> + ?Sized, T>(
         // to`), and `to + 4·step` fits
         while unsafe { e.unchecked_add(3 * step) } < to {
             for k in 0..4 {
-                acc = one(acc, unsafe { e.unchecked_add(k * step) });
+                acc = f(acc, unsafe { e.unchecked_add(k * step) });
             }
             e = unsafe { e.unchecked_add(4 * step) };
         }
     }
     while e < to {
-        acc = one(acc, e);
+        acc = f(acc, e);
         match e.checked_add(step) {
             Some(next) => e = next,
             None => break,

@@ -309,9 +309,11 @@ unsafe fn staged_tile<T: Element + Vector, R: Reduction<T>, const PAIRED: bool, 
             // the round's longer pieces by the whole warp, lane `l` its
             // elements `l, l + 32, ...` of each as one run
             let mut long = ballot_sync(FULL_MASK, mine && !alone);
+            // lane `k`'s piece: its stage positions and its skip
+            let piece_of =
+                |k: u32| (shfl_sync(FULL_MASK, s0, k), shfl_sync(FULL_MASK, s1, k), shfl_sync(FULL_MASK, skip, k));
             let part = |k: u32| {
-                let (f0, f1, fskip) =
-                    (shfl_sync(FULL_MASK, s0, k), shfl_sync(FULL_MASK, s1, k), shfl_sync(FULL_MASK, skip, k));
+                let (f0, f1, fskip) = piece_of(k);
                 R::fold_run(f0 + lane as u32, f1, 32, pair, fskip + lane)
             };
             if !R::PIECE_IN_PASSES && !PAIRED && size_of::<R::Acc>() <= 8 {
@@ -352,8 +354,7 @@ unsafe fn staged_tile<T: Element + Vector, R: Reduction<T>, const PAIRED: bool, 
                     let k = long.trailing_zeros();
                     long &= long - 1;
                     let w = if R::PIECE_IN_PASSES {
-                        let (f0, f1, fskip) =
-                            (shfl_sync(FULL_MASK, s0, k), shfl_sync(FULL_MASK, s1, k), shfl_sync(FULL_MASK, skip, k));
+                        let (f0, f1, fskip) = piece_of(k);
                         R::fold_piece(f0, f1, pair, fskip, &Warp::all_lanes())
                     } else {
                         shfl_sync(FULL_MASK, warp_reduce(part(k), R::combine), 0)

@@ -195,5 +195,6 @@ pub use transform::{Dot, Mean, Norm, Norm1, NormInf, NormNegInf, SumSquares};
 /// The traits every operation implements, from the device library: a
 /// user's own operation implements the same ones in its own crate.
 pub use reduction_device::op::{
-    Bits, Element, ReduceOp, Reduction, WarpAdd, fold_each, fold_pairwise, map_pairwise, pairwise, pairwise_of,
+    Bits, Element, ReduceOp, Reduction, WarpAdd, each_position, fold_each, fold_pairwise, map_pairwise, pairwise,
+    pairwise_of,
 };

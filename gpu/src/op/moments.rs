@@ -35,7 +35,7 @@
 //! The results are `f64` for every element type (a mean rounded to `f32`
 //! would lose what merging the parts of several GPUs needs).
 
-use super::{Bits, Reduction, WarpAdd};
+use super::{Bits, Reduction, WarpAdd, each_position};
 use crate::half::{bf16, f16};
 
 /// A part's element count, mean and sum of squared deviations from it, all
@@ -412,42 +412,19 @@ fn piece<A: Lane>(from: u32, to: u32, x: impl Fn(u32) -> A, lanes: &impl WarpAdd
     }
     let x0 = x(from);
     let x0 = if x0.finite() { x0 } else { A::ZERO };
-    let sum = lanes.add(|l| strided_sum(from.saturating_add(l), to, |e| x(e) - x0).widen());
+    // lane `l` adds its positions `from + l, from + l + 32, ...` in order
+    let sum = lanes.add(|l| each_position(from.saturating_add(l), to, 32, A::ZERO, |s, e| s + (x(e) - x0)).widen());
     let count = (to - from) as f64;
     let md = sum / count;
     let mda = A::narrow(md);
     let m2 = lanes.add(|l| {
-        strided_sum(from.saturating_add(l), to, |e| {
+        let square = |s: A, e| {
             let d = x(e) - x0 - mda;
-            d * d
-        })
-        .widen()
+            s + d * d
+        };
+        each_position(from.saturating_add(l), to, 32, A::ZERO, square).widen()
     });
     Welford { count, mean: x0.widen() + md, m2 }
-}
-
-/// `f(e)` for the positions `e = from, from + 32, ...` below `to`, added in
-/// order in the lanes' type: four a pass while four remain (one test and
-/// branch for four, the same sums), where no position up to four steps
-/// past `to` wraps.
-#[inline(always)]
-fn strided_sum<A: Lane>(from: u32, to: u32, f: impl Fn(u32) -> A) -> A {
-    let (mut s, mut e) = (A::ZERO, from);
-    if from < to && to.checked_add(128).is_some() {
-        // `e` stays below `to + 32`, so none of these wraps
-        while e + 96 < to {
-            s = s + f(e) + f(e + 32) + f(e + 64) + f(e + 96);
-            e += 128;
-        }
-    }
-    while e < to {
-        s = s + f(e);
-        match e.checked_add(32) {
-            Some(next) => e = next,
-            None => break,
-        }
-    }
-    s
 }
 
 macro_rules! moments {
