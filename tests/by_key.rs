@@ -94,7 +94,7 @@ fn check<T: TestValue>(
     let got =
         reducer().reduce_by_key(keys, values, num_keys, &Options { kernel: Some(kernel), ..Options::default() })?;
     let case = format!("{} {} {case} n={} keys={num_keys}", kernel.id, T::NAME, keys.len());
-    reference(keys, values, num_keys).check(&got, &case, exact)?;
+    reference(keys, values, num_keys)?.check(&got, &case, exact)?;
     Ok(())
 }
 
@@ -103,14 +103,14 @@ fn sums<T: TestValue>(kernel: &'static Kernel, dist: KeyDist) -> Result<(), Fail
     for (i, &n) in SIZES.iter().enumerate() {
         let num_keys = (n / 10).max(1);
         let seed = 100 * i as u64 + 7;
-        let keys = generate_keys(dist, n, num_keys as u32, seed);
+        let keys = generate_keys(dist, n, num_keys as u32, seed)?;
         let random: Vec<T> = generate(Pattern::Random, n, seed)?;
         check(kernel, &keys, &random, num_keys, &dist.name(), false)?;
         let quarters: Vec<T> = generate(Pattern::Large, n, seed + 1)?;
         check(kernel, &keys, &quarters, num_keys, &format!("{} exact", dist.name()), true)?;
     }
     // few elements among many keys: most keys stay 0
-    let keys = generate_keys(dist, 1000, 1_000_000, 5);
+    let keys = generate_keys(dist, 1000, 1_000_000, 5)?;
     check(
         kernel,
         &keys,
@@ -151,7 +151,7 @@ fn bad_device_keys<T: TestValue>(kernel: &'static Kernel) -> Result<(), Failed> 
     let r = reducer();
     let stream = r.gpu().stream();
     let (n, num_keys) = (100_003usize, 10_000usize);
-    let mut keys = generate_keys(KeyDist::Window(32), n, num_keys as u32, 21);
+    let mut keys = generate_keys(KeyDist::Window(32), n, num_keys as u32, 21)?;
     for (j, bad) in [num_keys as u32, num_keys as u32 + 1, u32::MAX, u32::MAX - 1].into_iter().enumerate() {
         for i in (j * 7..n).step_by(997 + j) {
             keys[i] = bad;
@@ -160,7 +160,7 @@ fn bad_device_keys<T: TestValue>(kernel: &'static Kernel) -> Result<(), Failed> 
     // a whole warp of bad keys too
     keys[64..96].fill(u32::MAX);
     let values: Vec<T> = generate(Pattern::Large, n, 21)?;
-    let expected = reference(&keys, &values, num_keys);
+    let expected = reference(&keys, &values, num_keys)?;
     let d_keys = stream.clone_htod(&keys)?;
     let d_values = stream.clone_htod(&values)?;
     let mut d_sums = stream.alloc_zeros::<T>(num_keys + 5)?;
@@ -184,9 +184,9 @@ fn bad_device_keys<T: TestValue>(kernel: &'static Kernel) -> Result<(), Failed> 
 /// The seed's size: 10^7 elements, 10^6 keys, every kernel.
 fn seed_size<T: TestValue>(dist: KeyDist) -> Result<(), Failed> {
     let (n, num_keys) = (10_000_000, 1_000_000);
-    let keys = generate_keys(dist, n, num_keys as u32, 3);
+    let keys = generate_keys(dist, n, num_keys as u32, 3)?;
     let values: Vec<T> = generate(Pattern::Random, n, 3)?;
-    let expected = reference(&keys, &values, num_keys);
+    let expected = reference(&keys, &values, num_keys)?;
     for kernel in by_key::kernels() {
         let got = reducer().reduce_by_key(
             &keys,
@@ -222,7 +222,7 @@ fn api<T: TestValue>() -> Result<(), Failed> {
 
     // device input: lengths, output size, and num_keys = 0
     let (n, num_keys) = (5000usize, 700usize);
-    let keys = generate_keys(KeyDist::Sorted, n, num_keys as u32, 2);
+    let keys = generate_keys(KeyDist::Sorted, n, num_keys as u32, 2)?;
     let values: Vec<T> = generate(Pattern::Random, n, 2)?;
     let d_keys = stream.clone_htod(&keys)?;
     let d_values = stream.clone_htod(&values)?;
@@ -251,7 +251,7 @@ fn api<T: TestValue>() -> Result<(), Failed> {
 
         // views at odd offsets, launched twice into the same (dirty) output
         for offset in [1, 3] {
-            let expected = reference(&keys[offset..], &values[offset..], num_keys);
+            let expected = reference(&keys[offset..], &values[offset..], num_keys)?;
             for run in 0..2 {
                 r.reduce_by_key_into(
                     &d_keys.slice(offset..),
@@ -321,9 +321,9 @@ fn cpu_trials() -> Vec<Trial> {
             let (n, keys) = (1_000_000, 100_000);
             let mut groups = Vec::new();
             for dist in KeyDist::ALL {
-                let k = generate_keys(dist, n, keys, 1);
+                let k = generate_keys(dist, n, keys, 1)?;
                 ensure(k.len() == n && k.iter().all(|&x| x < keys), || dist.name())?;
-                ensure(k == generate_keys(dist, n, keys, 1), || format!("{} is not reproducible", dist.name()))?;
+                ensure(k == generate_keys(dist, n, keys, 1)?, || format!("{} is not reproducible", dist.name()))?;
                 ensure(KeyDist::parse(&dist.name())? == dist, || dist.name())?;
                 groups.push(groups_per_warp(&k));
             }
@@ -334,9 +334,9 @@ fn cpu_trials() -> Vec<Trial> {
         }),
         cpu_trial("by_key::reference_is_a_group_by_sum", || {
             let n = 100_000;
-            let keys = generate_keys(KeyDist::Random, n, 1000, 4);
+            let keys = generate_keys(KeyDist::Random, n, 1000, 4)?;
             let values: Vec<f64> = generate(Pattern::Large, n, 4)?;
-            let r = reference(&keys, &values, 1000);
+            let r = reference(&keys, &values, 1000)?;
             let mut naive = vec![0.0f64; 1000];
             for (&k, &v) in keys.iter().zip(&values) {
                 naive[k as usize] += v; // multiples of 1/8: exact in any order

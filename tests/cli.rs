@@ -70,7 +70,14 @@ fn main() {
         }),
         cpu_trial("cli::bad_counts", || {
             fails_in_one_line(&["run", "--n", "0"], USAGE, "--n must be at least 1")?;
-            fails_in_one_line(&["run", "--runs", "0"], USAGE, "--runs must be at least 1")?;
+            fails_in_one_line(
+                &["run", "--runs", "0"],
+                USAGE,
+                "'0' for '--runs <RUNS>': 0 timed runs: from 1 to 100000",
+            )?;
+            for command in ["run", "ops", "shapes", "modes", "bench", "by-key", "latency"] {
+                fails_in_one_line(&[command, "--runs", "1000000000000"], USAGE, "from 1 to 100000")?;
+            }
             fails_in_one_line(&["run", "--n", "2^62"], USAGE, "do not fit in memory")?;
             fails_in_one_line(&["check", "--n", "1000,0"], USAGE, "every --n must be at least 1")?;
             fails_in_one_line(&["by-key", "--keys", "0"], USAGE, "--keys must be at least 1")?;

@@ -68,7 +68,7 @@ pub(crate) enum Command {
         #[arg(long)]
         accurate: bool,
         /// Timed runs (after warm-up).
-        #[arg(long, default_value_t = 30)]
+        #[arg(long, default_value_t = 30, value_parser = parse_runs)]
         runs: usize,
         /// Seed of the random input.
         #[arg(long, default_value_t = 1)]
@@ -138,7 +138,7 @@ pub(crate) enum Command {
     /// behind the automatic choice.
     Shapes {
         /// Timed runs per case, after 5 warm-up runs.
-        #[arg(long, default_value_t = 50)]
+        #[arg(long, default_value_t = 50, value_parser = parse_runs)]
         runs: usize,
         /// Also time every lanes-per-row strategy on rows of 16 to 65536
         /// and column chunks on the matrices.
@@ -193,7 +193,7 @@ pub(crate) enum Command {
         #[arg(long)]
         max_grid: Option<u32>,
         /// Timed runs per measurement, after 5 warm-up runs.
-        #[arg(long, default_value_t = 100)]
+        #[arg(long, default_value_t = 100, value_parser = parse_runs)]
         runs: usize,
         /// Seed of the random input.
         #[arg(long, default_value_t = 1)]
@@ -225,7 +225,7 @@ pub(crate) enum Command {
         #[arg(long = "type", value_delimiter = ',', default_value = "f32,f64")]
         ty: Vec<String>,
         /// Timed runs per measurement, after 5 warm-up runs.
-        #[arg(long, default_value_t = 100)]
+        #[arg(long, default_value_t = 100, value_parser = parse_runs)]
         runs: usize,
         /// Seed of the random input.
         #[arg(long, default_value_t = 1)]
@@ -245,7 +245,7 @@ pub(crate) enum Command {
         #[arg(long, default_value_t = 1_000_000)]
         keys: u32,
         /// Timed runs per measurement.
-        #[arg(long, default_value_t = 30)]
+        #[arg(long, default_value_t = 30, value_parser = parse_runs)]
         runs: usize,
     },
     /// Nsight Compute's counters for each teaching step (branch efficiency,
@@ -304,7 +304,7 @@ pub(crate) enum Command {
         #[arg(long = "type", default_value = "f32")]
         ty: String,
         /// Timed calls per size and kind (after 5 warm-up calls).
-        #[arg(long, default_value_t = 300)]
+        #[arg(long, default_value_t = 300, value_parser = parse_runs)]
         runs: usize,
         /// Seed of the random input.
         #[arg(long, default_value_t = 1)]
@@ -338,7 +338,7 @@ pub(crate) enum Command {
         #[arg(long, default_value_t = DEFAULT_BLOCK)]
         block: u32,
         /// Timed runs per measurement, after 5 warm-up runs.
-        #[arg(long, default_value_t = 30)]
+        #[arg(long, default_value_t = 30, value_parser = parse_runs)]
         runs: usize,
         /// Seed of the random input.
         #[arg(long, default_value_t = 1)]
@@ -368,6 +368,12 @@ pub(crate) enum Command {
 /// `--timing`: `host-loop` or `queued`.
 pub(crate) fn parse_timing(s: &str) -> std::result::Result<Timing, String> {
     s.parse()
+}
+
+/// `--runs`: from 1 to [`reduce::timing::MAX_RUNS`].
+pub(crate) fn parse_runs(s: &str) -> std::result::Result<usize, String> {
+    let runs = s.parse().map_err(|_| format!("not a number of runs: {s:?}"))?;
+    reduce::timing::check_runs(runs).map_err(|e| e.to_string())
 }
 
 /// `4194304`, `4M`, `16K`, `2^22`, `1G`, `2^20+7`.

@@ -79,7 +79,7 @@ pub fn bench(reducer: &Reducer, n: usize, keys: u32, runs: usize) -> Result<Vec<
     }
     let mut rows = Vec::new();
     for dist in KeyDist::ALL {
-        let key_data = generate_keys(dist, n, keys, BENCH_SEED);
+        let key_data = generate_keys(dist, n, keys, BENCH_SEED)?;
         let groups = groups_per_warp(&key_data);
         rows.extend(bench_type::<f32>(reducer, dist, &key_data, groups, keys, runs)?);
         rows.extend(bench_type::<f64>(reducer, dist, &key_data, groups, keys, runs)?);
@@ -98,7 +98,7 @@ fn bench_type<T: TestValue>(
 ) -> Result<Vec<ByKeyRow>> {
     let n = keys.len();
     let values: Vec<T> = generate(Pattern::Random, n, BENCH_SEED)?;
-    let expected = reference(keys, &values, num_keys as usize);
+    let expected = reference(keys, &values, num_keys as usize)?;
     let gpu = reducer.gpu();
     let stream = gpu.stream();
     let mut d_keys = gpu.alloc::<u32>(n, "the benchmark keys")?;

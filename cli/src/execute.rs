@@ -411,13 +411,13 @@ fn check_kernels<O: ReduceOp<T>, T: Element + Reference + Sample>(
 /// Every reduce-by-key kernel on `n` f32 and f64 values with sorted and
 /// random keys (about 10 per key), against the CPU group-by sum.
 fn check_by_key(r: &Reducer, n: usize, seed: u64) -> Result<bool> {
-    let num_keys = (n / 10).max(1) as u32;
+    let num_keys = (n / 10).clamp(1, u32::MAX as usize) as u32;
     let mut bad = 0;
     for dist in [KeyDist::Sorted, KeyDist::Random] {
-        let keys = generate_keys(dist, n, num_keys, seed);
+        let keys = generate_keys(dist, n, num_keys, seed)?;
         let f32s: Vec<f32> = generate(Pattern::Random, n, seed)?;
         let f64s: Vec<f64> = generate(Pattern::Random, n, seed)?;
-        let (ref32, ref64) = (reference(&keys, &f32s, num_keys as usize), reference(&keys, &f64s, num_keys as usize));
+        let (ref32, ref64) = (reference(&keys, &f32s, num_keys as usize)?, reference(&keys, &f64s, num_keys as usize)?);
         for kernel in reduction::by_key::kernels() {
             let case = format!("by-key {} {} n={n}", kernel.id, dist.name());
             let opts = Options { kernel: Some(kernel), ..Options::default() };

@@ -25,6 +25,26 @@ use serde::{Deserialize, Serialize};
 use reduction::{Error, Gpu, Result};
 use testkit::hold::Hold;
 
+/// The most timed runs one measurement takes: each holds two CUDA events
+/// until it is read. `--runs` is checked against it before any GPU work.
+pub const MAX_RUNS: usize = 100_000;
+
+/// `runs` if it is from 1 to [`MAX_RUNS`], else [`Error::Invalid`] naming it.
+///
+/// ```
+/// use reduce::timing::{MAX_RUNS, check_runs};
+/// assert_eq!(check_runs(30).unwrap(), 30);
+/// assert!(check_runs(0).unwrap_err().to_string().contains("0 timed runs: from 1 to 100000"));
+/// assert!(check_runs(MAX_RUNS + 1).is_err());
+/// ```
+pub fn check_runs(runs: usize) -> Result<usize> {
+    if (1..=MAX_RUNS).contains(&runs) {
+        Ok(runs)
+    } else {
+        Err(Error::Invalid(format!("{runs} timed runs: from 1 to {MAX_RUNS}")))
+    }
+}
+
 /// How the timed runs are queued (see the module's doc).
 ///
 /// ```
@@ -223,9 +243,7 @@ pub fn time_runs_with(
     runs: usize,
     mut work: impl FnMut(usize) -> Result<()>,
 ) -> Result<Stats> {
-    if runs == 0 {
-        return Err(Error::Invalid("no timed runs: at least one is needed".into()));
-    }
+    check_runs(runs)?;
     for i in 0..warmup {
         work(i)?;
     }

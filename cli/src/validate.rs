@@ -249,7 +249,6 @@ pub(crate) fn validate(cli: Cli) -> std::result::Result<Job, String> {
         Command::Run { shape, axis, segments, ty, op: o, runs, gpus, determinism, accurate, tile, staged, .. }
             if shape.is_some() || segments.is_some() =>
         {
-            at_least_one("--runs", runs)?;
             if ty.as_deref().is_some_and(|t| t != "f32") || o != "sum" || gpus.is_some() {
                 return Err("--shape and --segments time f32 sums on one GPU (the library's API takes every operation and type)".into());
             }
@@ -301,7 +300,6 @@ pub(crate) fn validate(cli: Cli) -> std::result::Result<Job, String> {
             Job::Shapes(gpu, ShapesArgs { ops, ty, p, cases, determinism, runs, json })
         }
         Command::Shapes { runs, sweep, op: names, ty, p, determinism, case, json } => {
-            at_least_one("--runs", runs)?;
             let ops = names.iter().map(|o| op(o)).collect::<std::result::Result<Vec<_>, _>>()?;
             let ty = dtype(&ty)?;
             let determinism = determinism_of(&determinism)?;
@@ -356,7 +354,6 @@ pub(crate) fn validate(cli: Cli) -> std::result::Result<Job, String> {
         } => {
             let ty = ty.unwrap_or_else(|| "i32".into());
             at_least_one("--n", n)?;
-            at_least_one("--runs", runs)?;
             let (dtype, op) = (dtype(&ty)?, op(&o)?);
             size_fits(n.saturating_mul(2), &[dtype])?;
             every_kernel(op, dtype)?;
@@ -382,7 +379,6 @@ pub(crate) fn validate(cli: Cli) -> std::result::Result<Job, String> {
         Command::Run { kernel, n, block, ty, op: o, finish, determinism, accurate, runs, seed, gpus: None, .. } => {
             let ty = ty.unwrap_or_else(|| "i32".into());
             at_least_one("--n", n)?;
-            at_least_one("--runs", runs)?;
             let dtype = dtype(&ty)?;
             size_fits(n, &[dtype])?;
             let finish = match finish.as_str() {
@@ -457,7 +453,6 @@ pub(crate) fn validate(cli: Cli) -> std::result::Result<Job, String> {
         Command::ByKey { n, keys, runs } => {
             at_least_one("--n", n)?;
             at_least_one("--keys", keys as usize)?;
-            at_least_one("--runs", runs)?;
             size_fits(n, &[DType::F64])?;
             Job::ByKey(gpu, n, keys, runs)
         }
@@ -497,7 +492,6 @@ pub(crate) fn validate(cli: Cli) -> std::result::Result<Job, String> {
             Job::Explain(n, dtype, block, output(raw, "--raw")?)
         }
         Command::Latency { n, ty, runs, seed, max_grid, timing } => {
-            at_least_one("--runs", runs)?;
             let dtype = dtype(&ty)?;
             if dtype.is_half() {
                 return Err(format!("--type {}: latency measures the primitive types", dtype.name()));
@@ -512,7 +506,6 @@ pub(crate) fn validate(cli: Cli) -> std::result::Result<Job, String> {
             Job::Latency(gpu, n, dtype, runs, seed, max_grid, distinct(timing))
         }
         Command::Ops { n, op: ops, ty, p, block, max_grid, runs, seed, timing, result, json } => {
-            at_least_one("--runs", runs)?;
             if max_grid == Some(0) {
                 return Err("--max-grid must be at least 1".into());
             }
@@ -553,7 +546,6 @@ pub(crate) fn validate(cli: Cli) -> std::result::Result<Job, String> {
         }
         Command::Modes { n, ty, runs, seed, json } => {
             at_least_one("--n", n)?;
-            at_least_one("--runs", runs)?;
             let types = ty.iter().map(|t| dtype(t)).collect::<std::result::Result<Vec<_>, _>>()?;
             for &t in &types {
                 if !reduction::registry::ACCURATE.supports(reduction::Op::Sum, t) {
@@ -564,7 +556,6 @@ pub(crate) fn validate(cli: Cli) -> std::result::Result<Job, String> {
             Job::Modes(gpu, n, types, runs, seed, output(json, "--json")?)
         }
         Command::Bench { n, ty, op: o, kernel, block, runs, seed, no_cuda, cuda_source, json, svg, cuda_from } => {
-            at_least_one("--runs", runs)?;
             at_least_one("the number of sizes", n.len())?;
             let dtype = dtype(&ty)?;
             for &size in &n {

@@ -3,12 +3,13 @@
 //!
 //! ```
 //! use testkit::by_key::{generate_keys, reference, KeyDist};
-//! let keys = generate_keys(KeyDist::Sorted, 100, 10, 1);
+//! let keys = generate_keys(KeyDist::Sorted, 100, 10, 1)?;
 //! let values = vec![1.0f64; 100];
-//! assert_eq!(reference(&keys, &values, 10).sums, vec![10.0; 10]);
+//! assert_eq!(reference(&keys, &values, 10)?.sums, vec![10.0; 10]);
+//! # Ok::<(), reduction::Error>(())
 //! ```
 
-use crate::data::{Sample, splitmix64};
+use crate::data::{Sample, host_vec, splitmix64};
 use crate::reference::Reference;
 use reduction::{Error, Result, by_key::ByKeyValue};
 
@@ -19,11 +20,12 @@ use reduction::{Error, Result, by_key::ByKeyValue};
 /// ```
 /// use testkit::by_key::{TestValue, reference};
 /// use testkit::data::{Pattern, generate};
-/// fn sums<T: TestValue>(keys: &[u32]) -> Vec<f64> {
-///     let values: Vec<T> = generate(Pattern::Ones, keys.len(), 1).unwrap();
-///     reference(keys, &values, 2).sums
+/// fn sums<T: TestValue>(keys: &[u32]) -> reduction::Result<Vec<f64>> {
+///     let values: Vec<T> = generate(Pattern::Ones, keys.len(), 1)?;
+///     Ok(reference(keys, &values, 2)?.sums)
 /// }
-/// assert_eq!(sums::<f32>(&[0, 1, 1]), [1.0, 2.0]);
+/// assert_eq!(sums::<f32>(&[0, 1, 1])?, [1.0, 2.0]);
+/// # Ok::<(), reduction::Error>(())
 /// ```
 pub trait TestValue: ByKeyValue + Reference + Sample + Default {}
 
@@ -34,8 +36,9 @@ impl<T: ByKeyValue + Reference + Sample + Default> TestValue for T {}
 /// ```
 /// use testkit::by_key::{KeyDist, generate_keys, groups_per_warp};
 /// assert_eq!(KeyDist::ALL.map(|d| d.name()), ["sorted", "window32", "window100", "random"]);
-/// let sorted = generate_keys(KeyDist::Sorted, 3200, 320, 1);
+/// let sorted = generate_keys(KeyDist::Sorted, 3200, 320, 1)?;
 /// assert_eq!(groups_per_warp(&sorted), 4.0); // 10 elements per key
+/// # Ok::<(), reduction::Error>(())
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum KeyDist {
@@ -92,27 +95,36 @@ impl KeyDist {
 
 /// `n` keys below `num_keys` in distribution `dist`, seeded. With
 /// `num_keys == 0` every key is 0 (out of range: for error tests).
+/// [`Error::HostMemory`] if they cannot be allocated.
 ///
 /// ```
 /// use testkit::by_key::{KeyDist, generate_keys};
-/// assert_eq!(generate_keys(KeyDist::Sorted, 6, 3, 1), [0, 0, 1, 1, 2, 2]);
-/// let w = generate_keys(KeyDist::Window(4), 1000, 100, 1);
+/// assert_eq!(generate_keys(KeyDist::Sorted, 6, 3, 1)?, [0, 0, 1, 1, 2, 2]);
+/// let w = generate_keys(KeyDist::Window(4), 1000, 100, 1)?;
 /// assert!(w.iter().all(|&k| k < 100) && w.windows(2).any(|p| p[0] > p[1]));
-/// assert_eq!(generate_keys(KeyDist::Random, 100, 7, 3), generate_keys(KeyDist::Random, 100, 7, 3));
+/// assert_eq!(generate_keys(KeyDist::Random, 100, 7, 3)?, generate_keys(KeyDist::Random, 100, 7, 3)?);
+/// assert!(matches!(generate_keys(KeyDist::Window(4), 1 << 61, 7, 3), Err(reduction::Error::HostMemory { .. })));
+/// # Ok::<(), reduction::Error>(())
 /// ```
-pub fn generate_keys(dist: KeyDist, n: usize, num_keys: u32, seed: u64) -> Vec<u32> {
+pub fn generate_keys(dist: KeyDist, n: usize, num_keys: u32, seed: u64) -> Result<Vec<u32>> {
     let sorted = |i: usize| (i as u128 * num_keys as u128 / n as u128) as u32;
     let random = |i: usize| splitmix64(splitmix64(seed) ^ (i as u64).wrapping_mul(0x2545_f491_4f6c_dd1d));
+    let mut keys = host_vec(n, 0, "the generated keys")?;
     match dist {
-        KeyDist::Sorted => (0..n).map(sorted).collect(),
+        KeyDist::Sorted => keys.iter_mut().enumerate().for_each(|(i, k)| *k = sorted(i)),
         KeyDist::Window(w) => {
-            let mut moved: Vec<(u64, u32)> =
-                (0..n).map(|i| (i as u64 + random(i) % w.max(1) as u64, sorted(i))).collect();
+            let mut moved = host_vec(n, (0, 0), "the generated keys' order")?;
+            for (i, m) in moved.iter_mut().enumerate() {
+                *m = (i as u64 + random(i) % w.max(1) as u64, sorted(i));
+            }
             moved.sort_unstable();
-            moved.into_iter().map(|(_, k)| k).collect()
+            keys.iter_mut().zip(moved).for_each(|(k, (_, key))| *k = key);
         }
-        KeyDist::Random => (0..n).map(|i| (((random(i) >> 32) * num_keys as u64) >> 32) as u32).collect(),
+        KeyDist::Random => {
+            keys.iter_mut().enumerate().for_each(|(i, k)| *k = (((random(i) >> 32) * num_keys as u64) >> 32) as u32)
+        }
     }
+    Ok(keys)
 }
 
 /// The average number of distinct keys in each warp's 32 consecutive
@@ -144,11 +156,12 @@ pub fn groups_per_warp(keys: &[u32]) -> f64 {
 /// absolute values and the number of elements.
 ///
 /// ```
-/// let r = testkit::by_key::reference(&[0, 1, 0], &[1.0f64, -2.0, 3.0], 2);
+/// let r = testkit::by_key::reference(&[0, 1, 0], &[1.0f64, -2.0, 3.0], 2)?;
 /// assert_eq!(r.sums, [4.0, -2.0]);
 /// assert_eq!(r.abs_sums, [4.0, 2.0]);
 /// assert_eq!(r.counts, [2, 1]);
 /// assert_eq!(r.out_of_range, 0);
+/// # Ok::<(), reduction::Error>(())
 /// ```
 #[derive(Clone, Debug)]
 pub struct KeyedSums {
@@ -167,18 +180,22 @@ pub struct KeyedSums {
 /// `>= num_keys` are counted in [`KeyedSums::out_of_range`] and left out, as
 /// the kernels do.
 ///
+/// [`Error::HostMemory`] if the `num_keys` sums cannot be allocated.
+///
 /// ```
-/// let r = testkit::by_key::reference(&[1, 0, 1, 9], &[1.0f32, 2.0, -4.0, 8.0], 2);
+/// let r = testkit::by_key::reference(&[1, 0, 1, 9], &[1.0f32, 2.0, -4.0, 8.0], 2)?;
 /// assert_eq!((r.sums, r.abs_sums, r.counts, r.out_of_range), (vec![2.0, -3.0], vec![2.0, 5.0], vec![1, 2], 1));
+/// # Ok::<(), reduction::Error>(())
 /// ```
-pub fn reference<T: ByKeyValue>(keys: &[u32], values: &[T], num_keys: usize) -> KeyedSums {
+pub fn reference<T: ByKeyValue>(keys: &[u32], values: &[T], num_keys: usize) -> Result<KeyedSums> {
+    let what = "the reference's sums by key";
     let mut r = KeyedSums {
-        sums: vec![0.0; num_keys],
-        abs_sums: vec![0.0; num_keys],
-        counts: vec![0; num_keys],
+        sums: host_vec(num_keys, 0.0, what)?,
+        abs_sums: host_vec(num_keys, 0.0, what)?,
+        counts: host_vec(num_keys, 0, what)?,
         out_of_range: 0,
     };
-    let mut compensation = vec![0.0f64; num_keys];
+    let mut compensation = host_vec(num_keys, 0.0f64, what)?;
     for (&key, &v) in keys.iter().zip(values) {
         let k = key as usize;
         if k >= num_keys {
@@ -196,7 +213,7 @@ pub fn reference<T: ByKeyValue>(keys: &[u32], values: &[T], num_keys: usize) -> 
     for (sum, c) in r.sums.iter_mut().zip(compensation) {
         *sum += c;
     }
-    r
+    Ok(r)
 }
 
 impl KeyedSums {
@@ -209,9 +226,10 @@ impl KeyedSums {
     /// takes twice that and some. A key with no elements must be exactly 0.
     ///
     /// ```
-    /// let r = testkit::by_key::reference(&[0, 0, 0], &[1.0f32, -2.0, 0.5], 2);
+    /// let r = testkit::by_key::reference(&[0, 0, 0], &[1.0f32, -2.0, 0.5], 2)?;
     /// assert_eq!(r.tolerance(0, f32::EPSILON as f64), 4.0 * f32::EPSILON as f64 * 3.5);
     /// assert_eq!(r.tolerance(1, f32::EPSILON as f64), 0.0);
+    /// # Ok::<(), reduction::Error>(())
     /// ```
     pub fn tolerance(&self, k: usize, epsilon: f64) -> f64 {
         (self.counts[k] + 1) as f64 * epsilon * self.abs_sums[k]
@@ -222,11 +240,12 @@ impl KeyedSums {
     /// first wrong key, its count and the tolerance.
     ///
     /// ```
-    /// let r = testkit::by_key::reference(&[1, 1], &[0.5f64, 0.25], 2);
+    /// let r = testkit::by_key::reference(&[1, 1], &[0.5f64, 0.25], 2)?;
     /// assert!(r.check(&[0.0, 0.75], "ok", true).is_ok());
     /// let err = r.check(&[0.0, 0.5], "case", false).unwrap_err().to_string();
     /// assert!(err.starts_with("case: key 1 (2 elements"), "{err}");
     /// assert!(r.check(&[0.0], "short", false).is_err());
+    /// # Ok::<(), reduction::Error>(())
     /// ```
     pub fn check<T: ByKeyValue + Reference>(&self, got: &[T], case: &str, exact: bool) -> Result<()> {
         if got.len() != self.sums.len() {
@@ -260,8 +279,8 @@ mod tests {
     #[test]
     fn window_keeps_the_keys_and_moves_them_little() {
         let (n, w) = (10_000, 32);
-        let sorted = generate_keys(KeyDist::Sorted, n, 1000, 5);
-        let mut moved = generate_keys(KeyDist::Window(w), n, 1000, 5);
+        let sorted = generate_keys(KeyDist::Sorted, n, 1000, 5).unwrap();
+        let mut moved = generate_keys(KeyDist::Window(w), n, 1000, 5).unwrap();
         // an element at position p came from position >= p - w + 1 and <= p + w - 1
         for (p, &k) in moved.iter().enumerate() {
             let lo = p.saturating_sub(w as usize);
@@ -274,25 +293,25 @@ mod tests {
 
     #[test]
     fn sorted_has_n_over_keys_per_key() {
-        let keys = generate_keys(KeyDist::Sorted, 10_000_000, 1_000_000, 0);
-        let r = reference(&keys, &vec![1.0f32; keys.len()], 1_000_000);
+        let keys = generate_keys(KeyDist::Sorted, 10_000_000, 1_000_000, 0).unwrap();
+        let r = reference(&keys, &vec![1.0f32; keys.len()], 1_000_000).unwrap();
         assert!(r.counts.iter().all(|&c| c == 10));
     }
 
     #[test]
     fn random_keys_cover_the_range() {
-        let keys = generate_keys(KeyDist::Random, 100_000, 10, 9);
-        let r = reference(&keys, &vec![1.0f64; keys.len()], 10);
+        let keys = generate_keys(KeyDist::Random, 100_000, 10, 9).unwrap();
+        let r = reference(&keys, &vec![1.0f64; keys.len()], 10).unwrap();
         assert!(r.counts.iter().all(|&c| (9_000..11_000).contains(&c)), "{:?}", r.counts);
-        assert_eq!(generate_keys(KeyDist::Random, 10, 0, 1), [0; 10]);
+        assert_eq!(generate_keys(KeyDist::Random, 10, 0, 1).unwrap(), [0; 10]);
     }
 
     #[test]
     fn tolerance_rejects_a_missing_element() {
         // every value is >= 2^-23 in magnitude; dropping one must be caught
-        let keys = generate_keys(KeyDist::Sorted, 1000, 100, 1);
+        let keys = generate_keys(KeyDist::Sorted, 1000, 100, 1).unwrap();
         let values: Vec<f32> = generate(Pattern::Large, 1000, 1).unwrap();
-        let r = reference(&keys, &values, 100);
+        let r = reference(&keys, &values, 100).unwrap();
         let mut got: Vec<f32> = r.sums.iter().map(|&s| s as f32).collect();
         assert!(r.check(&got, "exact", false).is_ok());
         let k = (0..100).find(|&k| values[10 * k] != 0.0).unwrap();

@@ -155,6 +155,24 @@ macro_rules! sample_half {
 }
 sample_half!(f16 bf16);
 
+/// `n` copies of `value` in host memory, or [`Error::HostMemory`] naming
+/// `what` where they cannot be allocated (a count typed on the command
+/// line, not an abort).
+///
+/// ```
+/// use testkit::data::host_vec;
+/// assert_eq!(host_vec(3, 7u8, "three bytes")?, [7, 7, 7]);
+/// assert!(matches!(host_vec(usize::MAX / 2, 0u64, "too many"), Err(reduction::Error::HostMemory { what: "too many", .. })));
+/// # Ok::<(), reduction::Error>(())
+/// ```
+pub fn host_vec<T: Clone>(n: usize, value: T, what: &'static str) -> Result<Vec<T>> {
+    let mut out = Vec::new();
+    let bytes = n.saturating_mul(size_of::<T>());
+    out.try_reserve_exact(n).map_err(|_| Error::HostMemory { what, bytes })?;
+    out.resize(n, value);
+    Ok(out)
+}
+
 /// `n` elements of `pattern` for `seed`, generated on all CPU cores.
 /// [`Error::HostMemory`] if `n` elements cannot be allocated.
 ///
@@ -169,10 +187,7 @@ sample_half!(f16 bf16);
 /// # Ok::<(), reduction::Error>(())
 /// ```
 pub fn generate<T: Sample + Default>(pattern: Pattern, n: usize, seed: u64) -> Result<Vec<T>> {
-    let mut out = Vec::new();
-    let bytes = n.saturating_mul(size_of::<T>());
-    out.try_reserve_exact(n).map_err(|_| Error::HostMemory { what: "the generated input", bytes })?;
-    out.resize(n, T::default());
+    let mut out = host_vec(n, T::default(), "the generated input")?;
     let threads = std::thread::available_parallelism().map_or(1, |t| t.get());
     let chunk = n.div_ceil(threads).max(1 << 16);
     let key = splitmix64(seed);
