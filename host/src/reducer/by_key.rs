@@ -34,7 +34,9 @@ impl Reducer {
     /// different lengths ([`Error::LengthMismatch`]), a key `>= num_keys`
     /// ([`Error::KeyOutOfRange`] on the host; [`Error::KeysOutOfRange`] for
     /// device keys, which the kernels skip and count; the sums of the
-    /// others are computed all the same).
+    /// others are computed all the same). `num_keys` sums that fit in
+    /// neither the device's memory nor the host's: [`Error::OutOfMemory`],
+    /// [`Error::HostMemory`].
     ///
     /// ```no_run
     /// use reduction::{Options, Reducer, registry::Kernel};
@@ -54,9 +56,12 @@ impl Reducer {
         opts: &Options,
     ) -> Result<Vec<T>> {
         let kernel = check_by_key(keys, values, num_keys, opts)?;
-        let mut sums = vec![T::default(); num_keys];
         let stream = self.gpu().stream();
         let mut device = self.gpu().alloc::<T>(num_keys, "the per-key sums")?;
+        let mut sums = Vec::new();
+        let bytes = num_keys.saturating_mul(size_of::<T>());
+        sums.try_reserve_exact(num_keys).map_err(|_| Error::HostMemory { what: "the per-key sums", bytes })?;
+        sums.resize(num_keys, T::default());
         let counter = self.queue_by_key(kernel, keys, values, &mut device.as_view_mut(), num_keys)?;
         if num_keys > 0 {
             stream.memcpy_dtoh(&device.slice(..num_keys), &mut sums).map_err(driver("cuMemcpyDtoH"))?;
