@@ -224,7 +224,10 @@ fn out_of_device_memory() -> Result<(), Failed> {
     let err = r.sum(&data).err().ok_or("a 256 MiB input fitted in 64 MiB")?;
     ensure(matches!(err, Error::OutOfMemory { bytes, .. } if bytes == 256 << 20), || format!("{err:?}"))?;
     drop(filler);
-    ensure(r.sum(&data)? == 64 << 20, || "the reducer does not work after running out of memory".into())
+    ensure(r.sum(&data)? == 64 << 20, || "the reducer does not work after running out of memory".into())?;
+    // a length whose bytes overflow: refused, not a buffer of the wrapped size
+    let err = r.gpu().alloc::<u64>((1 << 61) + 1, "a length past usize").err().ok_or("2^64 + 8 bytes allocated")?;
+    ensure(matches!(err, Error::OutOfMemory { bytes: usize::MAX, .. }), || format!("{err:?}"))
 }
 
 /// `Options { finish: Finish::Cpu, ..Default::default() }` works with the

@@ -396,6 +396,8 @@ fn typed_errors() -> Result<(), Failed> {
         ("pitch < cols", shaped(Shape::Rows(Matrix::new(2, 10).pitch(9)), Strategy::Auto)),
         ("past the input", shaped(Shape::Columns(Matrix::new(11, 10)), Strategy::Auto)),
         ("rows × cols overflows", shaped(Shape::Rows(Matrix::new(usize::MAX / 2, 4)), Strategy::Auto)),
+        // results past the address space: refused, not a results buffer of the wrapped size
+        ("2^62 + 1 empty rows", shaped(Shape::Rows(Matrix::new((1 << 62) + 1, 0)), Strategy::Auto)),
         ("axis 2", Shape::axis(Matrix::new(1, 1), 2).map(|_| ())),
         ("lanes 3", shaped(Shape::Rows(Matrix::new(10, 10)), Strategy::Segments { tile_bytes: 0, lanes: 3 })),
         (
@@ -415,6 +417,9 @@ fn typed_errors() -> Result<(), Failed> {
         ensure(!e.to_string().contains('\n'), || format!("{what}: {e}"))?;
     }
     ensure(r.offsets(&[0, 5, 4]).is_err() && r.offsets(&[]).is_err(), || "bad offsets accepted".into())?;
+    // an index of 2^40 entries for two offsets: refused before it is built
+    let e = r.offsets(&[0, 1 << 50]).map(|_| ());
+    ensure(matches!(e, Err(Error::Shape(_))), || format!("offsets past any input: {e:?}"))?;
     let past = r.offsets(&[0, 50, 101])?;
     let e = r.reduce_shaped::<Sum, f32, _>(&[&x], Shape::Segments(&past), &Options::default());
     ensure(matches!(e, Err(Error::Shape(_))), || format!("offsets past n: {e:?}"))?;

@@ -109,6 +109,9 @@ impl<T> Input<T> for CudaView<'_, T> {
 /// The elements of `inputs` for operation `R`, once checked: the number of
 /// inputs and their lengths.
 pub(crate) fn check_inputs<R: Reduction<T>, T: Element, D: Input<T> + ?Sized>(inputs: &[&D]) -> Result<usize> {
+    if !(1..=2).contains(&R::INPUTS) {
+        return Err(Error::Invalid(format!("{}: INPUTS is {}, where the kernels take 1 or 2", R::NAME, R::INPUTS)));
+    }
     if inputs.len() != R::INPUTS as usize {
         return Err(Error::Invalid(format!("{} takes {} input(s), given {}", R::NAME, R::INPUTS, inputs.len())));
     }
@@ -133,5 +136,37 @@ pub(crate) fn len<T>(s: &Source<'_, T>) -> usize {
     match s {
         Source::Host(h) => h.len(),
         Source::Device(v) => v.len(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A user's operation that names no input: refused, not indexed.
+    struct NoInput;
+    impl Reduction<f32> for NoInput {
+        type Acc = f32;
+        type Out = f32;
+        const NAME: &'static str = "no_input";
+        const INPUTS: u32 = 0;
+        const IDENTITY: f32 = 0.0;
+        fn map(x: f32, _: f32, _: u64) -> f32 {
+            x
+        }
+        fn combine(a: f32, b: f32) -> f32 {
+            a + b
+        }
+        fn finish(acc: f32, _: u64) -> f32 {
+            acc
+        }
+    }
+
+    #[test]
+    fn an_operation_of_no_inputs_is_an_error() {
+        let none: [&[f32]; 0] = [];
+        let e = check_inputs::<NoInput, f32, [f32]>(&none).unwrap_err().to_string();
+        assert!(e.contains("INPUTS is 0, where the kernels take 1 or 2"), "{e}");
+        assert_eq!(check_inputs::<crate::Sum, f32, [f32]>(&[&[1.0, 2.0][..]]).unwrap(), 2);
     }
 }

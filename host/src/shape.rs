@@ -184,11 +184,13 @@ unsafe fn schedule(segs: Segments, n: u64) -> Vec<u64> {
 ///
 /// ```
 /// assert_eq!(reduction::shape::offsets_of(&[2, 0, 3], 5), [5, 7, 7, 10]);
+/// // lengths past u64 end at u64::MAX, where no input reaches
+/// assert_eq!(reduction::shape::offsets_of(&[u64::MAX, 1], 1), [1, u64::MAX, u64::MAX]);
 /// ```
 pub fn offsets_of(lengths: &[u64], first: u64) -> Vec<u64> {
     std::iter::once(first)
         .chain(lengths.iter().scan(first, |end, &l| {
-            *end += l;
+            *end = end.saturating_add(l); // past u64: an end no input reaches, refused by the shape's check
             Some(*end)
         }))
         .collect()

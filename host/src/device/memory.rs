@@ -62,7 +62,8 @@ impl Gpu {
         self.allocations.load(Ordering::Relaxed)
     }
 
-    /// Allocate `len` elements; running out of memory is [`Error::OutOfMemory`].
+    /// Allocate `len` elements; running out of memory, or a `len` whose
+    /// bytes overflow `usize`, is [`Error::OutOfMemory`].
     ///
     /// The memory is not initialised: write it before reading it.
     ///
@@ -75,13 +76,17 @@ impl Gpu {
     /// ```
     pub fn alloc<T: DeviceRepr>(&self, len: usize, what: &'static str) -> Result<CudaSlice<T>> {
         self.allocations.fetch_add(1, Ordering::Relaxed);
+        let out_of_memory = |bytes| {
+            let (free, total) = self.mem_info().unwrap_or((0, self.info.total_mem));
+            Error::OutOfMemory { what, bytes, free, total }
+        };
+        // a length whose bytes overflow is refused here: cudarc would
+        // allocate the wrapped size under the full length
+        let bytes = len.checked_mul(size_of::<T>()).ok_or_else(|| out_of_memory(usize::MAX))?;
         // SAFETY: the memory is uninitialised; every caller writes before it reads.
         match unsafe { self.stream.alloc::<T>(len.max(1)) } {
             Ok(slice) => Ok(slice),
-            Err(DriverError(sys::CUresult::CUDA_ERROR_OUT_OF_MEMORY)) => {
-                let (free, total) = self.mem_info().unwrap_or((0, self.info.total_mem));
-                Err(Error::OutOfMemory { what, bytes: len * size_of::<T>(), free, total })
-            }
+            Err(DriverError(sys::CUresult::CUDA_ERROR_OUT_OF_MEMORY)) => Err(out_of_memory(bytes)),
             Err(e) => Err(driver("cuMemAlloc")(e)),
         }
     }

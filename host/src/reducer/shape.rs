@@ -19,8 +19,8 @@ use gpu::op::Reduction;
 use gpu::shape::vector_columns;
 
 impl Reducer {
-    /// Check CSR `offsets` (at least one; never decreasing), on the host or
-    /// the device, and keep them on the GPU, for any number of
+    /// Check CSR `offsets` (at least one; never decreasing; ending within
+    /// an input the GPU can hold), on the host or the device, and keep them on the GPU, for any number of
     /// [`Reducer::reduce_shaped`] calls. Offsets already on the GPU are
     /// copied to the host once to be checked (a kernel trusting unchecked
     /// offsets could read outside the input). Beside them goes their index,
@@ -51,6 +51,15 @@ impl Reducer {
         };
         check_offsets(host)?;
         let (count, end) = (host.len() - 1, host[host.len() - 1]);
+        // the index and schedule grow with `end`: offsets past any input
+        // this GPU can hold (of 2-byte elements, the smallest) are refused
+        // before they are built
+        let total = self.gpu().info().total_mem as u64;
+        if end > total / 2 {
+            return Err(Error::Shape(format!(
+                "the offsets end at element {end}, past any input this GPU's {total} bytes hold"
+            )));
+        }
         let longest = host.windows(2).map(|w| w[1] - w[0]).max().unwrap_or(0);
         let host = laid_out(host);
         let mut device = self.gpu().alloc::<u64>(host.len(), "segment offsets and their index")?;
@@ -104,7 +113,9 @@ impl Reducer {
         if count == 0 {
             return Ok(Vec::new());
         }
-        let bytes = count * size_of::<R::Out>();
+        let bytes = count
+            .checked_mul(size_of::<R::Out>())
+            .ok_or_else(|| Error::Shape(format!("{count} results of {} do not fit in memory", R::NAME)))?;
         let words = self.with_inputs::<T, D, _>(inputs, realign(opts), |work, a, b| {
             self.with_shape_scratch(|s| {
                 grow(self.gpu(), &mut s.results, bytes.div_ceil(8), "the results")?;
