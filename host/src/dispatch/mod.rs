@@ -64,6 +64,11 @@ pub trait Limits {
     /// Blocks of `entry` resident on the whole card at once, with `block`
     /// threads and `smem` bytes of dynamic shared memory each.
     fn resident_blocks(&self, entry: &str, block: u32, smem: u32) -> Result<u32>;
+    /// The card's memory in bytes: no input larger is planned. By default
+    /// no bound.
+    fn memory(&self) -> usize {
+        usize::MAX
+    }
 }
 
 impl Limits for Gpu {
@@ -75,6 +80,9 @@ impl Limits for Gpu {
     }
     fn resident_blocks(&self, entry: &str, block: u32, smem: u32) -> Result<u32> {
         Gpu::resident_blocks(self, entry, block, smem)
+    }
+    fn memory(&self) -> usize {
+        self.info().total_mem
     }
 }
 
@@ -89,8 +97,8 @@ impl Limits for (Tuning, u32, u32) {
         Ok(self.1)
     }
     fn resident_blocks(&self, _: &str, block: u32, _: u32) -> Result<u32> {
-        let per_sm = (self.0.threads_per_sm / block.max(1)).clamp(1, self.2);
-        Ok(self.0.sm_count * per_sm)
+        let per_sm = (self.0.threads_per_sm / block.max(1)).clamp(1, self.2.max(1));
+        Ok(self.0.sm_count.saturating_mul(per_sm))
     }
 }
 
@@ -276,7 +284,8 @@ pub fn norm_order(p: f64, empty: Option<bool>) -> Result<gpu::op::power::Order> 
 /// where the options ask for one, else the kernel asked for (or the
 /// default) at the block asked for (or the card's default, stepped down
 /// where the entry's registers do not allow it), and its levels. Every
-/// refusal is a one-line error before any GPU work.
+/// refusal is a one-line error before any GPU work; `n` elements of more
+/// bytes than the card's [memory](Limits::memory) are one.
 ///
 /// ```
 /// use reduction::dispatch::{Request, Tuning, plan};
@@ -286,9 +295,20 @@ pub fn norm_order(p: f64, empty: Option<bool>) -> Result<gpu::op::power::Order> 
 /// let teaching = Options { kernel: Some(Kernel::find("reduce3")?), ..Options::default() };
 /// let p = plan(&Request::of::<reduction::Sum, i32>(1 << 20, &teaching), &h100)?;
 /// assert_eq!((p.block, p.levels.len()), (128, 3)); // Harris's 128 threads, three launches
+/// assert!(plan(&Request::of::<reduction::Sum, i32>(usize::MAX, &teaching), &h100).is_err()); // past any memory
 /// # Ok::<(), reduction::Error>(())
 /// ```
 pub fn plan(request: &Request, card: &impl Limits) -> Result<Plan> {
+    // no input larger than the card's memory exists to reduce (and the
+    // teaching kernels' levels, a launch each 2^31 elements, grow with `n`)
+    if request.n.checked_mul(request.elem_bytes).is_none_or(|bytes| bytes > card.memory()) {
+        return Err(Error::Invalid(format!(
+            "{} elements of {}: more than the GPU's {} bytes of memory",
+            request.n,
+            request.ty,
+            card.memory()
+        )));
+    }
     let (op, exponent) = entry_operation(request.op, exponent(request.op, &request.options)?);
     if let Some(mode) = mode_kernel(request.op, request.ty, &request.options)? {
         return mode_plan(request, mode, card);
