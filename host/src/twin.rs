@@ -37,20 +37,36 @@
 //!   and the row lanes again in order
 //! ```
 
-/// A flat reduction in the reproducible kernels' order (`n` alone decides it).
-pub use gpu::op::fixed_order::fixed_order;
-
 use crate::dispatch::{ShapeKernel, shape_plan as plan};
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::input::Element;
 use crate::shape::{Fit, Shape, Strategy};
 use gpu::names::Op;
-use gpu::op::fixed_order::{TwinWarp, WARP, team_tree, warp_tree};
+use gpu::op::fixed_order::{FixedOrder, TwinWarp, WARP, team_tree, warp_tree};
 use gpu::op::{PortableLogSumExp, Reduction};
 use gpu::shape::{
     COLUMN_ROWS, Columns, SHAPE_BLOCK, STAGE_LANE_ELEMENTS, Segments, fits_stage, lanes_for, piece_lanes, tile_span,
     tiles, vector_columns,
 };
+
+/// A flat reduction of `a` (and `b`, for an operation of two inputs; pass
+/// `a` again otherwise) in the reproducible kernels' order (`n` alone
+/// decides it): the bits of a `gpu_to_gpu` result (NaN payloads aside).
+/// Two inputs of different lengths are [`Error::InputsDiffer`].
+///
+/// ```
+/// use reduction::{Error, Sum, op::Dot, twin::fixed_order};
+/// let xs: Vec<f32> = (0..100_000).map(|i| (i % 7) as f32 - 3.0).collect();
+/// assert_eq!(fixed_order::<Sum, f32>(&xs, &xs)?, xs.iter().sum::<f32>()); // exact data: any order agrees
+/// assert!(matches!(fixed_order::<Dot, f32>(&xs, &xs[1..]), Err(Error::InputsDiffer { .. })));
+/// # Ok::<(), reduction::Error>(())
+/// ```
+pub fn fixed_order<R: FixedOrder<T>, T: Copy>(a: &[T], b: &[T]) -> Result<R::Out> {
+    if R::INPUTS == 2 && a.len() != b.len() {
+        return Err(Error::InputsDiffer { op: R::NAME, a: a.len(), b: b.len() });
+    }
+    Ok(gpu::op::fixed_order::fixed_order::<R, T>(a, b))
+}
 
 /// Operation `R` on each row, column or segment of `inputs` (one, or two of
 /// the same length for a dot product) in exactly the order of the shaped

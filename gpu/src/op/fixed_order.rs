@@ -243,6 +243,11 @@ pub fn team_tree<A: Copy>(v: &mut [A], combine: impl Fn(A, A) -> A) -> A {
 /// result has the GPU's bits (NaN payloads aside: the GPU's NaN is
 /// canonical, the CPU's carries the payload of an input).
 ///
+/// # Panics
+/// For two inputs, where `b` is shorter than `a` (the library's
+/// `reduction::twin::fixed_order` refuses inputs of different lengths
+/// with an error instead).
+///
 /// ```
 /// use gpu::op::{Sum, fixed_order::fixed_order};
 /// let xs: Vec<f32> = (0..100_000).map(|i| (i % 7) as f32 - 3.0).collect();
