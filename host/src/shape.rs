@@ -234,6 +234,23 @@ impl Shape<'_> {
         }
     }
 
+    /// The bytes of its results, `out` bytes each: [`Error::Shape`] where
+    /// they pass the address space (2^62 empty rows of `f32` sums).
+    ///
+    /// ```
+    /// use reduction::shape::{Matrix, Shape};
+    /// assert_eq!(Shape::Rows(Matrix::new(3, 0)).results_bytes(4)?, 12);
+    /// assert!(Shape::Rows(Matrix::new((1 << 62) + 1, 0)).results_bytes(4).is_err());
+    /// # Ok::<(), reduction::Error>(())
+    /// ```
+    pub fn results_bytes(&self, out: usize) -> Result<usize> {
+        let count = self.results();
+        count
+            .checked_mul(out)
+            .filter(|&bytes| bytes <= isize::MAX as usize)
+            .ok_or_else(|| Error::Shape(format!("{count} results of {out} bytes do not fit in memory")))
+    }
+
     /// The elements the shape's rows or segments span, from the input's
     /// start: what the segments kernel cuts into warp tiles (so the tiles,
     /// and the order of additions, do not depend on how much input follows).

@@ -80,6 +80,8 @@ pub fn fixed_order<R: FixedOrder<T>, T: Copy>(a: &[T], b: &[T]) -> Result<R::Out
 /// let x: Vec<f32> = (0..12).map(|i| i as f32).collect();
 /// let rows = shaped_fixed_order::<Sum, f32>(&[&x], Shape::Rows(Matrix::new(3, 4)), Strategy::Auto)?;
 /// assert_eq!(rows, [6.0, 22.0, 38.0]);
+/// // results past the address space: an error, not an allocation of the wrapped size
+/// assert!(shaped_fixed_order::<Sum, f32>(&[&x], Shape::Rows(Matrix::new((1 << 62) + 1, 0)), Strategy::Auto).is_err());
 /// # Ok::<(), reduction::Error>(())
 /// ```
 pub fn shaped_fixed_order<R: Reduction<T>, T: Element>(
@@ -91,15 +93,12 @@ pub fn shaped_fixed_order<R: Reduction<T>, T: Element>(
         [a] => (*a, *a),
         [a, b] if a.len() == b.len() => (*a, *b),
         _ => {
-            return Err(crate::error::Error::Invalid(format!(
-                "{} takes {} input(s) of one length",
-                R::NAME,
-                R::INPUTS
-            )));
+            return Err(Error::Invalid(format!("{} takes {} input(s) of one length", R::NAME, R::INPUTS)));
         }
     };
+    shape.results_bytes(size_of::<R::Out>())?;
     let op = Op::from_name(R::NAME)
-        .ok_or_else(|| crate::error::Error::Invalid(format!("{}: not an operation of the shaped kernels", R::NAME)))?;
+        .ok_or_else(|| Error::Invalid(format!("{}: not an operation of the shaped kernels", R::NAME)))?;
     match crate::dispatch::portable_form(R::NAME, T::NAME) {
         Some(form) => portable::<R, T>(form, a, b, op, shape, strategy),
         None => in_order::<R, T>(a, b, op, shape, strategy),
@@ -158,7 +157,7 @@ fn portable<R: Reduction<T>, T: Element>(
     shape: Shape<'_>,
     strategy: Strategy,
 ) -> Result<Vec<R::Out>> {
-    let unknown = || crate::error::Error::Invalid(format!("{form}: the shaped twin has no such form of {}", R::NAME));
+    let unknown = || Error::Invalid(format!("{form}: the shaped twin has no such form of {}", R::NAME));
     let (Some(a), Some(b)) = (as_f32(a), as_f32(b)) else { return Err(unknown()) };
     if form != "logsumexp_portable" {
         return Err(unknown());

@@ -113,9 +113,7 @@ impl Reducer {
         if count == 0 {
             return Ok(Vec::new());
         }
-        let bytes = count
-            .checked_mul(size_of::<R::Out>())
-            .ok_or_else(|| Error::Shape(format!("{count} results of {} do not fit in memory", R::NAME)))?;
+        let bytes = shape.results_bytes(size_of::<R::Out>())?;
         let words = self.with_inputs::<T, D, _>(inputs, realign(opts), |work, a, b| {
             self.with_shape_scratch(|s| {
                 grow(self.gpu(), &mut s.results, bytes.div_ceil(8), "the results")?;
