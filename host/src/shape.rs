@@ -19,6 +19,7 @@ pub use gpu::shape::{AUTO_LANES, Fit, MAX_TILE_BYTES, MIN_TILE_BYTES, SHAPE_BLOC
 /// assert_eq!(m.elements_spanned().unwrap(), 2 * 6 + 4);
 /// assert!(m.check(15).is_err() && m.check(16).is_ok());
 /// assert!(Matrix::new(2, 5).pitch(4).check(100).is_err()); // pitch < cols
+/// assert!(Matrix::new(0, 1 << 62).check(0).is_err()); // no rows, and columns past any memory
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Matrix {
@@ -56,6 +57,11 @@ impl Matrix {
             return Err(Error::Shape(format!("{self}: the pitch {} is smaller than cols {}", self.pitch, self.cols)));
         }
         self.rows.checked_mul(self.cols).ok_or_else(|| Error::Shape(format!("{self}: rows × cols overflows")))?;
+        // each dimension's bytes, at 16 a position, fit the address space
+        // (an empty matrix of 0 rows bounds its columns no other way)
+        if self.rows.max(self.pitch) > isize::MAX as usize / 16 {
+            return Err(Error::Shape(format!("{self}: a dimension past 2^59")));
+        }
         let need = self.elements_spanned()?;
         if need > len {
             return Err(Error::Shape(format!("{self} spans {need} elements, but the input holds {len}")));

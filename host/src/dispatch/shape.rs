@@ -303,8 +303,10 @@ pub fn shape_plan(
             } else {
                 chunks
             };
-            let grid = u32::try_from(geo.col_tiles * chunks as u64)
-                .ok()
+            let grid = geo
+                .col_tiles
+                .checked_mul(chunks as u64)
+                .and_then(|g| u32::try_from(g).ok())
                 .filter(|&g| g < 1 << 31)
                 .ok_or_else(|| too_big("columns"))?;
             Ok(ShapePlan {
