@@ -314,7 +314,10 @@ fn typed_errors() -> Result<(), Failed> {
     ensure(matches!(r, Err(Error::Shards { given: 1, gpus: 2 })), || format!("one shard for two GPUs: {r:?}"))?;
     let r = m.sum(&[&dev[1], &dev[0]]);
     ensure(matches!(r, Err(Error::ShardDevice { shard: 0, on: 1, expected: 0 })), || format!("swapped shards: {r:?}"))?;
-    // the refused call left nothing behind on either GPU
+    // one GPU's reducer given the other's buffer: refused before a kernel faults on it
+    let r = m.reducers()[0].reduce::<reduction::Sum, f32, _>(&[&dev[1]], &reduction::Options::default());
+    ensure(matches!(r, Err(Error::OtherGpu { on: 1, expected: 0, .. })), || format!("GPU 1's input on GPU 0: {r:?}"))?;
+    // the refused calls left nothing behind on either GPU
     let both = m.sum(&[&view(&dev[0]), &view(&dev[1])]);
     ensure(both.is_ok(), || format!("a good call after the swapped shards: {both:?}"))?;
     let (_, short) = shards::<f32>(m, &[100, 99], 9)?;

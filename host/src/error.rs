@@ -229,6 +229,18 @@ pub enum Error {
         gpus: usize,
     },
 
+    /// A buffer in the memory of another GPU than the reducer's (a kernel
+    /// given another GPU's address faults and ends the context).
+    #[error("{what} is in the memory of GPU {on}, but this reducer runs on GPU {expected}")]
+    OtherGpu {
+        /// The buffer: an input, the output, the keys, the offsets.
+        what: &'static str,
+        /// The GPU its memory is on.
+        on: usize,
+        /// The reducer's GPU.
+        expected: usize,
+    },
+
     /// A shard in the memory of another GPU than the one that reduces it.
     #[error("shard {shard} is in the memory of GPU {on}, but GPU {expected} reduces it")]
     ShardDevice {

@@ -4,7 +4,7 @@
 use std::sync::atomic::Ordering;
 
 use cudarc::driver::sys;
-use cudarc::driver::{CudaSlice, DeviceRepr, DriverError, PinnedHostSlice, ValidAsZeroBits};
+use cudarc::driver::{CudaSlice, DeviceRepr, DeviceSlice, DriverError, PinnedHostSlice, ValidAsZeroBits};
 
 use super::Gpu;
 use crate::error::{Error, Result, driver};
@@ -33,7 +33,21 @@ impl<T> Mapped<T> {
     }
 }
 
+/// The GPU whose memory holds `buffer`: its context's, in which cudarc
+/// allocated it.
+pub(crate) fn gpu_of<T>(buffer: &impl DeviceSlice<T>) -> usize {
+    buffer.stream().context().ordinal()
+}
+
 impl Gpu {
+    /// That `buffer` (`what`: an input, the output, ...) is in this GPU's
+    /// memory, else [`Error::OtherGpu`]: a kernel given another GPU's
+    /// address faults and ends the context.
+    pub(crate) fn holds<T>(&self, buffer: &impl DeviceSlice<T>, what: &'static str) -> Result<()> {
+        let (on, expected) = (gpu_of(buffer), self.info.ordinal);
+        if on == expected { Ok(()) } else { Err(Error::OtherGpu { what, on, expected }) }
+    }
+
     /// `(free, total)` device memory in bytes.
     ///
     /// ```no_run

@@ -13,7 +13,7 @@ use cudarc::driver::sys::{self, CUdevice_attribute as Attr};
 use cudarc::driver::{CudaContext, CudaEvent, CudaFunction, CudaStream, DevicePtr, DriverError};
 use gpu::op::power::EXPONENT_SYMBOL;
 
-pub(crate) use memory::Mapped;
+pub(crate) use memory::{Mapped, gpu_of};
 
 use crate::error::{Error, Result, driver};
 use crate::ptx::Ptx;

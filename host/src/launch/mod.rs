@@ -41,10 +41,11 @@ impl Out {
         (Out { addr, len, done: 0 }, guard)
     }
 
-    /// [`Out::of`] for a view the caller gave: [`Error::Invalid`] unless it
-    /// is aligned for `V` (a byte buffer viewed as [`Arg`](gpu::op::Arg)s
+    /// [`Out::of`] for a view the caller gave: [`Error::OtherGpu`] unless
+    /// it is in `gpu`'s memory, [`Error::Invalid`] unless it is aligned for `V` (a byte buffer viewed as [`Arg`](gpu::op::Arg)s
     /// can start anywhere, and a misaligned store would end the context).
     pub fn of_given<'a, V>(view: &'a mut CudaViewMut<'_, V>, gpu: &'a Gpu) -> Result<(Out, impl Drop + 'a)> {
+        gpu.holds(view, "the output")?;
         let (out, guard) = Out::of(view, gpu);
         if out.addr % align_of::<V>() as u64 != 0 {
             return Err(Error::Invalid(format!(

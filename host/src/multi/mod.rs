@@ -39,7 +39,7 @@ use std::mem::ManuallyDrop;
 use std::ops::Range;
 use std::sync::Mutex;
 
-use cudarc::driver::{CudaContext, CudaSlice, DevicePtr, DevicePtrMut};
+use cudarc::driver::{CudaContext, CudaSlice, DevicePtrMut};
 use cudarc::nccl::Comm;
 
 pub use nccl::{UniqueId, find_libnccl, link_dir, loaded_nccl, no_nccl_reason};
@@ -47,7 +47,7 @@ pub use sharded::{Sharded, split};
 
 use combine::{COUNT_AT, SLOT, combine};
 
-use crate::device::{Gpu, device_count};
+use crate::device::{Gpu, device_count, gpu_of};
 use crate::error::{Error, Result, driver};
 use crate::input::check_inputs;
 use crate::input::{Element, Input, Source};
@@ -303,18 +303,9 @@ impl MultiReducer {
             let expected = r.gpu().info().ordinal;
             for input in inputs.iter() {
                 if let Source::Device(view) = input.source()
-                    && !view.is_empty()
+                    && gpu_of(&view) != expected
                 {
-                    let (addr, guard) = view.device_ptr(r.gpu().stream());
-                    // Only the address is wanted: the guard would record the
-                    // view's event on this stream when dropped, which the
-                    // driver refuses (and cudarc keeps as the context's error)
-                    // for a view on another GPU. It holds nothing to free.
-                    std::mem::forget(guard);
-                    let on = device_of(addr)?;
-                    if on != expected {
-                        return Err(Error::ShardDevice { shard, on, expected });
-                    }
+                    return Err(Error::ShardDevice { shard, on: gpu_of(&view), expected });
                 }
             }
         }
@@ -374,22 +365,4 @@ fn open(ordinal: usize, ptx: &Ptx) -> Result<Reducer> {
     let ctx = CudaContext::new(ordinal).map_err(driver("cuCtxRetain"))?;
     let stream = ctx.new_stream().map_err(driver("cuStreamCreate"))?;
     Ok(Reducer::from_gpu(Gpu::from_stream(stream, ptx.clone())?))
-}
-
-/// The GPU whose memory holds device address `addr`.
-fn device_of(addr: u64) -> Result<usize> {
-    use cudarc::driver::sys;
-    let mut ordinal: i32 = -1;
-    // SAFETY: writes one int for a pointer attribute; `addr` is a live
-    // device allocation's address (from a cudarc view the caller holds).
-    unsafe {
-        sys::cuPointerGetAttribute(
-            (&mut ordinal as *mut i32).cast(),
-            sys::CUpointer_attribute::CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL,
-            addr,
-        )
-    }
-    .result()
-    .map_err(driver("cuPointerGetAttribute"))?;
-    Ok(ordinal.max(0) as usize)
 }

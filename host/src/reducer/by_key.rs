@@ -106,6 +106,7 @@ impl Reducer {
         if sums.len() < num_keys {
             return Err(Error::OutputTooShort { len: sums.len(), num_keys });
         }
+        self.gpu().holds(sums, "the sums")?;
         self.queue_by_key(kernel, keys, values, sums, num_keys).map(drop)
     }
 
@@ -132,7 +133,10 @@ impl Reducer {
         }
         let mut key_copy;
         let keys = match keys.source() {
-            Source::Device(view) => view,
+            Source::Device(view) => {
+                gpu.holds(&view, "the keys")?;
+                view
+            }
             Source::Host(host) => {
                 key_copy = gpu.alloc::<u32>(host.len(), "the keys")?;
                 self.stage(&mut key_copy, host)?

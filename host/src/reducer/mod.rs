@@ -318,6 +318,11 @@ impl Reducer {
         f: impl FnOnce(&mut Work<T>, CudaView<'_, T>, Option<CudaView<'_, T>>) -> Result<V>,
     ) -> Result<V> {
         let (first, second) = (inputs[0].source(), inputs.get(1).map(|d| d.source()));
+        for source in [Some(&first), second.as_ref()].into_iter().flatten() {
+            if let Source::Device(view) = source {
+                self.gpu().holds(view, "an input")?;
+            }
+        }
         let mut scratch = self.scratch::<T>()?;
         let s = &mut *scratch;
         let [stage_a, stage_b] = &mut s.staging;

@@ -4,6 +4,7 @@
 
 use cudarc::driver::{CudaView, CudaViewMut};
 
+use crate::device::Gpu;
 use crate::dispatch::Level;
 use crate::error::{Error, Result};
 use crate::input::Element;
@@ -81,6 +82,7 @@ impl<O, T> Prepared<O, T> {
     fn check<'v, 'a>(
         &self,
         inputs: &'v [&'v CudaView<'a, T>],
+        gpu: &Gpu,
     ) -> Result<(&'v CudaView<'a, T>, Option<&'v CudaView<'a, T>>)>
     where
         O: Reduction<T>,
@@ -96,6 +98,9 @@ impl<O, T> Prepared<O, T> {
                 lens.join(" and "),
                 self.n
             )));
+        }
+        for view in inputs {
+            gpu.holds(*view, "an input")?;
         }
         Ok((inputs[0], inputs.get(1).copied()))
     }
@@ -129,7 +134,7 @@ impl Reducer {
         inputs: &[&CudaView<'_, T>],
         out: &mut CudaViewMut<'_, R::Out>,
     ) -> Result<()> {
-        let (a, b) = prepared.check(inputs)?;
+        let (a, b) = prepared.check(inputs, self.gpu())?;
         if out.is_empty() {
             return Err(Error::SliceTooShort { len: 0, n: 1 });
         }
@@ -147,7 +152,7 @@ impl Reducer {
         prepared: &Prepared<R, T>,
         inputs: &[&CudaView<'_, T>],
     ) -> Result<()> {
-        let (a, b) = prepared.check(inputs)?;
+        let (a, b) = prepared.check(inputs, self.gpu())?;
         let mut scratch = self.scratch::<T>()?;
         let s = &mut scratch.work;
         enqueue(self.gpu(), &mut s.bufs, &prepared.job, &prepared.job.plan.levels, a, b, s.result.out())

@@ -201,6 +201,9 @@ impl Reducer {
         out: Out,
     ) -> Result<()> {
         let gpu = self.gpu();
+        if let Shape::Segments(o) = shape {
+            gpu.holds(&o.device, "the offsets")?;
+        }
         if let Some(stretch) = single_stretch(shape, opts.strategy, realign(opts)) {
             shape.check(a.len())?;
             let (a, b) = (a.slice(stretch.clone()), b.map(|b| b.slice(stretch)));
