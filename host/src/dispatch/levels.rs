@@ -81,7 +81,7 @@ pub struct Level {
 /// assert_eq!(grid_for(Kernel::find("reduce7").unwrap(), 100, 128, 264), 1);
 /// ```
 pub fn grid_for(kernel: &Kernel, n: usize, block: u32, resident: u32) -> u32 {
-    let block = block as usize;
+    let block = block.max(1) as usize;
     let grid = match kernel.scheme {
         Scheme::MultiPass(PerThread::One) => n.div_ceil(block),
         Scheme::MultiPass(PerThread::Two) => n.div_ceil(2 * block),
@@ -111,11 +111,11 @@ pub fn grid_for(kernel: &Kernel, n: usize, block: u32, resident: u32) -> u32 {
 /// assert_eq!(grid_in_whole_rounds(1 << 24, 4, 256, 1056), 1056); // f32: four rounds, every block
 /// ```
 pub fn grid_in_whole_rounds(n: usize, elem_size: usize, block: u32, resident: u32) -> u32 {
-    let round = ROUND_VECTORS as usize * block as usize;
+    let round = ROUND_VECTORS as usize * block.max(1) as usize;
     let vectors = n.saturating_mul(elem_size).div_ceil(16);
     let rounds = vectors.div_ceil(round * resident.max(1) as usize);
     if rounds > 2 {
-        return resident;
+        return resident.max(1);
     }
     vectors.div_ceil(round * rounds.max(1)).clamp(1, resident.max(1) as usize) as u32
 }
@@ -189,6 +189,7 @@ pub fn scratch_sizes(levels: &[Level]) -> (usize, usize) {
 /// assert_eq!(depth(k, &levels(k, 1 << 20, 128, 264), 128), (32 + 7) + (4 + 7));
 /// ```
 pub fn depth(kernel: &Kernel, levels: &[Level], block: u32) -> usize {
+    let block = block.max(1);
     let tree = block.ilog2() as usize;
     levels
         .iter()
@@ -274,7 +275,7 @@ mod tests {
                     for n in [0usize, 1, 17, 1000, 4097, 1 << 16, (1 << 20) + 3, 1 << 22, 1 << 24, 1 << 28] {
                         let grid = grid_in_whole_rounds(n, elem_size, block, resident);
                         assert!((1..=resident).contains(&grid), "n={n} size {elem_size} b{block} r{resident}: {grid}");
-                        let round = ROUND_VECTORS as usize * block as usize;
+                        let round = ROUND_VECTORS as usize * block.max(1) as usize;
                         let vectors = (n * elem_size).div_ceil(16);
                         let rounds = vectors.div_ceil(round * resident as usize);
                         if rounds > 2 {

@@ -158,3 +158,17 @@ fn power_sums_of_order_one_and_two_launch_the_norms_entries() {
     let repro = Options { p: Some(2.0), determinism: Determinism::GpuToGpu, ..Options::default() };
     assert!(plan(&Request::of::<PowerSum, f32>(1000, &repro), &card).is_err(), "no reproducible power_sum");
 }
+
+/// The public planning helpers give an answer for any arguments: a block of
+/// 0 threads, a card of the largest counts (no division by zero, no
+/// overflow; the plan itself refuses such blocks).
+#[test]
+fn planning_helpers_are_total() {
+    let k = Kernel::find("reduce7").unwrap();
+    assert_eq!(grid_for(k, 1000, 0, 0), 1);
+    assert_eq!(grid_in_whole_rounds(1000, 4, 0, 0), 1);
+    assert!(depth(k, &levels(k, 1000, 0, 4), 0) > 0);
+    let huge = Tuning { sm_count: u32::MAX, threads_per_sm: u32::MAX, bandwidth_per_sm: 1e9 };
+    assert!([256, 512, 1024].contains(&huge.default_block("argmax", usize::MAX)));
+    assert!((huge, 1024, 0).resident_blocks("any", 256, 0).unwrap() >= 1);
+}

@@ -77,7 +77,7 @@ impl Tuning {
 
     /// Threads resident on the whole GPU.
     pub fn resident_threads(&self) -> usize {
-        self.sm_count as usize * self.threads_per_sm as usize
+        (self.sm_count as usize).saturating_mul(self.threads_per_sm as usize)
     }
 
     /// The default kernel's block size for `n` elements of the operation
@@ -86,9 +86,9 @@ impl Tuning {
     pub fn default_block(&self, op: &str, n: usize) -> u32 {
         let arg = op == Op::ArgMin.name() || op == Op::ArgMax.name();
         let resident = self.resident_threads();
-        if n >= LARGE_PER_THREAD * resident {
+        if n >= resident.saturating_mul(LARGE_PER_THREAD) {
             1024
-        } else if arg && n.saturating_mul(4) >= ARG_PER_THREAD_X4 * resident {
+        } else if arg && n.saturating_mul(4) >= resident.saturating_mul(ARG_PER_THREAD_X4) {
             512
         } else {
             256
