@@ -275,7 +275,7 @@ mod tests {
                     for n in [0usize, 1, 17, 1000, 4097, 1 << 16, (1 << 20) + 3, 1 << 22, 1 << 24, 1 << 28] {
                         let grid = grid_in_whole_rounds(n, elem_size, block, resident);
                         assert!((1..=resident).contains(&grid), "n={n} size {elem_size} b{block} r{resident}: {grid}");
-                        let round = ROUND_VECTORS as usize * block.max(1) as usize;
+                        let round = ROUND_VECTORS as usize * block as usize;
                         let vectors = (n * elem_size).div_ceil(16);
                         let rounds = vectors.div_ceil(round * resident as usize);
                         if rounds > 2 {

@@ -42,8 +42,9 @@ impl Out {
     }
 
     /// [`Out::of`] for a view the caller gave: [`Error::OtherGpu`] unless
-    /// it is in `gpu`'s memory, [`Error::Invalid`] unless it is aligned for `V` (a byte buffer viewed as [`Arg`](gpu::op::Arg)s
-    /// can start anywhere, and a misaligned store would end the context).
+    /// it is in `gpu`'s memory, [`Error::Invalid`] unless it is aligned for
+    /// `V` (a byte buffer viewed as [`Arg`](gpu::op::Arg)s can start
+    /// anywhere, and a misaligned store would end the context).
     pub fn of_given<'a, V>(view: &'a mut CudaViewMut<'_, V>, gpu: &'a Gpu) -> Result<(Out, impl Drop + 'a)> {
         gpu.holds(view, "the output")?;
         let (out, guard) = Out::of(view, gpu);

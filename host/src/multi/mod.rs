@@ -302,10 +302,11 @@ impl MultiReducer {
             lens.push(check_inputs::<R, T, D>(inputs)? as u64);
             let expected = r.gpu().info().ordinal;
             for input in inputs.iter() {
-                if let Source::Device(view) = input.source()
-                    && gpu_of(&view) != expected
-                {
-                    return Err(Error::ShardDevice { shard, on: gpu_of(&view), expected });
+                if let Source::Device(view) = input.source() {
+                    let on = gpu_of(&view);
+                    if on != expected {
+                        return Err(Error::ShardDevice { shard, on, expected });
+                    }
                 }
             }
         }

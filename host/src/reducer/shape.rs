@@ -20,8 +20,8 @@ use gpu::shape::vector_columns;
 
 impl Reducer {
     /// Check CSR `offsets` (at least one; never decreasing; ending within
-    /// an input the GPU can hold), on the host or the device, and keep them on the GPU, for any number of
-    /// [`Reducer::reduce_shaped`] calls. Offsets already on the GPU are
+    /// an input the GPU can hold), on the host or the device, and keep them
+    /// on the GPU, for any number of [`Reducer::reduce_shaped`] calls. Offsets already on the GPU are
     /// copied to the host once to be checked (a kernel trusting unchecked
     /// offsets could read outside the input). Beside them goes their index,
     /// the first segment at each boundary of 2048 elements (16 bytes a
