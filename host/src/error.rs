@@ -333,6 +333,17 @@ pub enum Error {
 /// ```
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
+/// `items` (`count` of them) collected into a vector reserved for them
+/// first: [`Error::HostMemory`] for `what` where the host cannot hold them,
+/// where a plain `collect` would abort the process.
+pub(crate) fn host_vec<X>(count: usize, what: &'static str, items: impl IntoIterator<Item = X>) -> Result<Vec<X>> {
+    let mut out = Vec::new();
+    let bytes = count.saturating_mul(size_of::<X>());
+    out.try_reserve_exact(count).map_err(|_| Error::HostMemory { what, bytes })?;
+    out.extend(items);
+    Ok(out)
+}
+
 /// Wrap a driver error with the name of the call that failed.
 pub(crate) fn driver(call: &'static str) -> impl FnOnce(DriverError) -> Error {
     Error::from_driver(call)

@@ -38,7 +38,7 @@
 //! ```
 
 use crate::dispatch::{ShapeKernel, shape_plan as plan};
-use crate::error::{Error, Result};
+use crate::error::{Error, Result, host_vec};
 use crate::input::Element;
 use crate::shape::{Fit, Shape, Strategy};
 use gpu::names::Op;
@@ -126,10 +126,10 @@ fn in_order<R: Reduction<T>, T: Element>(
         Shape::Rows(m) => Segments::rows(m.rows as u64, m.cols as u64, m.pitch as u64),
         Shape::Segments(o) => Segments::of_entry(o.host.as_ptr(), o.count as u64, 0, 0),
         Shape::Columns(m) => {
-            return Ok(columns::<R, T>(a, b, m.rows, m.cols, m.pitch, aligned, p.tile as u32, p.split));
+            return columns::<R, T>(a, b, m.rows, m.cols, m.pitch, aligned, p.tile as u32, p.split);
         }
     };
-    Ok(match p.kernel {
+    match p.kernel {
         ShapeKernel::RowsShort => short_rows::<R, T>(a, b, segs.count, segs.cols),
         // SAFETY: `segs` points into `o.host`, `count + 1` offsets checked
         // non-decreasing and within the input by `plan`, then their index over
@@ -143,7 +143,7 @@ fn in_order<R: Reduction<T>, T: Element>(
             };
             segments::<R, T>(a, b, segs, shape.extent()? as u64, p.tile, p.split, order)
         },
-    })
+    }
 }
 
 /// The twin of a portable form (`dispatch::portable_form`), which the GPU
@@ -176,18 +176,25 @@ fn as_f32<T: Element>(x: &[T]) -> Option<&[f32]> {
 /// The `rows_short` kernel's result for `rows` rows of `cols` elements, back
 /// to back: each row's vectors (a lane each) folded pairwise and combined
 /// into `IDENTITY`, then the team's tree.
-fn short_rows<R: Reduction<T>, T: Copy>(a: &[T], b: &[T], rows: u64, cols: u64) -> Vec<R::Out> {
+fn short_rows<R: Reduction<T>, T: Copy>(a: &[T], b: &[T], rows: u64, cols: u64) -> Result<Vec<R::Out>> {
     let width = (16 / size_of::<T>()) as u64;
     let v = (cols / width) as usize; // 1..=32 (the planner's `short_row_vectors`)
-    (0..rows)
-        .map(|r| {
+    results(
+        rows,
+        (0..rows).map(|r| {
             let mut lane = [R::IDENTITY; WARP];
             for (k, l) in lane[..v].iter_mut().enumerate() {
                 *l = R::combine(R::IDENTITY, vector::<R, T>(a, b, r * cols + k as u64 * width, r * cols));
             }
             R::finish(team_tree(&mut lane[..v], R::combine), cols)
-        })
-        .collect()
+        }),
+    )
+}
+
+/// The twin's results, one an item: [`Error::HostMemory`] where the host
+/// cannot hold `count` of them.
+fn results<X>(count: u64, items: impl Iterator<Item = X>) -> Result<Vec<X>> {
+    host_vec(usize::try_from(count).unwrap_or(usize::MAX), "the twin's results", items)
 }
 
 /// How the segments kernels fold a segment's piece of a tile.
@@ -228,7 +235,7 @@ unsafe fn segments<R: Reduction<T>, T: Copy>(
     tile: u64,
     lanes: u32,
     order: Pieces,
-) -> Vec<R::Out> {
+) -> Result<Vec<R::Out>> {
     let count_tiles = tiles(n, tile);
     let width = (16 / size_of::<T>()) as u64; // elements a 16-byte vector
     // the team size tile `t` uses, as the kernel picks it
@@ -237,8 +244,9 @@ unsafe fn segments<R: Reduction<T>, T: Copy>(
         let (w0, w1, lo, hi) = unsafe { segs.tile_range(t, tile, count_tiles, n) };
         lanes_for(lanes, w1.min(n) - w0, hi - lo, size_of::<T>()).clamp(1, 32) as usize
     };
-    (0..segs.count)
-        .map(|s| {
+    results(
+        segs.count,
+        (0..segs.count).map(|s| {
             // SAFETY: s < count
             let (b0, e0) = unsafe { segs.bounds(s) };
             if b0 == e0 {
@@ -282,8 +290,8 @@ unsafe fn segments<R: Reduction<T>, T: Copy>(
                 return R::finish(piece(t0), e0 - b0);
             }
             R::finish(combine_pieces::<R, T>((t0..=t1).map(piece)), e0 - b0)
-        })
-        .collect()
+        }),
+    )
 }
 
 /// A piece `p0..p1` of the segment from `b0` as a block of `rows_long` or
@@ -406,14 +414,15 @@ fn columns<R: Reduction<T>, T: Copy>(
     vector: bool,
     wide: u32,
     chunks: u32,
-) -> Vec<R::Out> {
+) -> Result<Vec<R::Out>> {
     let geo = Columns::new(cols as u64, (16 / size_of::<T>()) as u32, vector, wide);
     let step = geo.row_lanes as usize;
     let per_chunk = Columns::chunk_rows(rows as u64, chunks) as usize;
     // the row lanes' accumulators, combined in row-lane order from lane 0's (`across_rows`)
     let across = |lane: &dyn Fn(usize) -> R::Acc| (1..step).fold(lane(0), |v, l| R::combine(v, lane(l)));
-    (0..cols)
-        .map(|c| {
+    results(
+        cols as u64,
+        (0..cols).map(|c| {
             let chunk = |k: usize| {
                 let (r0, r1) = (k * per_chunk, ((k + 1) * per_chunk).min(rows));
                 // row lane l: its rows four at a time (`fold_strided`), then one by one
@@ -437,8 +446,8 @@ fn columns<R: Reduction<T>, T: Copy>(
                 across(&|l| partials.iter().skip(l).step_by(step).fold(R::IDENTITY, |acc, p| R::combine(acc, *p)))
             };
             R::finish(v, rows as u64)
-        })
-        .collect()
+        }),
+    )
 }
 
 #[cfg(test)]
@@ -454,6 +463,14 @@ mod tests {
     }
 
     const TILES: [u32; 3] = [0, 16 << 10, 64 << 10];
+
+    #[test]
+    fn results_the_host_cannot_hold_are_an_error() {
+        // 2^46 empty rows: 256 TiB of results, more than a process can map
+        let rows = Shape::Rows(Matrix::new(1 << 46, 0));
+        let e = shaped_fixed_order::<Sum, f32>(&[&[]], rows, Strategy::Auto).unwrap_err();
+        assert!(matches!(e, Error::HostMemory { what: "the twin's results", .. }), "{e}");
+    }
 
     #[test]
     fn rows_and_columns_count_every_element_once() {
@@ -501,7 +518,8 @@ mod tests {
                 // SAFETY: `offsets` holds count + 1 values, non-decreasing, within n,
                 // then their index over n elements; every tile a whole number of granules
                 for order in [Pieces::Teams, Pieces::Tailed, Pieces::Staged] {
-                    let got = unsafe { segments::<Sum, f64>(&x, &x, segs, n, tile, lanes, order) };
+                    let got =
+                        unsafe { segments::<Sum, f64>(&x, &x, segs, n, tile, lanes, order) }.expect("the results");
                     assert_eq!(got, want, "tile {tile} lanes {lanes}");
                 }
             }

@@ -15,7 +15,7 @@ use cudarc::driver::{CudaSlice, CudaViewMut};
 
 use crate::by_key::{ByKeyValue, check_host_input, kernel_num_keys};
 use crate::dispatch::ByKeyKernel;
-use crate::error::{Error, Result, driver};
+use crate::error::{Error, Result, driver, host_vec};
 use crate::input::len;
 use crate::input::{Input, Source};
 use crate::launch::Out;
@@ -58,10 +58,7 @@ impl Reducer {
         let kernel = check_by_key(keys, values, num_keys, opts)?;
         let stream = self.gpu().stream();
         let mut device = self.gpu().alloc::<T>(num_keys, "the per-key sums")?;
-        let mut sums = Vec::new();
-        let bytes = num_keys.saturating_mul(size_of::<T>());
-        sums.try_reserve_exact(num_keys).map_err(|_| Error::HostMemory { what: "the per-key sums", bytes })?;
-        sums.resize(num_keys, T::default());
+        let mut sums = host_vec(num_keys, "the per-key sums", std::iter::repeat_n(T::default(), num_keys))?;
         let counter = self.queue_by_key(kernel, keys, values, &mut device.as_view_mut(), num_keys)?;
         if num_keys > 0 {
             stream.memcpy_dtoh(&device.slice(..num_keys), &mut sums).map_err(driver("cuMemcpyDtoH"))?;
