@@ -57,6 +57,23 @@ fn main() {
             let found = missing_paths(&root()?, Path::new("t.md"), page);
             ensure(found.len() == 1 && found[0].contains("no_such"), || format!("{found:?}"))
         }),
+        cpu_trial("docs::raw_output_is_cited_by_its_part", cited_parts),
+        cpu_trial("docs::the_part_check_catches_a_missing_part", || {
+            let dir = scratch("parts")?;
+            let raw = dir.join("raw.txt");
+            std::fs::write(&raw, "# ==== Tiles, 2026-11-26 ====\n1 2 3\n# ==== Tiles again, 2026-11-27 ====\n")?;
+            let page = "[raw, \"Tiles again\"](raw.txt) [raw,\n\"Rows\"](raw.txt) [raw, \"Tiles\"](raw.txt) \
+                        as the last sitting of [raw](raw.txt) shows";
+            let found = unnamed_parts(&dir.join("t.md"), page);
+            std::fs::remove_dir_all(&dir)?;
+            ensure(
+                found.len() == 3
+                    && found[0].contains("last sitting")
+                    && found[1].contains("\"Rows\" is on 0")
+                    && found[2].contains("\"Tiles\" is on 2"),
+                || format!("{found:?}"),
+            )
+        }),
         cpu_trial("docs::the_link_check_catches_a_broken_link", || {
             let page = "# T\n\n## A heading\n[ok](#a-heading) [bad](#nothing) [gone](no-such.md)\n";
             let found = broken_links(Path::new("/nonexistent/t.md"), page);
@@ -324,6 +341,67 @@ fn links() -> Result<(), Failed> {
         missing.extend(missing_paths(&root, f, &std::fs::read_to_string(f)?));
     }
     ensure(missing.is_empty(), || format!("files named in the docs that are not there:\n{}", missing.join("\n")))
+}
+
+/// A header line of a raw output file: a sitting's title (`#` or `=` in a
+/// text file, a line with `"what": "sitting"` in a JSON lines file).
+fn is_header(line: &str) -> bool {
+    line.starts_with('#') || line.starts_with('=') || line.contains("\"what\": \"sitting\"")
+}
+
+/// The citations of raw output in a page that do not name one part of
+/// it: a link into `docs/results` whose text quotes a part (`[h200/x.txt,
+/// "The part"](...)`) must find it on exactly one header line of the file,
+/// and no page points at a part by where it lies ("the last sitting"),
+/// which moves when the file grows.
+fn unnamed_parts(file: &Path, page: &str) -> Vec<String> {
+    let dir = file.parent().unwrap_or(Path::new("."));
+    let mut code = false;
+    let prose: Vec<&str> = page
+        .lines()
+        .filter(|l| {
+            if l.starts_with("```") {
+                code = !code;
+            }
+            !code && !l.starts_with("```")
+        })
+        .collect();
+    let text = prose.join(" ");
+    let mut found = Vec::new();
+    let lower = text.to_lowercase();
+    for vague in ["the last sitting", "the last part", "the last parts", "the end of [", "its later part"] {
+        if lower.contains(vague) {
+            found.push(format!("{}: a part named by where it lies: {vague:?}", file.display()));
+        }
+    }
+    for (i, _) in text.match_indices("](") {
+        let Some(open) = text[..i].rfind('[') else { continue };
+        let label = &text[open + 1..i];
+        let Some(target) = text[i + 2..].split(')').next() else { continue };
+        let mut quoted = label.split('"');
+        let Some(part) = quoted.nth(1) else { continue };
+        if target.contains("://") || target.ends_with(".md") || target.contains(".md#") {
+            continue;
+        }
+        let raw = std::fs::read_to_string(dir.join(target)).unwrap_or_default();
+        let headers = raw.lines().filter(|l| is_header(l) && l.contains(part)).count();
+        if headers != 1 {
+            found.push(format!("{}: {target} \"{part}\" is on {headers} header lines, not one", file.display()));
+        }
+    }
+    found
+}
+
+/// Every page names the part of the raw output it cites.
+fn cited_parts() -> Result<(), Failed> {
+    let root = root()?;
+    let mut files = markdown_under(&root.join("docs/src"));
+    files.extend([root.join("README.md"), root.join("docs/results/README.md")]);
+    let mut found = Vec::new();
+    for f in &files {
+        found.extend(unnamed_parts(f, &std::fs::read_to_string(f)?));
+    }
+    ensure(found.is_empty(), || format!("raw output cited without its part:\n{}", found.join("\n")))
 }
 
 /// The repository files a page names in code spans (`host/src/x.rs`,
