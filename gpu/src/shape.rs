@@ -44,7 +44,7 @@ pub const SHAPE_WARPS: u32 = SHAPE_BLOCK / 32;
 /// threads: rows of 1048576×256 f32 sums 254.0 → 248.2-248.5 µs, bf16
 /// logsumexp 146.0 → 139.2, bf16 variance 170.7 → 167.3; bf16 variance
 /// over log-uniform segments 172.9 → 167.4; f32 sums over them the same
-/// (`docs/src/performance/tuning.md`).
+/// (`docs/src/performance/tuning-shapes.md`).
 pub const SEGMENTS_BLOCK: u32 = 64;
 
 /// Warps per block of `segments` and `segments_tailed`.
@@ -124,7 +124,7 @@ pub const fn staged_pairs(inputs: u32, acc_bytes: usize) -> bool {
 /// after the other. 64 against 32: Zipf's lengths (2^28 `f32` on an H200)
 /// 414 → 407 µs, their `bf16` variance 959 → 922, with fewer of those
 /// turns; 16 made lengths uniform in 0..32 2.5 times as slow, 96 and 128
-/// gave Zipf's less (`docs/src/performance/tuning.md`, a lane's pieces up
+/// gave Zipf's less (`docs/src/performance/tuning-shapes.md`, a lane's pieces up
 /// to 64 elements).
 pub const STAGE_LANE_ELEMENTS: u64 = 64;
 
@@ -186,7 +186,7 @@ impl Fit {
 /// (Measured on an H200 at 1 GiB, every tile size:
 /// `docs/src/guide/shapes.md`. The nearest, not the one below: 0.98 GiB of
 /// log-uniform segment lengths read 2.6% faster in 64 KiB tiles than in
-/// 32, `docs/src/performance/tuning.md`.)
+/// 32, `docs/src/performance/tuning-shapes.md`.)
 ///
 /// ```
 /// use gpu::shape::tile_bytes;

@@ -164,7 +164,7 @@ pub(crate) fn laid_out(offsets: &[u64]) -> Vec<u64> {
 /// the grid's order → this one (`reduce shapes --case loguniform --runs 20
 /// --type T`, one sitting): `bf16` 138.9 → 130.8, `f32` 245.8 → 240.1,
 /// `f64` 476.2 → 469.8; the fewest first instead, `bf16` 152.9
-/// (`docs/src/performance/tuning.md`, long segments a block a tile).
+/// (`docs/src/performance/tuning-shapes.md`, long segments a block a tile).
 ///
 /// # Safety
 /// `segs` CSR offsets followed by their index over `n` elements.

@@ -203,7 +203,7 @@ macro_rules! arg_ops {
             /// `Arg` as the pairwise tree, for a fraction of its
             /// comparisons and selections where the best rarely changes:
             /// H200, 2^28, bf16 183.0 → 126.7 µs, f32 249.1 → 244.4
-            /// (docs/src/performance/tuning.md, "Arg-min/max: a vector that
+            /// (docs/src/performance/tuning-operations.md, "Arg-min/max: a vector that
             /// cannot win"). Two-lane vectors keep the tree.
             #[inline(always)]
             #[allow(clippy::eq_op)]

@@ -236,7 +236,7 @@ round_peak! {
 /// three instructions take a vector's eight lanes to two, a swap of the
 /// last word's halves and one more to one, where widening each lane and
 /// comparing it in `f32` takes about three an element; a bf16 max reads at
-/// 1% more speed on an H200, docs/src/performance/tuning.md). The packed
+/// 1% more speed on an H200, docs/src/performance/tuning-operations.md). The packed
 /// forms keep a NaN (`.NaN`), so one look at the result finds a NaN lane,
 /// and a zero extreme takes the definition, as in `f32`. Elsewhere the
 /// lanes are widened to `f32` and take `f32`'s shortcut. Either way, the

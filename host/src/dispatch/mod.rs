@@ -234,7 +234,7 @@ pub fn exponent(op: &str, options: &Options) -> Result<Option<f64>> {
 /// `sum_squares`' `Σ x²`, the same terms (`|x|¹` is `|x|`, `|x|²` is `x·x`)
 /// in entries without `power_sum`'s second form, whose registers cost
 /// every order a block an SM (H200, 2^28 bf16, order 2: 154.1 → 124.4 µs,
-/// as fast as the sum; `docs/src/performance/tuning.md`, orders 1 and 2).
+/// as fast as the sum; `docs/src/performance/tuning-operations.md`, orders 1 and 2).
 /// These are the operations `norm_p` takes for those orders too
 /// ([`Order`](gpu::op::power::Order)). Any other operation or order is
 /// itself.

@@ -348,7 +348,7 @@ pub fn scheduled_at(n: u64, tile: u64) -> u32 {
 /// kernel's grid sweeps the stretch together, where the shaped kernels cut
 /// it into tiles and combine their pieces (2^28 `f32` on an H200: one
 /// segment 277.0 → 240.7 µs, one row 287.5 → 240.5;
-/// `docs/src/performance/tuning.md`, a single segment or row).
+/// `docs/src/performance/tuning-shapes.md`, a single segment or row).
 ///
 /// ```
 /// use reduction::dispatch::single_stretch;
@@ -381,7 +381,7 @@ pub fn single_stretch(shape: Shape<'_>, strategy: Strategy, portable: bool) -> O
 /// their teams' trees are fewer and shorter. Not for segments, whose
 /// lengths vary about the tile's average: a team half as wide reads a long
 /// one twice as long. H200, rows of 256 `f32` (64 vectors), µs
-/// (`docs/src/performance/tuning.md`): the variance, the binaries before
+/// (`docs/src/performance/tuning-heavier-shapes.md`): the variance, the binaries before
 /// and after in one sitting, two passes each (`reduce shapes --op moments
 /// --case "1048576x256 axis 1,segments" --runs 20`), 305.6-305.8 →
 /// 280.2-280.3, log-uniform segments 279.5-279.7 → 290.6-291.0 (the other
@@ -420,7 +420,7 @@ pub fn team_vectors(op: Op, rows: bool, fit: Fit) -> u32 {
 /// → 170.1 (`f16` the same); kept in `rows_short`, by the sweeps, the rows
 /// of 16 `bf16` (two vectors: the variance 188.9, logsumexp 160.7, against
 /// 345.4 and 304.8 with a lane a team) and logsumexp's of 16 `f32` (275.9,
-/// against 313.2) (`docs/src/performance/tuning.md`, short rows of the
+/// against 313.2) (`docs/src/performance/tuning-heavier-shapes.md`, short rows of the
 /// costly merges).
 ///
 /// ```
@@ -449,7 +449,7 @@ pub fn rows_short_takes(op: Op, vectors: u32) -> bool {
 /// of 16 KiB stay whole tiles of `rows_long`). H200, µs, the binaries
 /// before and after in one sitting (`reduce shapes --op moments|logsumexp
 /// --type f32|bf16 --case "1048576x256 axis 1,16777216x16 axis 1" --runs
-/// 20`; `docs/src/performance/tuning.md`, short rows in larger tiles): the
+/// 20`; `docs/src/performance/tuning-heavier-shapes.md`, short rows in larger tiles): the
 /// variance's rows of 16 `f32` 355.7 → 342.6, of 256 `f32` 280.7 → 278.6,
 /// of 256 `bf16` 175.4 → 172.5; kept at 16 KiB, the variance's rows of 16
 /// `bf16` (`rows_short`: 187.7 → 190.2 at 32 KiB) and logsumexp's rows of
@@ -463,7 +463,7 @@ pub fn rows_short_takes(op: Op, vectors: u32) -> bool {
 /// a tile twice as large ends inside half as many. H200, 2^28 `f32` sums,
 /// `reduce run --shape RxC [--tile 32]`, µs, 16 → 32 KiB: rows of 250
 /// 365.0 → 344.4, of 1000 317.9 → 299.9, of 3000 298.6 → 278.4, of 100
-/// 361.2 → 361.5 (`docs/src/performance/tuning.md`).
+/// 361.2 → 361.5 (`docs/src/performance/tuning-shapes.md`).
 ///
 /// ```
 /// use reduction::dispatch::rows_min_tile_bytes;
@@ -495,7 +495,7 @@ pub fn rows_min_tile_bytes(op: Op, short_rows: bool, row_bytes: u64, pitch_bytes
 /// 16, one sitting: the variance 298.5 → 262.1, logsumexp 245.8 → 265.1,
 /// the sum 241.1 → 243.1; `bf16` the variance 247.5 → 209.3, logsumexp
 /// 180.7 → 166.3, the sum 131.5 → 128.8 (`reduce shapes --op OP --type T
-/// --case "256x1048576 axis 0" [--sweep]`, `docs/src/performance/tuning.md`).
+/// --case "256x1048576 axis 0" [--sweep]`, `docs/src/performance/tuning-heavier-shapes.md`).
 ///
 /// ```
 /// use reduction::dispatch::column_wide_most;
@@ -516,7 +516,7 @@ pub fn column_wide_most(op: Op, ty: DType) -> u32 {
 /// JIT ([`ShapePlan::blocks_per_sm`]), where its registers alone would
 /// leave too few warps to keep the loads in flight. Measured with the
 /// matrices of 2^28 elements along their columns (`reduce shapes --op
-/// moments --case "axis 0" [--type T]`, `docs/src/performance/tuning.md`):
+/// moments --case "axis 0" [--type T]`, `docs/src/performance/tuning-heavier-shapes.md`):
 ///
 /// * the variance of `f32`: the [`COLUMN_BLOCKS_PER_SM`] it is planned for
 ///   (84 registers alone: three blocks an SM; declared, 64 and a few
@@ -560,7 +560,7 @@ pub const HALF_COLUMN_BLOCKS_PER_SM: u32 = 2;
 /// uniform in 0..32 630 → 496 / 552 → 411 µs, Zipf's 1006 → 750 / 936 →
 /// 695, Pareto's 423 → 410 / 322 → 301; uniform in 0..512, 1 KiB on
 /// average, since the stage is copied by `cp.async` on sm_80 and later,
-/// 511 → 422 / 385 → 382 with 256 KiB tiles; `docs/src/performance/tuning.md`,
+/// 511 → 422 / 385 → 382 with 256 KiB tiles; `docs/src/performance/tuning-shapes.md`,
 /// the staged segments).
 pub fn short_segments(o: &Offsets, size: usize) -> bool {
     let (_, elements, count) = lengths(o);
@@ -597,7 +597,7 @@ fn average_within(elements: u64, count: u64, size: usize, bytes: u64) -> bool {
 /// lengths, the f32 sum 408 → 378 µs, the bf16 sum 389 → 352; lengths
 /// uniform in 0..32, the bf16 sum 268 → 245); on longer
 /// segments a round seldom fills its 32 lanes, and `segments_staged` takes
-/// them (`docs/src/performance/tuning.md`, the staged segments two a
+/// them (`docs/src/performance/tuning-shapes.md`, the staged segments two a
 /// lane).
 pub fn paired_segments(o: &Offsets, size: usize) -> bool {
     let (_, elements, count) = lengths(o);
@@ -628,7 +628,7 @@ pub fn paired_segments_of(elements: u64, count: u64, size: usize) -> bool {
 /// reads them a tile per block, as `rows_long` reads long rows: each
 /// block's loads a few contiguous runs of 4 KiB, where the segments
 /// kernel's warp tiles keep thousands of streams open at once
-/// (`docs/src/performance/tuning.md`, long segments a block a tile).
+/// (`docs/src/performance/tuning-shapes.md`, long segments a block a tile).
 ///
 /// ```
 /// use reduction::dispatch::long_segments_of;
@@ -655,7 +655,7 @@ pub const LONG: u64 = 64 << 10;
 /// `bf16` 159.5 → 201.2, `f32` 271.9 → 293.2; arg-max `bf16` 154.9 → 173.4,
 /// `f32` 270.1 → 269.8; logsumexp `bf16` 150.6 → 153.1, `f32` 265.7 →
 /// 264.5; max `bf16` 147.0 → 141.9, `f32` 279.3 → 265.1
-/// (`docs/src/performance/tuning.md`, long segments a block a tile).
+/// (`docs/src/performance/tuning-shapes.md`, long segments a block a tile).
 pub const LONG_ACC_BYTES: usize = 8;
 
 /// The smallest automatic tile of `segments_long`: four rounds of a
@@ -669,7 +669,7 @@ pub const LONG_MIN_TILE_BYTES: u64 = 64 << 10;
 /// each long one; half as many tiles pay that half as often. H200, 2^28,
 /// log-uniform lengths, µs, 64 → 128 KiB (`reduce shapes --sweep --case
 /// loguniform --runs 20`): the `f32` sum 249.6 → 245.6; `bf16` keeps 64
-/// KiB, `f64` 474.3 → 475.7 at 256 KiB (`docs/src/performance/tuning.md`,
+/// KiB, `f64` 474.3 → 475.7 at 256 KiB (`docs/src/performance/tuning-shapes.md`,
 /// long segments).
 pub const LONG_WARPS: u64 = 2;
 
@@ -695,7 +695,7 @@ pub fn long_segments_of(longest: u64, elements: u64, count: u64, size: usize) ->
 /// with it, but lengths uniform in 0..512 509 → 685 / 590 → 752, rows of
 /// 1000 358 → 411 / 437 → 486, and log-uniform lengths, whose longest is
 /// 14 times the average, 373 → 381 on the H100;
-/// `docs/src/performance/tuning.md`). Its tiles are at least
+/// `docs/src/performance/tuning-shapes.md`). Its tiles are at least
 /// [`TAILED_MIN_TILE_BYTES`].
 pub fn heavy_tail(o: &Offsets) -> bool {
     let (longest, elements, count) = lengths(o);
@@ -735,7 +735,7 @@ pub const TAIL: u64 = 64;
 /// 277.6 → 280.2), and where most segments are short (Zipf's lengths,
 /// uniform in 0..32) much: tiles of even lengths hold about as many
 /// segments each, and the schedule's order reads them as a shuffle of the
-/// input (`docs/src/performance/tuning.md`, heavy tails: the busiest tiles
+/// input (`docs/src/performance/tuning-shapes.md`, heavy tails: the busiest tiles
 /// first).
 pub fn staged_scheduled(o: &Offsets, size: usize, acc_bytes: usize) -> bool {
     let (longest, elements, count) = lengths(o);
@@ -788,7 +788,7 @@ pub fn heavy_tail_of(longest: u64, elements: u64, count: u64) -> bool {
 /// segment leaves a piece per tile, both paid once per tile, while
 /// even tiles leave nothing for small ones to balance. Lengths with a
 /// spread keep the rule of `gpu::shape::tile_bytes`, where small tiles
-/// balance the work (`docs/src/performance/tuning.md`, tiles).
+/// balance the work (`docs/src/performance/tuning-shapes.md`, tiles).
 pub fn even_lengths(o: &Offsets) -> bool {
     let (longest, elements, count) = lengths(o);
     even_lengths_of(longest, elements, count)
