@@ -9,7 +9,7 @@
 //!   GPU idle until the host has queued the next, so each pair of events
 //!   also holds the host's `cuLaunchKernel` and `cuEventRecord` (on an H200
 //!   this library's runs were not that short: both ways agreed within
-//!   0.2 µs at 2^22, `docs/src/guide/operations.md`; torch's and CuPy's differ).
+//!   0.2 µs at 2^22, `docs/src/performance/tuning.md`, timing; torch's and CuPy's differ).
 //! * **queued** (NVIDIA nvbench's "blocking kernel"): the hold kernel
 //!   ([`testkit::hold`]) is launched first, the runs of a batch are
 //!   queued behind it, then it is let go: the runs execute back to back and

@@ -183,7 +183,7 @@ macro_rules! arg_ops {
             /// lane number, made an index once. The same `Arg`. Taken for
             /// vectors of eight lanes (the half types), where it measured
             /// faster; for four or two it changed the resident grid and did
-            /// not (docs/src/guide/operations.md, "Arg-max of half types").
+            /// not (docs/src/performance/tuning-operations.md, "Arg-max of half types").
             #[inline(always)]
             fn map_lanes<const L: usize>(x: [$t; L], y: [$t; L], first: u64) -> Arg<$v> {
                 if L < 8 {

@@ -100,9 +100,10 @@ pub fn grid_for(kernel: &Kernel, n: usize, block: u32, resident: u32) -> u32 {
 /// rounds, whole (`gpu/src/strided_fold.rs`), and no thread is left a tail.
 /// The library uses it for operations that do little per element (the
 /// `Reducer`'s planning says which). Measured on an H200 (`reduce ops`,
-/// docs/src/guide/operations.md): a bf16 sum of 2^24 elements took 13.95 µs on 1024
-/// blocks of 256 (two rounds a thread), 14.5 on the 1056 resident; of
-/// 2^22, 8.3 on 512 (one round), 8.4 on 1024.
+/// `docs/src/performance/tuning.md`, a grid of whole rounds): a bf16 sum of
+/// 2^24 elements took 13.76-13.86 µs on 1024 blocks of 256 (two rounds a
+/// thread), 14.38-14.42 on the 1056 resident; of 2^22, 8.22-8.27 on 512
+/// (one round), 8.35-8.38 on 1024.
 ///
 /// ```
 /// use reduction::dispatch::grid_in_whole_rounds;

@@ -8,7 +8,7 @@
 //! written per resident thread, per SM or per byte of bandwidth, so that
 //! they scale with the card. `reduce shapes --sweep` and `reduce ops
 //! --block B` measure every alternative on the card at hand
-//! (`docs/src/guide/shapes.md`, `docs/src/guide/operations.md`).
+//! (`docs/src/performance/tuning.md` and the pages after it).
 
 use crate::device::{DeviceInfo, Gpu};
 use gpu::names::Op;
