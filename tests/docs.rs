@@ -58,6 +58,12 @@ fn main() {
             ensure(found.len() == 1 && found[0].contains("no_such"), || format!("{found:?}"))
         }),
         cpu_trial("docs::raw_output_is_cited_by_its_part", cited_parts),
+        cpu_trial("docs::sources_point_at_pages_that_exist", sources_point_at_pages),
+        cpu_trial("docs::the_source_check_catches_a_moved_page", || {
+            let text = "see docs/src/performance/tuning.md and `docs/src/guide/gone.md`.";
+            let found = missing_pages(&root()?, Path::new("x.rs"), text);
+            ensure(found.len() == 1 && found[0].ends_with("docs/src/guide/gone.md"), || format!("{found:?}"))
+        }),
         cpu_trial("docs::the_part_check_catches_a_missing_part", || {
             let dir = scratch("parts")?;
             let raw = dir.join("raw.txt");
@@ -501,31 +507,7 @@ fn no_process_words() -> Result<(), Failed> {
     let root = root()?;
     let mut files = markdown_under(&root.join("docs/src"));
     files.extend([root.join("README.md"), root.join("docs/results/README.md"), root.join("docs/book.toml")]);
-    let mut folders: Vec<PathBuf> = [
-        "gpu/src",
-        "host/src",
-        "cli/src",
-        "cli/baselines",
-        "xtask/src",
-        "ptx-builder/src",
-        "tests",
-        "cuda",
-        "examples",
-    ]
-    .iter()
-    .map(|d| root.join(d))
-    .collect();
-    while let Some(dir) = folders.pop() {
-        for entry in std::fs::read_dir(&dir).into_iter().flatten().flatten() {
-            let path = entry.path();
-            let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-            if path.is_dir() && name != "target" {
-                folders.push(path);
-            } else if [".rs", ".cu", ".py", ".sh", ".md", ".toml"].iter().any(|e| name.ends_with(e)) {
-                files.push(path);
-            }
-        }
-    }
+    files.extend(sources(&root));
     let mut found = Vec::new();
     for f in &files {
         let text = std::fs::read_to_string(f).unwrap_or_default();
@@ -548,6 +530,73 @@ fn no_process_words() -> Result<(), Failed> {
     }
     ensure(files.len() > 100, || format!("{} files", files.len()))?;
     ensure(found.is_empty(), || found.join("\n"))
+}
+
+/// The sources, scripts and examples: what the API docs, the commands and
+/// the developers read.
+fn sources(root: &Path) -> Vec<PathBuf> {
+    let mut files = Vec::new();
+    let mut folders: Vec<PathBuf> = [
+        "gpu/src",
+        "host/src",
+        "device/src",
+        "testkit/src",
+        "cli/src",
+        "cli/baselines",
+        "xtask/src",
+        "ptx-builder/src",
+        "tests",
+        "cuda",
+        "examples",
+    ]
+    .iter()
+    .map(|d| root.join(d))
+    .collect();
+    while let Some(dir) = folders.pop() {
+        for entry in std::fs::read_dir(&dir).into_iter().flatten().flatten() {
+            let path = entry.path();
+            let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+            if path.is_dir() && name != "target" {
+                folders.push(path);
+            } else if [".rs", ".cu", ".py", ".sh", ".md", ".toml"].iter().any(|e| name.ends_with(e)) {
+                files.push(path);
+            }
+        }
+    }
+    files.sort();
+    files
+}
+
+/// The pages and raw output a source points at (`docs/src/x.md`,
+/// `docs/results/h200/y.txt`) that are not there: a pointer left behind
+/// when a page moved.
+fn missing_pages(root: &Path, file: &Path, text: &str) -> Vec<String> {
+    let mut found = Vec::new();
+    for (i, _) in text.match_indices("docs/") {
+        let path: String = text[i..]
+            .chars()
+            .take_while(|c| c.is_ascii_alphanumeric() || matches!(c, '/' | '.' | '_' | '-' | '<' | '>'))
+            .collect();
+        let path = path.trim_end_matches('.');
+        let named_file = path.rsplit('/').next().is_some_and(|n| n.contains('.'));
+        if named_file && !path.contains('<') && !root.join(path).exists() {
+            found.push(format!("{}: {path}", file.display()));
+        }
+    }
+    found
+}
+
+/// Every page or raw output file a source points at exists.
+fn sources_point_at_pages() -> Result<(), Failed> {
+    let root = root()?;
+    // this file names made-up pages for its own checks
+    let files: Vec<PathBuf> = sources(&root).into_iter().filter(|f| !f.ends_with("tests/docs.rs")).collect();
+    let mut found = Vec::new();
+    for f in &files {
+        found.extend(missing_pages(&root, f, &std::fs::read_to_string(f).unwrap_or_default()));
+    }
+    ensure(files.len() > 100, || format!("{} files", files.len()))?;
+    ensure(found.is_empty(), || format!("pages the sources name that are not there:\n{}", found.join("\n")))
 }
 
 /// `[COMMAND, --help]` for every command.
