@@ -69,7 +69,7 @@ fn main() {
             let raw = dir.join("raw.txt");
             std::fs::write(&raw, "# ==== Tiles, 2026-11-26 ====\n1 2 3\n# ==== Tiles again, 2026-11-27 ====\n")?;
             let page = "[raw, \"Tiles again\"](raw.txt) [raw,\n\"Rows\"](raw.txt) [raw, \"Tiles\"](raw.txt) \
-                        as the last sitting of [raw](raw.txt) shows";
+                        as the last sitting of [raw](raw.txt) shows, and `[raw, \"Nope\"](raw.txt)` is code";
             let found = unnamed_parts(&dir.join("t.md"), page);
             std::fs::remove_dir_all(&dir)?;
             ensure(
@@ -363,7 +363,8 @@ fn is_header(line: &str) -> bool {
 fn unnamed_parts(file: &Path, page: &str) -> Vec<String> {
     let dir = file.parent().unwrap_or(Path::new("."));
     let mut code = false;
-    let prose: Vec<&str> = page
+    // outside code blocks, and without inline code spans
+    let prose: Vec<String> = page
         .lines()
         .filter(|l| {
             if l.starts_with("```") {
@@ -371,6 +372,7 @@ fn unnamed_parts(file: &Path, page: &str) -> Vec<String> {
             }
             !code && !l.starts_with("```")
         })
+        .map(|l| l.split('`').step_by(2).collect::<Vec<_>>().join(" "))
         .collect();
     let text = prose.join(" ");
     let mut found = Vec::new();
