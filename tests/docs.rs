@@ -266,17 +266,7 @@ fn heading_ids(page: &str) -> Vec<String> {
 fn broken_links(file: &Path, page: &str) -> Vec<String> {
     let dir = file.parent().unwrap_or(Path::new("."));
     let mut found = Vec::new();
-    let mut code = false;
-    for (n, line) in page.lines().enumerate() {
-        if line.starts_with("```") {
-            code = !code;
-            continue;
-        }
-        if code {
-            continue;
-        }
-        // drop inline code spans
-        let text: String = line.split('`').step_by(2).collect::<Vec<_>>().join(" ");
+    for (n, text) in prose(page) {
         for part in text.split("](").skip(1) {
             let Some(target) = part.split(')').next().and_then(|t| t.split_whitespace().next()) else { continue };
             if target.contains("://") || target.starts_with("mailto:") {
@@ -301,6 +291,23 @@ fn broken_links(file: &Path, page: &str) -> Vec<String> {
     found
 }
 
+/// The lines of a Markdown page outside code blocks, numbered from 0, each
+/// without its inline code spans: the text whose links are links.
+fn prose(page: &str) -> Vec<(usize, String)> {
+    let mut code = false;
+    page.lines()
+        .enumerate()
+        .filter(|(_, l)| {
+            if l.starts_with("```") {
+                code = !code;
+                return false;
+            }
+            !code
+        })
+        .map(|(n, l)| (n, l.split('`').step_by(2).collect::<Vec<_>>().join(" ")))
+        .collect()
+}
+
 /// Every `.md` file under `dir`.
 fn markdown_under(dir: &Path) -> Vec<PathBuf> {
     let mut files = Vec::new();
@@ -319,6 +326,14 @@ fn markdown_under(dir: &Path) -> Vec<PathBuf> {
     files
 }
 
+/// The book's pages, the README and the raw output's README: what a reader
+/// reads.
+fn pages(root: &Path) -> Vec<PathBuf> {
+    let mut files = markdown_under(&root.join("docs/src"));
+    files.extend([root.join("README.md"), root.join("docs/results/README.md")]);
+    files
+}
+
 /// Every page of `docs/src` is in `SUMMARY.md`, and every relative link of
 /// the book, the README and the raw output's README resolves.
 fn links() -> Result<(), Failed> {
@@ -327,15 +342,13 @@ fn links() -> Result<(), Failed> {
     let summary = std::fs::read_to_string(src.join("SUMMARY.md"))?;
     let listed: Vec<PathBuf> =
         summary.split("](").skip(1).filter_map(|p| p.split(')').next()).map(|p| src.join(p)).collect();
-    let pages = markdown_under(&src);
-    let unlisted: Vec<String> = pages
+    let files = pages(&root);
+    let unlisted: Vec<String> = files
         .iter()
-        .filter(|p| !p.ends_with("SUMMARY.md") && !listed.contains(p))
+        .filter(|p| p.starts_with(&src) && !p.ends_with("SUMMARY.md") && !listed.contains(p))
         .map(|p| p.display().to_string())
         .collect();
     ensure(unlisted.is_empty(), || format!("pages missing from docs/src/SUMMARY.md: {unlisted:?}"))?;
-    let mut files = pages;
-    files.extend([root.join("README.md"), root.join("docs/results/README.md")]);
     let mut broken = Vec::new();
     for f in &files {
         broken.extend(broken_links(f, &std::fs::read_to_string(f)?));
@@ -362,19 +375,8 @@ fn is_header(line: &str) -> bool {
 /// which moves when the file grows.
 fn unnamed_parts(file: &Path, page: &str) -> Vec<String> {
     let dir = file.parent().unwrap_or(Path::new("."));
-    let mut code = false;
-    // outside code blocks, and without inline code spans
-    let prose: Vec<String> = page
-        .lines()
-        .filter(|l| {
-            if l.starts_with("```") {
-                code = !code;
-            }
-            !code && !l.starts_with("```")
-        })
-        .map(|l| l.split('`').step_by(2).collect::<Vec<_>>().join(" "))
-        .collect();
-    let text = prose.join(" ");
+    // a link's text may run over a line's end
+    let text = prose(page).into_iter().map(|(_, l)| l).collect::<Vec<_>>().join(" ");
     let mut found = Vec::new();
     let lower = text.to_lowercase();
     for vague in ["the last sitting", "the last part", "the last parts", "the end of [", "its later part"] {
@@ -403,8 +405,7 @@ fn unnamed_parts(file: &Path, page: &str) -> Vec<String> {
 /// Every page names the part of the raw output it cites.
 fn cited_parts() -> Result<(), Failed> {
     let root = root()?;
-    let mut files = markdown_under(&root.join("docs/src"));
-    files.extend([root.join("README.md"), root.join("docs/results/README.md")]);
+    let files = pages(&root);
     let mut found = Vec::new();
     for f in &files {
         found.extend(unnamed_parts(f, &std::fs::read_to_string(f)?));
@@ -507,8 +508,8 @@ fn no_process_words() -> Result<(), Failed> {
         ensure(process_word(line).is_some() == want, || format!("the check itself: {line:?}"))?;
     }
     let root = root()?;
-    let mut files = markdown_under(&root.join("docs/src"));
-    files.extend([root.join("README.md"), root.join("docs/results/README.md"), root.join("docs/book.toml")]);
+    let mut files = pages(&root);
+    files.push(root.join("docs/book.toml"));
     files.extend(sources(&root));
     let mut found = Vec::new();
     for f in &files {
