@@ -207,17 +207,68 @@ pub fn input_of<T: Element + Sample + Default + DeviceRepr>(
     Ok((host, device))
 }
 
-/// Each of `case`'s results' elements in `host`, in order (a row, a
-/// column, a segment).
-fn parts<'a, T: Copy>(case: &'a Case, host: &'a [T]) -> Box<dyn Iterator<Item = Vec<T>> + 'a> {
-    match case {
-        Case::Axis(m, 1) => Box::new((0..m.rows).map(move |r| host[r * m.pitch..][..m.cols].to_vec())),
-        Case::Axis(m, _) => Box::new((0..m.cols).map(move |c| (0..m.rows).map(|r| host[r * m.pitch + c]).collect())),
-        Case::Segments(_, lengths) => Box::new(lengths.iter().scan(0usize, move |at, &l| {
-            *at += l as usize;
-            Some(host[*at - l as usize..*at].to_vec())
-        })),
+/// Whether `ok(part, result)` holds for each of `case`'s `got` results
+/// and its elements in `host` (a row, a column, a segment), and `got`
+/// holds one result per part. Judged on all the CPU's threads, each a
+/// contiguous run of the results: on one thread a 1 GiB case took about
+/// 9 s, the columns of 16384x16384 gathered from every row, once per
+/// case and per strategy of a sweep. A thread that panics fails the check.
+///
+/// ```
+/// use reduce::shapes_bench::{Case, every_part};
+/// use reduction::shape::Matrix;
+/// let host = [1, 2, 3, 4, 5, 6]; // two rows of three
+/// let sum = |x: &[i32], g: i32| x.iter().sum::<i32>() == g;
+/// assert!(every_part(&Case::Axis(Matrix::new(2, 3), 1), &host, &[6, 15], sum));
+/// assert!(every_part(&Case::Axis(Matrix::new(2, 3), 0), &host, &[5, 7, 9], sum));
+/// assert!(every_part(&Case::Segments("s".into(), vec![2, 0, 4]), &host, &[3, 0, 18], sum));
+/// assert!(!every_part(&Case::Axis(Matrix::new(2, 3), 0), &host, &[5, 7, 8], sum)); // a wrong result
+/// assert!(!every_part(&Case::Axis(Matrix::new(2, 3), 1), &host, &[6], sum)); // one missing
+/// ```
+pub fn every_part<T: Copy + Sync, O: Copy + Sync>(
+    case: &Case,
+    host: &[T],
+    got: &[O],
+    ok: impl Fn(&[T], O) -> bool + Sync,
+) -> bool {
+    // where each segment starts
+    let starts: Vec<usize> = match case {
+        Case::Segments(_, l) => l
+            .iter()
+            .scan(0usize, |at, &l| {
+                let start = *at;
+                *at += l as usize;
+                Some(start)
+            })
+            .collect(),
+        Case::Axis(..) => Vec::new(),
+    };
+    let count = match case {
+        Case::Axis(m, 1) => m.rows,
+        Case::Axis(m, _) => m.cols,
+        Case::Segments(_, l) => l.len(),
+    };
+    if got.len() != count {
+        return false;
     }
+    let part = |i: usize| -> Vec<T> {
+        match case {
+            Case::Axis(m, 1) => host[i * m.pitch..][..m.cols].to_vec(),
+            Case::Axis(m, _) => (0..m.rows).map(|r| host[r * m.pitch + i]).collect(),
+            Case::Segments(_, l) => host[starts[i]..][..l[i] as usize].to_vec(),
+        }
+    };
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).clamp(1, count.max(1));
+    let per = count.div_ceil(threads);
+    std::thread::scope(|s| {
+        let runs: Vec<_> = (0..threads)
+            .map(|t| {
+                let (part, ok) = (&part, &ok);
+                s.spawn(move || (t * per..((t + 1) * per).min(count)).all(|i| ok(&part(i), got[i])))
+            })
+            .collect();
+        runs.into_iter().all(|run| run.join().unwrap_or(false))
+    })
 }
 
 /// What `reduce shapes` says it reduces each part to for `op`.
@@ -241,7 +292,7 @@ pub fn what(op: Op) -> &'static str {
 /// other results within `shaped_depth`'s bound), then time `runs`
 /// launches (none: checked only, the median and GB/s 0).
 #[allow(clippy::too_many_arguments)]
-pub fn measure<R: Reduction<T>, T: Element + Number + Outcome>(
+pub fn measure<R: Reduction<T>, T: Element + Number + Outcome + Sync>(
     r: &Reducer,
     op: Op,
     case: &Case,
@@ -252,7 +303,7 @@ pub fn measure<R: Reduction<T>, T: Element + Number + Outcome>(
     runs: usize,
 ) -> Result<ShapeRow>
 where
-    R::Out: Outcome,
+    R::Out: Outcome + Sync,
 {
     let offsets;
     let shape = match case {
@@ -272,8 +323,7 @@ where
     };
     launch(&mut out)?;
     let got = out.read_all(r.gpu())?;
-    let ok =
-        parts(case, host).zip(got).all(|(x, g)| judge::<R, T>(op, &x, &x, g, shaped_depth::<T>(op, x.len()), opts.p).0);
+    let ok = every_part(case, host, &got, |x, g| judge::<R, T>(op, x, x, g, shaped_depth::<T>(op, x.len()), opts.p).0);
     let (median_us, gbps) = match runs {
         0 => (0.0, 0.0),
         _ => {
