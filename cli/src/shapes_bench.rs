@@ -231,16 +231,8 @@ pub fn every_part<T: Copy + Sync, O: Copy + Sync>(
     got: &[O],
     ok: impl Fn(&[T], O) -> bool + Sync,
 ) -> bool {
-    // where each segment starts
-    let starts: Vec<usize> = match case {
-        Case::Segments(_, l) => l
-            .iter()
-            .scan(0usize, |at, &l| {
-                let start = *at;
-                *at += l as usize;
-                Some(start)
-            })
-            .collect(),
+    let offsets = match case {
+        Case::Segments(_, l) => reduction::shape::offsets_of(l, 0),
         Case::Axis(..) => Vec::new(),
     };
     let count = match case {
@@ -255,7 +247,7 @@ pub fn every_part<T: Copy + Sync, O: Copy + Sync>(
         match case {
             Case::Axis(m, 1) => host[i * m.pitch..][..m.cols].to_vec(),
             Case::Axis(m, _) => (0..m.rows).map(|r| host[r * m.pitch + i]).collect(),
-            Case::Segments(_, l) => host[starts[i]..][..l[i] as usize].to_vec(),
+            Case::Segments(..) => host[offsets[i] as usize..offsets[i + 1] as usize].to_vec(),
         }
     };
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).clamp(1, count.max(1));
