@@ -96,6 +96,10 @@ impl DeviceInfo {
     }
 }
 
+/// An entry, its block, its dynamic shared memory and the blocks an SM it
+/// is declared for, if any: what its blocks resident at once depend on.
+type Resident = (String, u32, u32, Option<u32>);
+
 /// An open GPU: context, stream, device info and the kernels loaded so far.
 ///
 /// ```no_run
@@ -118,7 +122,8 @@ pub struct Gpu {
     /// bits), held from writing it to queuing the launch that reads it, so
     /// that no other thread's write comes between.
     exponents: Mutex<HashMap<u64, u64>>,
-    resident: Mutex<HashMap<(String, u32), u32>>,
+    /// The blocks of an entry the card holds at once, by [`Resident`].
+    resident: Mutex<HashMap<Resident, u32>>,
     allocations: AtomicUsize,
 }
 
@@ -435,12 +440,20 @@ impl Gpu {
     /// # Ok::<(), reduction::Error>(())
     /// ```
     pub fn resident_blocks(&self, entry: &str, block: u32, smem: u32) -> Result<u32> {
-        let key = (entry.to_string(), block);
+        self.resident_declared(entry, block, smem, None)
+    }
+
+    /// [`Gpu::resident_blocks`] of `entry` compiled for at least `per_sm`
+    /// blocks of `block` an SM where given, as a shaped plan declares it
+    /// (`ShapePlan::blocks_per_sm`, [`Gpu::function_bounded`]).
+    pub(crate) fn resident_declared(&self, entry: &str, block: u32, smem: u32, per_sm: Option<u32>) -> Result<u32> {
+        let key = (entry.to_string(), block, smem, per_sm);
         if let Some(&n) = self.resident.lock().unwrap_or_else(|p| p.into_inner()).get(&key) {
             return Ok(n);
         }
         let per_sm = self
-            .function(entry)?
+            .loaded_with(entry, per_sm.map(|blocks| (block, blocks)))?
+            .func
             .occupancy_max_active_blocks_per_multiprocessor(block, smem as usize, None)
             .map_err(driver("cuOccupancyMaxActiveBlocksPerMultiprocessor"))?;
         let n = per_sm.max(1) * self.info.sm_count;

@@ -39,6 +39,7 @@ pub use shape::{
     column_wide_most, even_lengths, even_lengths_of, heavy_tail, heavy_tail_of, long_segments, long_segments_of,
     paired_segments, paired_segments_of, rows_min_tile_bytes, rows_short_takes, scheduled_at, shape_plan,
     short_segments, short_segments_of, single_stretch, staged_scheduled, staged_scheduled_of, team_vectors,
+    wave_and_a_little,
 };
 pub use tuning::Tuning;
 
@@ -47,9 +48,10 @@ use crate::error::{Error, Result};
 use crate::input::Element;
 use crate::options::Options;
 use crate::registry::{DEFAULT_BLOCK, DEFAULT_KERNEL, Family, KERNELS, Kernel, Scheme};
+use crate::shape::{Shape, Strategy};
 use gpu::names::{DType, Op};
 use gpu::op::Reduction;
-use gpu::shape::Fit;
+use gpu::shape::{Fit, SHAPE_BLOCK};
 use modes::mode_plan;
 
 /// What a card allows, as the planner needs it: its [`Tuning`] (SMs,
@@ -64,6 +66,14 @@ pub trait Limits {
     /// Blocks of `entry` resident on the whole card at once, with `block`
     /// threads and `smem` bytes of dynamic shared memory each.
     fn resident_blocks(&self, entry: &str, block: u32, smem: u32) -> Result<u32>;
+    /// [`Limits::resident_blocks`] of `entry` declared to the JIT for at
+    /// least `per_sm` blocks an SM where given
+    /// ([`ShapePlan::blocks_per_sm`]). By default the entry's own, or the
+    /// declared blocks on every SM where more.
+    fn resident_declared(&self, entry: &str, block: u32, smem: u32, per_sm: Option<u32>) -> Result<u32> {
+        let own = self.resident_blocks(entry, block, smem)?;
+        Ok(per_sm.map_or(own, |k| own.max(k.saturating_mul(self.tuning().sm_count))))
+    }
     /// The card's memory in bytes: no input larger is planned. By default
     /// no bound.
     fn memory(&self) -> usize {
@@ -80,6 +90,9 @@ impl Limits for Gpu {
     }
     fn resident_blocks(&self, entry: &str, block: u32, smem: u32) -> Result<u32> {
         Gpu::resident_blocks(self, entry, block, smem)
+    }
+    fn resident_declared(&self, entry: &str, block: u32, smem: u32, per_sm: Option<u32>) -> Result<u32> {
+        Gpu::resident_declared(self, entry, block, smem, per_sm)
     }
     fn memory(&self) -> usize {
         self.info().total_mem
@@ -400,11 +413,37 @@ fn check_operation(request: &Request, kernel: &Kernel) -> Result<()> {
     })
 }
 
-/// How the rows', columns' and segments' kernels size their teams, tiles
-/// and grids: from the card, or the same on every card where the results
-/// must not depend on it (`gpu_to_gpu`).
-pub(crate) fn shape_fit(card: &impl Limits, portable: bool) -> Fit {
-    if portable { Fit::PORTABLE } else { card.tuning().fit() }
+/// The launch of a shaped reduction on `card`: [`shape_plan`] (its
+/// arguments but the fit) with the card's fit (its tiles, column blocks
+/// and teams), or under `gpu_to_gpu` (`portable`) the portable one, the
+/// same on every card so that the order and the bits do not depend on it,
+/// and the entries of the operation's portable `form`
+/// (`dispatch::shaped_mode`). Where the columns kernel's
+/// automatic grid would run one wave of blocks and a little of a second
+/// ([`wave_and_a_little`]: the blocks of the entry the card holds at once,
+/// as it is declared), it is planned for half as many blocks.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn shape_launch(
+    card: &impl Limits,
+    (op, ty, acc_bytes): (Op, DType, usize),
+    n: usize,
+    shape: Shape<'_>,
+    strategy: Strategy,
+    aligned: bool,
+    portable: bool,
+    form: Option<&str>,
+) -> Result<ShapePlan> {
+    let fit = if portable { Fit::PORTABLE } else { card.tuning().fit() };
+    let plan = |fit| shape_plan(op, ty, acc_bytes, n, shape, strategy, aligned, fit).map(|p| p.in_form(form, ty));
+    let first = plan(fit)?;
+    if first.kernel != ShapeKernel::Columns || strategy != Strategy::Auto || portable {
+        return Ok(first);
+    }
+    let resident = card.resident_declared(&first.entry, SHAPE_BLOCK, first.smem, first.blocks_per_sm)?;
+    if !wave_and_a_little(first.grid as u64, resident as u64) {
+        return Ok(first);
+    }
+    plan(Fit { column_blocks: (fit.column_blocks / 2).max(1), ..fit })
 }
 
 /// The block size to launch and its entry (`entry(block)`): the one

@@ -519,11 +519,13 @@ pub fn column_wide_most(op: Op, ty: DType) -> u32 {
 /// moments --case "axis 0" [--type T]`, `docs/src/performance/tuning-heavier-shapes.md`):
 ///
 /// * the variance of `f32`: the [`COLUMN_BLOCKS_PER_SM`] it is planned for
-///   (84 registers alone: three blocks an SM; declared, 64 and a few
-///   spilled), on cards whose memory is fast for their SMs (eight vectors
-///   a lane: [`Fit::vectors_per_lane`], 30 GB/s an SM or more): an H200
-///   17-21% faster on all five matrices, an H100 (25 GB/s an SM) 4% faster
-///   on two and 4-5% slower on two, so not there;
+///   (84 registers alone when measured, two blocks an SM; declared, 64 and
+///   a few spilled), on cards whose memory is fast for their SMs (eight
+///   vectors a lane: [`Fit::vectors_per_lane`], 30 GB/s an SM or more): an
+///   H200 17-21% faster on all five matrices, an H100 (25 GB/s an SM) 4%
+///   faster on two and 4-5% slower on two, so not there (where it now
+///   takes 70 registers, three blocks an SM, and its grid follows
+///   [`wave_and_a_little`]);
 /// * the variance of the half types: [`HALF_COLUMN_BLOCKS_PER_SM`] on
 ///   every card (eight columns a thread, 160 registers alone: one block an
 ///   SM; declared, 128 and a few spilled): an H200 1.5-1.6 times as fast,
@@ -546,6 +548,32 @@ pub fn column_blocks_per_sm(op: Op, ty: DType, fit: Fit) -> Option<u32> {
         (Op::Moments, DType::F16 | DType::BF16) => Some(HALF_COLUMN_BLOCKS_PER_SM),
         _ => None,
     }
+}
+
+/// Whether a grid of `grid` blocks, of which the card holds `resident` at
+/// once, runs one wave and a little of a second: more than one wave, the
+/// second less than half full. Its last blocks run with the card mostly
+/// idle, where half as many blocks, each with twice the rows or columns,
+/// run in one wave together. The columns kernel aims at
+/// [`Fit::column_blocks`], 512 on 132 SMs, four blocks an SM; the `f32`
+/// variance, 70 registers a thread, holds three an SM where it is not
+/// declared four ([`column_blocks_per_sm`]: an H100), 396 blocks at once.
+/// H100, 16384² `f32` along its columns, the variance: 512 blocks (32
+/// columns a block) 425.8 µs, 256 (64 columns) 378.0, 1024 (64 columns,
+/// four chunks of rows) 374.8 (`reduce shapes --op moments --case
+/// "16384x16384 axis 0" --sweep --runs 10`,
+/// `docs/src/performance/tuning-heavier-shapes.md`).
+///
+/// ```
+/// use reduction::dispatch::wave_and_a_little;
+/// assert!(wave_and_a_little(512, 396)); // three blocks an SM of 132
+/// assert!(!wave_and_a_little(512, 528)); // four: one wave
+/// assert!(!wave_and_a_little(512, 264)); // two: two waves, the second nearly full
+/// assert!(!wave_and_a_little(2048, 396)); // five waves and a little
+/// assert!(!wave_and_a_little(256, 396));
+/// ```
+pub fn wave_and_a_little(grid: u64, resident: u64) -> bool {
+    resident < grid && 2 * grid < 3 * resident
 }
 
 /// Blocks an SM the variance of the half types along columns is declared

@@ -172,3 +172,27 @@ fn planning_helpers_are_total() {
     assert!([256, 512, 1024].contains(&huge.default_block("argmax", usize::MAX)));
     assert!((huge, 1024, 0).resident_blocks("any", 256, 0).unwrap() >= 1);
 }
+
+/// The columns' automatic grid is planned for half as many blocks where it
+/// would run one wave and a little: the variance of 16384² `f32` on an H100
+/// that holds three of its blocks an SM (396), not where it holds four,
+/// under an explicit strategy, or in the portable order.
+#[test]
+fn column_grids_are_not_a_wave_and_a_little() {
+    let h100 = |per_sm| (cards(1024)[0].0, 1024, per_sm);
+    let m = Shape::Columns(crate::shape::Matrix::new(16384, 16384));
+    let launch = |card: &(Tuning, u32, u32), strategy, portable| {
+        shape_launch(card, (Op::Moments, DType::F32, 12), 1 << 28, m, strategy, true, portable, None).unwrap()
+    };
+    let auto = Strategy::Auto;
+    let (three, four) = (launch(&h100(3), auto, false), launch(&h100(4), auto, false));
+    assert_eq!((three.grid, three.tile, three.split), (256, 2, 1)); // 64 columns a block
+    assert_eq!((four.grid, four.tile, four.split), (512, 1, 1)); // 32
+    assert_eq!(launch(&h100(3), auto, true).grid, 512);
+    let asked = Strategy::Columns { wide: 1, chunks: 1 };
+    assert_eq!(launch(&h100(3), asked, false).grid, 512);
+    // rows and segments keep their plans
+    let rows = Shape::Rows(crate::shape::Matrix::new(16384, 16384));
+    let p = shape_launch(&h100(3), (Op::Moments, DType::F32, 12), 1 << 28, rows, auto, true, false, None).unwrap();
+    assert_eq!(p, shape_plan(Op::Moments, DType::F32, 12, 1 << 28, rows, auto, true, h100(3).0.fit()).unwrap());
+}

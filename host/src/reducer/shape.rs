@@ -4,8 +4,8 @@
 
 use cudarc::driver::{CudaSlice, CudaView, CudaViewMut, DevicePtr};
 
-use crate::dispatch::{ShapePlan, shape_plan, single_stretch};
 use crate::dispatch::{entry_operation, exponent, library_type, shaped_mode};
+use crate::dispatch::{shape_launch, shape_plan, single_stretch};
 use crate::error::{Error, Result, driver};
 use crate::input::check_inputs;
 use crate::input::{Element, Input, Source};
@@ -221,8 +221,8 @@ impl Reducer {
         let ty = library_type(T::NAME, "reduce_shaped")?;
         let (name, exponent) = entry_operation(R::NAME, exponent(R::NAME, opts)?);
         let op = Op::from_name(name).unwrap_or(op);
-        let plan: ShapePlan = shape_plan(op, ty, acc, a.len(), shape, opts.strategy, aligned, self.fit(opts))?
-            .in_form(shaped_mode(R::NAME, T::NAME, opts)?, ty);
+        let form = shaped_mode(R::NAME, T::NAME, opts)?;
+        let plan = shape_launch(gpu, (op, ty, acc), a.len(), shape, opts.strategy, aligned, realign(opts), form)?;
         grow(gpu, partials, (plan.partials * acc).div_ceil(8), "partial results")?;
         if tickets.len() < plan.tickets {
             grow(gpu, tickets, plan.tickets, "tickets")?;
@@ -246,15 +246,6 @@ impl Reducer {
             }
         };
         f(s)
-    }
-}
-
-impl Reducer {
-    /// The tiles, column blocks and teams of a shaped launch: this GPU's,
-    /// or under `gpu_to_gpu` the portable ones, so that the order (and the
-    /// bits) do not depend on the card.
-    fn fit(&self, opts: &Options) -> Fit {
-        crate::dispatch::shape_fit(self.gpu(), realign(opts))
     }
 }
 
