@@ -196,3 +196,15 @@ fn column_grids_are_not_a_wave_and_a_little() {
     let p = shape_launch(&h100(3), (Op::Moments, DType::F32, 12), 1 << 28, rows, auto, true, false, None).unwrap();
     assert_eq!(p, shape_plan(Op::Moments, DType::F32, 12, 1 << 28, rows, auto, true, h100(3).0.fit()).unwrap());
 }
+
+/// Half as many column blocks only where the SMs still get one and a half
+/// or more each: an A100 (108 SMs) holding two of the entry's blocks an SM
+/// (216) keeps its 256 blocks, a wave and a little, rather than run 128.
+#[test]
+fn fewer_column_blocks_still_give_each_sm_one_and_a_half() {
+    let a100 = (cards(1024)[1].0, 1024, 2);
+    let m = Shape::Columns(crate::shape::Matrix::new(16384, 16384));
+    let p = shape_launch(&a100, (Op::Moments, DType::F32, 12), 1 << 28, m, Strategy::Auto, true, false, None).unwrap();
+    assert!(wave_and_a_little(p.grid as u64, 216));
+    assert_eq!(p.grid, 256);
+}
