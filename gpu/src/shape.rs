@@ -68,9 +68,10 @@ pub const STAGED_BLOCKS_PER_SM: u32 = 4;
 /// declared to the JIT for those whose registers would allow fewer, on
 /// cards that need them (`reduction::dispatch::column_blocks_per_sm`: the
 /// variance of `f32`, 84 registers alone when measured, 64 declared; H200,
-/// 1 GiB matrices along their columns, 17-21% faster). Where an entry holds
-/// three (`reduction::dispatch::wave_and_a_little`), the grid aims at half
-/// as many.
+/// 1 GiB matrices along their columns, 17-21% faster). Where the card holds
+/// fewer of an entry's blocks and the grid would run one wave of them and a
+/// little of a second (`reduction::dispatch::wave_and_a_little`: three an
+/// SM), it aims at half as many.
 pub const COLUMN_BLOCKS_PER_SM: u32 = 4;
 
 /// Shared memory a block of `segments_staged` needs: a warp's stages.
