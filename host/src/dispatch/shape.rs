@@ -318,7 +318,7 @@ pub fn shape_plan(
                 split: chunks,
                 partials: if chunks > 1 { chunks as usize * m.cols } else { 0 },
                 tickets: geo.col_tiles as usize,
-                blocks_per_sm: column_blocks_per_sm(op, ty, fit),
+                blocks_per_sm: column_blocks_per_sm(op, ty),
             })
         }
     }
@@ -519,32 +519,27 @@ pub fn column_wide_most(op: Op, ty: DType) -> u32 {
 /// moments --case "axis 0" [--type T]`, `docs/src/performance/tuning-heavier-shapes.md`):
 ///
 /// * the variance of `f32`: the [`COLUMN_BLOCKS_PER_SM`] it is planned for
-///   (84 registers alone when measured, two blocks an SM; declared, 64 and
-///   a few spilled), on cards whose memory is fast for their SMs (eight
-///   vectors a lane: [`Fit::vectors_per_lane`], 30 GB/s an SM or more): an
-///   H200 17-21% faster on all five matrices, an H100 (25 GB/s an SM) 4%
-///   faster on two and 4-5% slower on two, so not there (where it now
-///   takes 70 registers, three blocks an SM, and its grid follows
-///   [`wave_and_a_little`]);
-/// * the variance of the half types: [`HALF_COLUMN_BLOCKS_PER_SM`] on
-///   every card (eight columns a thread, 160 registers alone: one block an
-///   SM; declared, 128 and a few spilled): an H200 1.5-1.6 times as fast,
-///   an H100 the same.
+///   (70 registers alone, three blocks an SM; declared, 64 and a few
+///   spilled): an H200 17-21% faster on all five matrices (when it took 84
+///   registers alone), an H100 3-6% faster on all five (at 70, against
+///   the grid that follows [`wave_and_a_little`] undeclared, itself
+///   8.6-18% faster than the 512 blocks of four matrices);
+/// * the variance of the half types: [`HALF_COLUMN_BLOCKS_PER_SM`] (eight
+///   columns a thread, 160 registers alone: one block an SM; declared,
+///   128 and a few spilled): an H200 1.5-1.6 times as fast, an H100 the
+///   same.
 ///
 /// ```
 /// use reduction::dispatch::column_blocks_per_sm;
-/// use reduction::shape::Fit;
 /// use reduction::{DType, Op};
-/// let (h200, h100) = (Fit::of(132, 64, 8), Fit::of(132, 64, 4));
-/// assert_eq!(column_blocks_per_sm(Op::Moments, DType::F32, h200), Some(4));
-/// assert_eq!(column_blocks_per_sm(Op::Moments, DType::F32, h100), None);
-/// assert_eq!(column_blocks_per_sm(Op::Moments, DType::BF16, h100), Some(2));
-/// assert_eq!(column_blocks_per_sm(Op::Moments, DType::F64, h200), None);
-/// assert_eq!(column_blocks_per_sm(Op::Sum, DType::F32, h200), None);
+/// assert_eq!(column_blocks_per_sm(Op::Moments, DType::F32), Some(4));
+/// assert_eq!(column_blocks_per_sm(Op::Moments, DType::BF16), Some(2));
+/// assert_eq!(column_blocks_per_sm(Op::Moments, DType::F64), None);
+/// assert_eq!(column_blocks_per_sm(Op::Sum, DType::F32), None);
 /// ```
-pub fn column_blocks_per_sm(op: Op, ty: DType, fit: Fit) -> Option<u32> {
+pub fn column_blocks_per_sm(op: Op, ty: DType) -> Option<u32> {
     match (op, ty) {
-        (Op::Moments, DType::F32) => (fit.vectors_per_lane >= 8).then_some(COLUMN_BLOCKS_PER_SM),
+        (Op::Moments, DType::F32) => Some(COLUMN_BLOCKS_PER_SM),
         (Op::Moments, DType::F16 | DType::BF16) => Some(HALF_COLUMN_BLOCKS_PER_SM),
         _ => None,
     }
@@ -555,14 +550,14 @@ pub fn column_blocks_per_sm(op: Op, ty: DType, fit: Fit) -> Option<u32> {
 /// second less than half full. Its last blocks run with the card mostly
 /// idle, where half as many blocks, each with twice the rows or columns,
 /// run in one wave together. The columns kernel aims at
-/// [`Fit::column_blocks`], 512 on 132 SMs, four blocks an SM; the `f32`
-/// variance, 70 registers a thread, holds three an SM where it is not
-/// declared four ([`column_blocks_per_sm`]: an H100), 396 blocks at once.
-/// H100, 16384² `f32` along its columns, the variance: 512 blocks (32
-/// columns a block) 425.8 µs, 256 (64 columns) 378.0, 1024 (64 columns,
-/// four chunks of rows) 374.8 (`reduce shapes --op moments --case
-/// "16384x16384 axis 0" --sweep --runs 10`,
-/// `docs/src/performance/tuning-heavier-shapes.md`).
+/// [`Fit::column_blocks`], 512 on 132 SMs, four blocks an SM; an entry of
+/// 65-80 registers a thread, undeclared ([`column_blocks_per_sm`]), holds
+/// three an SM, 396 blocks at once. H100, 16384² `f32` along its columns,
+/// the variance at 70 registers, undeclared: 512 blocks (32 columns a
+/// block) 425.8 µs, 256 (64 columns) 378.0, 1024 (64 columns, four chunks
+/// of rows) 374.8 (`reduce shapes --op moments --case "16384x16384 axis 0"
+/// --sweep --runs 10`); `nanmean` of `bf16` (74 registers) along four of
+/// the five matrices 4-12% faster (`docs/src/performance/tuning-heavier-shapes.md`).
 ///
 /// ```
 /// use reduction::dispatch::wave_and_a_little;

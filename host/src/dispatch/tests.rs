@@ -174,23 +174,27 @@ fn planning_helpers_are_total() {
 }
 
 /// The columns' automatic grid is planned for half as many blocks where it
-/// would run one wave and a little: the variance of 16384² `f32` on an H100
+/// would run one wave and a little: `nanmean` of 16384² `bf16` on an H100
 /// that holds three of its blocks an SM (396), not where it holds four,
-/// under an explicit strategy, or in the portable order.
+/// under an explicit strategy, or in the portable order; the variance of
+/// `f32`, declared four blocks an SM, keeps its 512.
 #[test]
 fn column_grids_are_not_a_wave_and_a_little() {
     let h100 = |per_sm| (cards(1024)[0].0, 1024, per_sm);
     let m = Shape::Columns(crate::shape::Matrix::new(16384, 16384));
-    let launch = |card: &(Tuning, u32, u32), strategy, portable| {
-        shape_launch(card, (Op::Moments, DType::F32, 12), 1 << 28, m, strategy, true, portable, None).unwrap()
+    let launch = |card: &(Tuning, u32, u32), op, strategy, portable| {
+        let (ty, acc) = if op == Op::Moments { (DType::F32, 12) } else { (DType::BF16, 8) };
+        shape_launch(card, (op, ty, acc), 1 << 28, m, strategy, true, portable, None).unwrap()
     };
-    let auto = Strategy::Auto;
-    let (three, four) = (launch(&h100(3), auto, false), launch(&h100(4), auto, false));
-    assert_eq!((three.grid, three.tile, three.split), (256, 2, 1)); // 64 columns a block
-    assert_eq!((four.grid, four.tile, four.split), (512, 1, 1)); // 32
-    assert_eq!(launch(&h100(3), auto, true).grid, 512);
-    let asked = Strategy::Columns { wide: 1, chunks: 1 };
-    assert_eq!(launch(&h100(3), asked, false).grid, 512);
+    let (auto, nanmean) = (Strategy::Auto, Op::NanMean);
+    let (three, four) = (launch(&h100(3), nanmean, auto, false), launch(&h100(4), nanmean, auto, false));
+    assert_eq!((three.grid, three.tile, three.split), (256, 1, 1)); // a chunk of rows
+    assert_eq!((four.grid, four.tile, four.split), (512, 1, 2)); // two
+    assert_eq!(launch(&h100(3), nanmean, auto, true).grid, 512);
+    let asked = Strategy::Columns { wide: 1, chunks: 2 };
+    assert_eq!(launch(&h100(3), nanmean, asked, false).grid, 512);
+    let declared = launch(&h100(3), Op::Moments, auto, false);
+    assert_eq!((declared.grid, declared.blocks_per_sm), (512, Some(4)));
     // rows and segments keep their plans
     let rows = Shape::Rows(crate::shape::Matrix::new(16384, 16384));
     let p = shape_launch(&h100(3), (Op::Moments, DType::F32, 12), 1 << 28, rows, auto, true, false, None).unwrap();
@@ -204,7 +208,7 @@ fn column_grids_are_not_a_wave_and_a_little() {
 fn fewer_column_blocks_still_give_each_sm_one_and_a_half() {
     let a100 = (cards(1024)[1].0, 1024, 2);
     let m = Shape::Columns(crate::shape::Matrix::new(16384, 16384));
-    let p = shape_launch(&a100, (Op::Moments, DType::F32, 12), 1 << 28, m, Strategy::Auto, true, false, None).unwrap();
+    let p = shape_launch(&a100, (Op::NanMean, DType::BF16, 8), 1 << 28, m, Strategy::Auto, true, false, None).unwrap();
     assert!(wave_and_a_little(p.grid as u64, 216));
     assert_eq!(p.grid, 256);
 }
