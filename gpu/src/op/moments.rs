@@ -512,8 +512,8 @@ macro_rules! moments {
 }
 // `f32` keeps a merge a column: at the four blocks an SM it is declared
 // for, the shared weight spilled more (H200, 1 GiB matrices along their
-// columns, 8-12% slower on three of four; on an H100 the declared kernel
-// without it beats the shared weight undeclared).
+// columns, 8-12% slower on three of four; an H100 6-12.5% slower on all
+// five).
 moments! {
     f32: |x| x;
     f64: |x| x, shared_weight;
