@@ -65,10 +65,10 @@ pub const STAGE_WARP_BYTES: u32 = 4096;
 pub const STAGED_BLOCKS_PER_SM: u32 = 4;
 
 /// Blocks of the columns kernel an SM is planned for ([`Fit::of`]), and
-/// declared to the JIT for those whose registers would allow fewer, on
-/// cards that need them (`reduction::dispatch::column_blocks_per_sm`: the
-/// variance of `f32`, 84 registers alone when measured, 64 declared; H200,
-/// 1 GiB matrices along their columns, 17-21% faster). Where the card holds
+/// declared to the JIT for those whose registers would allow fewer
+/// (`reduction::dispatch::column_blocks_per_sm`: the variance of `f32`, 70
+/// registers alone, 64 declared; 1 GiB matrices along their columns, an
+/// H200 17-21% faster, an H100 3-6%). Where the card holds
 /// fewer of an entry's blocks and the grid would run one wave of them and a
 /// little of a second (`reduction::dispatch::wave_and_a_little`: three an
 /// SM), it aims at half as many.

@@ -434,7 +434,8 @@ pub(crate) fn shape_launch(
     portable: bool,
     form: Option<&str>,
 ) -> Result<ShapePlan> {
-    let fit = if portable { Fit::PORTABLE } else { card.tuning().fit() };
+    let tuning = card.tuning();
+    let fit = if portable { Fit::PORTABLE } else { tuning.fit() };
     let plan = |fit| shape_plan(op, ty, acc_bytes, n, shape, strategy, aligned, fit).map(|p| p.in_form(form, ty));
     let first = plan(fit)?;
     if first.kernel != ShapeKernel::Columns || strategy != Strategy::Auto || portable {
@@ -447,7 +448,7 @@ pub(crate) fn shape_launch(
     // half as many, where the SMs still get one and a half or more each:
     // on the H100's 132 SMs 256 blocks took 378.0 µs, 128 534.5
     let fewer = plan(Fit { column_blocks: (fit.column_blocks / 2).max(1), ..fit })?;
-    Ok(if 2 * fewer.grid as u64 >= 3 * card.tuning().sm_count as u64 { fewer } else { first })
+    Ok(if 2 * fewer.grid as u64 >= 3 * tuning.sm_count as u64 { fewer } else { first })
 }
 
 /// The block size to launch and its entry (`entry(block)`): the one
