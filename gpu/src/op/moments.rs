@@ -95,10 +95,24 @@ impl Welford {
     /// ```
     #[inline(always)]
     pub fn merge(self, b: Welford) -> Welford {
+        if_empty(b.count, self, self.merge_part(b))
+    }
+
+    /// [`merge`](Self::merge) with a part `b` that is not empty (a round's
+    /// vectors, a column's rows): the same bits without the selection for
+    /// an empty `b`, which the compiler cannot drop for it (the selections
+    /// are `asm`): 7 instructions fewer a merge in the main loops.
+    ///
+    /// ```
+    /// use gpu::op::Welford;
+    /// let a = Welford::of(1.0).merge(Welford::of(2.0));
+    /// assert_eq!(Welford::EMPTY.merge_part(a), a);
+    /// assert_eq!(a.merge_part(Welford::of(3.0)), a.merge(Welford::of(3.0)));
+    /// ```
+    #[inline(always)]
+    pub fn merge_part(self, b: Welford) -> Welford {
         let count = self.count + b.count;
-        let m = self.weighted(b, count, ratio(b.count, count));
-        let m = if_empty(self.count, b, m);
-        if_empty(b.count, self, m)
+        if_empty(self.count, b, self.weighted(b, count, ratio(b.count, count)))
     }
 
     /// The merge with `b`'s weight `w = n_b / n` given.
@@ -455,7 +469,7 @@ macro_rules! moments {
                 _: [[$t; L]; V],
                 _: [u64; V],
             ) -> Welford {
-                acc.merge(round(x.map(|v| v.map(|$x| $widen))))
+                acc.merge_part(round(x.map(|v| v.map(|$x| $widen))))
             }
             /// A short run as one part: `run`.
             #[inline(always)]
@@ -477,7 +491,7 @@ macro_rules! moments {
             /// A column's rows merge as one part, as a vector's lanes do.
             #[inline(always)]
             fn fold_strided<const L: usize>(acc: Welford, x: [$t; L], _: [$t; L], _: u64, _: u64) -> Welford {
-                acc.merge(column_rows(x.map(|$x| $widen)))
+                acc.merge_part(column_rows(x.map(|$x| $widen)))
             }
             $(moments!(@columns $t, $shared, |$x| $widen);)?
             #[inline(always)]
