@@ -101,7 +101,8 @@ impl Welford {
     /// [`merge`](Self::merge) with a part `b` that is not empty (a round's
     /// vectors, a column's rows): the same bits without the selection for
     /// an empty `b`, which the compiler cannot drop for it (the selections
-    /// are `asm`): 7 instructions fewer a merge in the main loops.
+    /// are `asm`). The `f32` columns kernel's main loop took 285
+    /// instructions instead of 300 (`ptxas` 12.9, sm_90).
     ///
     /// ```
     /// use gpu::op::Welford;
