@@ -33,8 +33,8 @@
 //!   row as a segment's
 //! columns: row lane l of `row_lanes` folds rows r0+l, r0+l+row_lanes, ... of its chunk in order,
 //!   four at a time (`fold_strided`) while four remain, then one by one;
-//!   the row lanes combine in order, from lane 0's accumulator; chunks > 1: row lane l combines chunks l, l+row_lanes, ...,
-//!   and the row lanes again in order
+//!   the row lanes combine in order, from lane 0's accumulator; chunks > 1: row lane l combines chunks l, l+row_lanes, ...
+//!   in order, and the row lanes as a tree (lane r takes in lane r + row_lanes/2, then r + row_lanes/4, ...)
 //! ```
 
 use crate::dispatch::{ShapeKernel, shape_plan as plan};
@@ -443,7 +443,18 @@ fn columns<R: Reduction<T>, T: Copy>(
                 chunk(0)
             } else {
                 let partials: Vec<R::Acc> = (0..chunks as usize).map(chunk).collect();
-                across(&|l| partials.iter().skip(l).step_by(step).fold(R::IDENTITY, |acc, p| R::combine(acc, *p)))
+                // row lane l's chunks in order, then the row lanes as a tree (`across_rows`' `tree`)
+                let mut lanes: Vec<R::Acc> = (0..step)
+                    .map(|l| partials.iter().skip(l).step_by(step).fold(R::IDENTITY, |acc, p| R::combine(acc, *p)))
+                    .collect();
+                let mut half = step / 2;
+                while half > 0 {
+                    for r in 0..half {
+                        lanes[r] = R::combine(lanes[r], lanes[r + half]);
+                    }
+                    half /= 2;
+                }
+                lanes[0]
             };
             R::finish(v, rows as u64)
         }),

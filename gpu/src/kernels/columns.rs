@@ -18,8 +18,14 @@
 //! 3. **Row chunks.** A tall matrix has few column tiles, too few blocks to
 //!    fill the GPU: `chunks` blocks then share each tile's rows, write a
 //!    partial per column, and the last of them (`atomicInc` on the tile's
-//!    ticket, which wraps back to 0) combines the chunks in order, with the
-//!    whole block, as in step 2.
+//!    ticket, which wraps back to 0) combines them with the whole block:
+//!    row lane `l` the partials of chunks `l`, `l + row_lanes`, ... in
+//!    order, then the row lanes as a tree (lane `r` takes in lane
+//!    `r + row_lanes/2`, then `r + row_lanes/4`, ...). The rest of the GPU
+//!    is idle by then: a chain of 63 merges a column (16 `f32` columns, 64
+//!    row lanes) and 8-byte loads from L2 made that block's work 17 µs of
+//!    the variance's 375 along 16777216×16 on an H100
+//!    (`docs/src/performance/tuning-heavier-shapes.md`).
 //!
 //! The combining order depends on the shape and `chunks` alone, so results
 //! are the same from run to run (`run_to_run`).
@@ -143,7 +149,7 @@ unsafe fn columns_with<T: Element + Vector, R: Reduction<T>, const VECTOR: bool>
     let tile_cols = geo.tile_cols();
     let mut shared = dyn_shared::<R::Acc>();
     let mut is_last = shared.at_byte::<u32>(SHAPE_BLOCK as usize * width * size_of::<R::Acc>());
-    across_rows::<T, R>(&mut shared, &acc, width, geo, tid, |c, combined| {
+    across_rows::<T, R>(&mut shared, &acc, width, geo, tid, false, |c, combined| {
         let col = tile * tile_cols + c as u64;
         if col < cols {
             if chunks == 1 {
@@ -157,7 +163,7 @@ unsafe fn columns_with<T: Element + Vector, R: Reduction<T>, const VECTOR: bool>
         return;
     }
 
-    // 3. the last chunk of the tile combines the chunks' partials in order
+    // 3. the last chunk of the tile combines the chunks' partials
     threadfence(); // this block's partials are visible GPU-wide before the ticket is taken
     sync_threads();
     if tid == 0 {
@@ -172,13 +178,15 @@ unsafe fn columns_with<T: Element + Vector, R: Reduction<T>, const VECTOR: bool>
     if live {
         let mut k = row_lane as u64;
         while k < chunks as u64 {
-            each_column!(width, |j| {
-                acc[j] = R::combine(acc[j], load_relaxed(partials.add((k * cols + col0) as usize + j), 0))
-            });
+            // plain loads: the fence above ordered them after the other
+            // blocks' partials (and emptied this SM's L1), and through L1 a
+            // warp asks L2 for each 32-byte sector once, where a relaxed
+            // load asks for its 8 bytes alone
+            each_column!(width, |j| { acc[j] = R::combine(acc[j], load_u64(partials, k * cols + col0 + j as u64)) });
             k += step;
         }
     }
-    across_rows::<T, R>(&mut shared, &acc, width, geo, tid, |c, combined| {
+    across_rows::<T, R>(&mut shared, &acc, width, geo, tid, true, |c, combined| {
         let col = tile * tile_cols + c as u64;
         if col < cols {
             store_u64(out, col, R::finish(combined, rows));
@@ -187,7 +195,9 @@ unsafe fn columns_with<T: Element + Vector, R: Reduction<T>, const VECTOR: bool>
 }
 
 /// Combine the `width` accumulators of every thread across the row lanes,
-/// in row-lane order, through shared memory, and hand each of the tile's
+/// in row-lane order (`tree`: as a tree, lane `r` taking in lane
+/// `r + row_lanes/2`, then `r + row_lanes/4`, ...: fewer merges one after
+/// the other, more barriers), through shared memory, and hand each of the tile's
 /// columns `c` to `put(c, combined)` in thread `c mod SHAPE_BLOCK` (a tile
 /// wider than the block: several a thread). Begins with a barrier (earlier
 /// readers of `shared` are done), so the caller may call it twice.
@@ -202,6 +212,7 @@ unsafe fn across_rows<T, R: Reduction<T>>(
     width: usize,
     geo: Columns,
     tid: u32,
+    tree: bool,
     mut put: impl FnMut(u32, R::Acc),
 ) {
     let tile_cols = geo.tile_cols() as u32;
@@ -209,6 +220,26 @@ unsafe fn across_rows<T, R: Reduction<T>>(
     sync_threads(); // earlier readers of `shared` are done
     each_column!(width, |k| shared[row_lane * tile_cols + unit_lane * width as u32 + k as u32] = acc[k]);
     sync_threads();
+    if tree {
+        // half = row_lanes / 2, ..., 2; then lane 0 takes in lane 1 (two row
+        // lanes at least: `Columns::new`)
+        let mut half = geo.row_lanes / 2;
+        while half > 1 {
+            let mut i = tid;
+            while i < half * tile_cols {
+                shared[i] = R::combine(shared[i], shared[i + half * tile_cols]);
+                i += SHAPE_BLOCK;
+            }
+            sync_threads();
+            half /= 2;
+        }
+        let mut c = tid;
+        while c < tile_cols {
+            put(c, R::combine(shared[c], shared[tile_cols + c]));
+            c += SHAPE_BLOCK;
+        }
+        return;
+    }
     // from row lane 0's accumulator on, not the identity merged with it
     // (the CPU twin does the same): at the 64 registers the f32 variance is
     // declared for, `ptxas` reloaded 104 bytes of spills instead of 176 when
