@@ -447,14 +447,7 @@ fn columns<R: Reduction<T>, T: Copy>(
                 let mut lanes: Vec<R::Acc> = (0..step)
                     .map(|l| partials.iter().skip(l).step_by(step).fold(R::IDENTITY, |acc, p| R::combine(acc, *p)))
                     .collect();
-                let mut half = step / 2;
-                while half > 0 {
-                    for r in 0..half {
-                        lanes[r] = R::combine(lanes[r], lanes[r + half]);
-                    }
-                    half /= 2;
-                }
-                lanes[0]
+                team_tree(&mut lanes, R::combine)
             };
             R::finish(v, rows as u64)
         }),

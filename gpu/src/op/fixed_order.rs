@@ -225,7 +225,9 @@ impl WarpAdd for TwinWarp {
 }
 
 /// [`warp_tree`] on a team of `v.len()` lanes (a power of two up to 32):
-/// `team_reduce`'s order, from offset `len / 2` down to 1.
+/// `team_reduce`'s order, from offset `len / 2` down to 1. (Any power of
+/// two: the columns kernel's last block combines its row lanes, up to 256,
+/// in this order.)
 #[inline(always)]
 pub fn team_tree<A: Copy>(v: &mut [A], combine: impl Fn(A, A) -> A) -> A {
     let mut offset = v.len() / 2;
