@@ -194,6 +194,12 @@ pub trait Reduction<T> {
         let _ = (acc, width, rows, first, step);
         None
     }
+    /// Rows of a column that a thread of the columns kernel loads together
+    /// and folds as one group ([`fold_columns`](Self::fold_columns), else
+    /// [`fold_strided`](Self::fold_strided), with `L` this): 4 or 8. By
+    /// default 4; 8 where a group's own cost (the variance's merge) is
+    /// larger than its elements'.
+    const COLUMN_ROWS: usize = 4;
     /// The accumulator of a short run of elements, from `IDENTITY`: the
     /// positions `e = from, from + step, ...` below `to`, element
     /// `element(e)` (`x`, and `y`) at index `first + (e − from)` (a lane's

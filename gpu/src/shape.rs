@@ -131,10 +131,6 @@ pub const fn staged_pairs(inputs: u32, acc_bytes: usize) -> bool {
 /// to 64 elements).
 pub const STAGE_LANE_ELEMENTS: u64 = 64;
 
-/// Rows a thread of the columns kernel loads before folding them, each
-/// column's as one `Reduction::fold_strided`.
-pub const COLUMN_ROWS: u64 = 4;
-
 /// What the automatic choices of this module take from the GPU: the host
 /// fills it from the driver's numbers (`reduction::Tuning`), and the
 /// `gpu_to_gpu` orders use [`Fit::PORTABLE`] on every GPU, so that their

@@ -45,8 +45,8 @@ use gpu::names::Op;
 use gpu::op::fixed_order::{FixedOrder, TwinWarp, WARP, team_tree, warp_tree};
 use gpu::op::{PortableLogSumExp, Reduction};
 use gpu::shape::{
-    COLUMN_ROWS, Columns, SHAPE_BLOCK, STAGE_LANE_ELEMENTS, Segments, fits_stage, lanes_for, piece_lanes, tile_span,
-    tiles, vector_columns,
+    Columns, SHAPE_BLOCK, STAGE_LANE_ELEMENTS, Segments, fits_stage, lanes_for, piece_lanes, tile_span, tiles,
+    vector_columns,
 };
 
 /// A flat reduction of `a` (and `b`, for an operation of two inputs; pass
@@ -397,6 +397,18 @@ fn round<R: Reduction<T>, T: Copy, const V: usize>(
     }
 }
 
+/// Column `c`'s `G` rows `r, r + step, ...` of `a` and `b` (row `r` at
+/// `r·pitch`) folded into `acc` as one group (`fold_strided`).
+fn fold_group<R: Reduction<T>, T: Copy, const G: usize>(
+    acc: R::Acc,
+    (a, b): (&[T], &[T]),
+    (r, step): (usize, usize),
+    (pitch, c): (usize, usize),
+) -> R::Acc {
+    let at = |x: &[T]| -> [T; G] { std::array::from_fn(|k| x[(r + k * step) * pitch + c]) };
+    R::fold_strided::<G>(acc, at(a), at(b), r as u64, step as u64)
+}
+
 /// `x[first..first + L]` as an array.
 fn lanes<T: Copy, const L: usize>(x: &[T], first: usize) -> [T; L] {
     std::array::from_fn(|k| x[first + k])
@@ -425,14 +437,14 @@ fn columns<R: Reduction<T>, T: Copy>(
         (0..cols).map(|c| {
             let chunk = |k: usize| {
                 let (r0, r1) = (k * per_chunk, ((k + 1) * per_chunk).min(rows));
-                // row lane l: its rows four at a time (`fold_strided`), then one by one
+                // row lane l: its rows `R::COLUMN_ROWS` at a time (`fold_strided`), then one by one
                 across(&|l| {
                     let (mut acc, mut r) = (R::IDENTITY, r0 + l);
-                    let rows4 = COLUMN_ROWS as usize;
-                    while r + (rows4 - 1) * step < r1 {
-                        let at = |x: &[T]| -> [T; 4] { std::array::from_fn(|k| x[(r + k * step) * pitch + c]) };
-                        acc = R::fold_strided::<4>(acc, at(a), at(b), r as u64, step as u64);
-                        r += rows4 * step;
+                    let group = R::COLUMN_ROWS;
+                    let fold = if group == 8 { fold_group::<R, T, 8> } else { fold_group::<R, T, 4> };
+                    while r + (group - 1) * step < r1 {
+                        acc = fold(acc, (a, b), (r, step), (pitch, c));
+                        r += group * step;
                     }
                     (r..r1)
                         .step_by(step)
@@ -504,6 +516,36 @@ mod tests {
                 let s = Strategy::Columns { wide, chunks };
                 let got = shaped_fixed_order::<Sum, f64>(&[&x], Shape::Columns(m), s).unwrap();
                 assert_eq!(got, (0..cols).map(col).collect::<Vec<_>>(), "{rows}x{cols} pitch {pitch} {s:?}");
+            }
+        }
+    }
+
+    /// The variance of `bf16` columns folds eight rows a group
+    /// (`Reduction::COLUMN_ROWS`): on small integers, whose means and sums
+    /// of squared deviations every order gives exactly, each column's count,
+    /// mean and `M2` are the exact ones, so a row dropped or folded twice
+    /// by the groups or the rows after them shows.
+    #[test]
+    fn eight_row_groups_count_every_row_once() {
+        use gpu::half::bf16;
+        use gpu::op::Moments;
+        assert_eq!(<Moments as gpu::op::Reduction<bf16>>::COLUMN_ROWS, 8);
+        for (rows, cols, pitch) in [(5000, 16, 16), (1003, 64, 72), (129, 8, 8), (7, 8, 8)] {
+            let x: Vec<bf16> = exact(rows * pitch).iter().map(|&v| bf16::from_f32(v as f32)).collect();
+            let m = Matrix::new(rows, cols).pitch(pitch);
+            for (wide, chunks) in [(0, 0), (1, 1), (2, 3), (16, 5)] {
+                let s = Strategy::Columns { wide, chunks };
+                let got = shaped_fixed_order::<Moments, bf16>(&[&x], Shape::Columns(m), s).unwrap();
+                for (c, g) in got.iter().enumerate() {
+                    let col: Vec<f64> = (0..rows).map(|r| x[r * pitch + c].to_f32() as f64).collect();
+                    let mean = col.iter().sum::<f64>() / rows as f64;
+                    let m2 = col.iter().map(|v| (v - mean) * (v - mean)).sum::<f64>();
+                    let close = |a: f64, b: f64| (a - b).abs() <= 1e-9 * b.abs().max(1.0);
+                    assert!(
+                        close(g.mean, mean) && close(g.m2, m2),
+                        "{rows}x{cols} {s:?} column {c}: {g:?}, {mean} {m2}"
+                    );
+                }
             }
         }
     }

@@ -11,7 +11,9 @@
 //!    several rows at once, and the block's
 //!    other threads take the rows in between (`row_lanes` rows at a time).
 //!    Each thread keeps one accumulator per column it holds and folds its
-//!    rows in order, four loads in flight.
+//!    rows in order, in groups of `Reduction::COLUMN_ROWS` (four, or eight
+//!    for the variance of the half types, whose merge a group costs more
+//!    than its elements), the group's loads in flight together.
 //! 2. **Across the block**: the accumulators meet in shared memory and one
 //!    thread per column (several columns a thread when the tile is wider
 //!    than the block) combines them in row-lane order.
@@ -37,7 +39,7 @@
 
 use crate::op::{Element, Reduction, each_column};
 use crate::prim::*;
-use crate::shape::{COLUMN_ROWS, Columns, SHAPE_BLOCK, vector_columns};
+use crate::shape::{Columns, SHAPE_BLOCK, vector_columns};
 
 /// One result per column of the `rows × cols` matrix at `a` (row `r` at
 /// `a + r·pitch`), and `b` for two inputs, into `out[0..cols]`, in column
@@ -119,26 +121,13 @@ unsafe fn columns_with<T: Element + Vector, R: Reduction<T>, const VECTOR: bool>
         each_column!(width, |k| acc[k] = R::combine(acc[k], R::map(x.at(k), y.at(k), r)));
     };
     if live {
+        // each column's rows `R::COLUMN_ROWS` at a time, then one by one
         let mut r = r0 + row_lane as u64;
-        const { assert!(COLUMN_ROWS == 4, "four rows are loaded below") };
-        while r + (COLUMN_ROWS - 1) * step < r1 {
-            let (w, x, y, z) = (load(r), load(r + step), load(r + 2 * step), load(r + 3 * step));
-            // each column's four rows in order (`Reduction::fold_columns`,
-            // else each one's `Reduction::fold_strided`)
-            let rows = move |k: usize| {
-                ([w.0.at(k), x.0.at(k), y.0.at(k), z.0.at(k)], [w.1.at(k), x.1.at(k), y.1.at(k), z.1.at(k)])
-            };
-            match R::fold_columns(acc, width, rows, r, step) {
-                Some(folded) => acc = folded,
-                None => {
-                    each_column!(width, |k| {
-                        let (a4, b4) = rows(k);
-                        acc[k] = R::fold_strided(acc[k], a4, b4, r, step);
-                    });
-                }
-            }
-            r += COLUMN_ROWS * step;
-        }
+        r = if R::COLUMN_ROWS == 8 {
+            fold_groups::<T, R, 8>(&mut acc, width, (r, r1, step), load)
+        } else {
+            fold_groups::<T, R, 4>(&mut acc, width, (r, r1, step), load)
+        };
         while r < r1 {
             fold(&mut acc, load(r), r);
             r += step;
@@ -192,6 +181,37 @@ unsafe fn columns_with<T: Element + Vector, R: Reduction<T>, const VECTOR: bool>
             store_u64(out, col, R::finish(combined, rows));
         }
     });
+}
+
+/// A thread's rows `r, r + step, ...` of its columns (row `r` is
+/// `load(r)`), `G` at a time while `G` are left below `r1`: the `G` loads
+/// issued together, then each column's `G` rows folded as one
+/// `Reduction::fold_columns` (else each one's `Reduction::fold_strided`).
+/// Returns the first row not folded.
+#[inline(always)]
+fn fold_groups<T: Element + Vector, R: Reduction<T>, const G: usize>(
+    acc: &mut [R::Acc; 8],
+    width: usize,
+    (mut r, r1, step): (u64, u64, u64),
+    load: impl Fn(u64) -> (T::Lanes, T::Lanes),
+) -> u64 {
+    while r + (G as u64 - 1) * step < r1 {
+        let v: [(T::Lanes, T::Lanes); G] = core::array::from_fn(|i| load(r + i as u64 * step));
+        let rows = move |k: usize| -> ([T; G], [T; G]) {
+            (core::array::from_fn(|i| v[i].0.at(k)), core::array::from_fn(|i| v[i].1.at(k)))
+        };
+        match R::fold_columns(*acc, width, rows, r, step) {
+            Some(folded) => *acc = folded,
+            None => {
+                each_column!(width, |k| {
+                    let (a, b) = rows(k);
+                    acc[k] = R::fold_strided(acc[k], a, b, r, step);
+                });
+            }
+        }
+        r += G as u64 * step;
+    }
+    r
 }
 
 /// Combine the `width` accumulators of every thread across the row lanes,

@@ -443,7 +443,7 @@ fn piece<A: Lane>(from: u32, to: u32, x: impl Fn(u32) -> A, lanes: &impl WarpAdd
 }
 
 macro_rules! moments {
-    ($($t:ident: |$x:ident| $widen:expr $(, $shared:ident)?;)*) => {$(
+    ($($t:ident: |$x:ident| $widen:expr $(, $shared:ident $(($rows:literal))?)?;)*) => {$(
         impl Reduction<$t> for Moments {
             type Acc = Welford;
             type Out = MeanM2;
@@ -494,14 +494,15 @@ macro_rules! moments {
             fn fold_strided<const L: usize>(acc: Welford, x: [$t; L], _: [$t; L], _: u64, _: u64) -> Welford {
                 acc.merge_part(column_rows(x.map(|$x| $widen)))
             }
-            $(moments!(@columns $t, $shared, |$x| $widen);)?
+            $(moments!(@columns $t, $shared $(, $rows)?, |$x| $widen);)?
             #[inline(always)]
             fn finish(acc: Welford, _: u64) -> MeanM2 {
                 MeanM2 { mean: if acc.count > 0.0 { acc.mean } else { f64::NAN }, m2: acc.m2 }
             }
         }
     )*};
-    (@columns $t:ident, shared_weight, |$x:ident| $widen:expr) => {
+    (@columns $t:ident, shared_weight $(, $rows:literal)?, |$x:ident| $widen:expr) => {
+        $(const COLUMN_ROWS: usize = $rows;)?
         /// A thread's columns fold the same rows: one count and one weight
         /// for all of them (what each one's merge computes, the same bits),
         /// fewer registers (`f64`: 68 → 58, four blocks an SM instead of
@@ -532,8 +533,8 @@ macro_rules! moments {
 moments! {
     f32: |x| x;
     f64: |x| x, shared_weight;
-    f16: |x| x.to_f32(), shared_weight;
-    bf16: |x| x.to_f32(), shared_weight;
+    f16: |x| x.to_f32(), shared_weight(8);
+    bf16: |x| x.to_f32(), shared_weight(8);
 }
 
 #[cfg(test)]
