@@ -522,9 +522,9 @@ mod tests {
 
     /// The variance of `bf16` columns folds eight rows a group
     /// (`Reduction::COLUMN_ROWS`): on small integers, whose means and sums
-    /// of squared deviations every order gives exactly, each column's count,
-    /// mean and `M2` are the exact ones, so a row dropped or folded twice
-    /// by the groups or the rows after them shows.
+    /// of squared deviations every order gives exactly, each column's mean
+    /// and `M2` are the exact ones, so a row dropped or folded twice by the
+    /// groups or the rows after them shows.
     #[test]
     fn eight_row_groups_count_every_row_once() {
         use gpu::half::bf16;

@@ -122,6 +122,7 @@ unsafe fn columns_with<T: Element + Vector, R: Reduction<T>, const VECTOR: bool>
     };
     if live {
         // each column's rows `R::COLUMN_ROWS` at a time, then one by one
+        const { assert!(R::COLUMN_ROWS == 4 || R::COLUMN_ROWS == 8, "groups of 4 or 8 rows") };
         let mut r = r0 + row_lane as u64;
         r = if R::COLUMN_ROWS == 8 {
             fold_groups::<T, R, 8>(&mut acc, width, (r, r1, step), load)
