@@ -3,7 +3,7 @@
 use super::*;
 use crate::options::Determinism;
 use gpu::layout::MODES_SMEM;
-use gpu::op::{ArgMax, Dot, Sum};
+use gpu::op::{ArgMax, Dot, Moments, Sum};
 
 /// An H100 (132 SMs, 25 GB/s an SM), an A100 (108 SMs) and a small card
 /// of 24 SMs holding 1536 threads each; every entry allows `most`
@@ -159,6 +159,20 @@ fn power_sums_of_order_one_and_two_launch_the_norms_entries() {
     assert!(plan(&Request::of::<PowerSum, f32>(1000, &repro), &card).is_err(), "no reproducible power_sum");
 }
 
+/// The variance, whose merge is heavy, runs fewer blocks than the card
+/// holds on a short input and all of them on a long one.
+#[test]
+fn the_variance_runs_fewer_blocks_on_short_inputs() {
+    let card = cards(1024)[0];
+    for (n, short) in [(1usize << 22, true), (1 << 28, false)] {
+        let p = plan(&Request::of::<Moments, f32>(n, &Options::default()), &card).unwrap();
+        let resident = card.resident_blocks(&p.entry, p.block, p.smem).unwrap();
+        let grid = p.levels[0].launches[0].grid;
+        let want = if short { grid_for_heavy_merges(n, 4, p.block, resident) } else { resident };
+        assert_eq!((grid, short), (want, grid < resident), "2^{}: {grid} blocks of {resident}", n.ilog2());
+    }
+}
+
 /// The public planning helpers give an answer for any arguments: a block of
 /// 0 threads, a card of the largest counts (no division by zero, no
 /// overflow; the plan itself refuses such blocks).
@@ -167,6 +181,7 @@ fn planning_helpers_are_total() {
     let k = Kernel::find("reduce7").unwrap();
     assert_eq!(grid_for(k, 1000, 0, 0), 1);
     assert_eq!(grid_in_whole_rounds(1000, 4, 0, 0), 1);
+    assert_eq!(grid_for_heavy_merges(usize::MAX, 16, 0, 0), 1);
     assert!(depth(k, &levels(k, 1000, 0, 4), 0) > 0);
     let huge = Tuning { sm_count: u32::MAX, threads_per_sm: u32::MAX, bandwidth_per_sm: 1e9 };
     assert!([256, 512, 1024].contains(&huge.default_block("argmax", usize::MAX)));
