@@ -122,37 +122,42 @@ pub fn grid_in_whole_rounds(n: usize, elem_size: usize, block: u32, resident: u3
 }
 
 /// The most blocks a single-pass launch over `n` elements of `elem_size`
-/// bytes should have on `resident` blocks, for an operation whose merge is
-/// heavy (the variance's: a count, a mean and a sum of squared deviations,
-/// about 50 `f64` instructions a merge: a warp's trees take about 600
-/// instructions whatever its share of the input). On a short input, one whose
-/// threads would have at most eight rounds of [`ROUND_VECTORS`] 16-byte
-/// loads each, fewer warps pay for those trees: half the resident blocks
-/// where that gives each thread at most four rounds, else three quarters.
-/// Longer inputs keep `resident`, their trees a small share of the time.
-/// Measured on an H100 (`reduce ops --max-grid G`, one sitting, two passes;
+/// bytes should have on `resident` blocks over `sms` SMs, for an operation
+/// whose merge is heavy (the variance's: a count, a mean and a sum of
+/// squared deviations, about 50 `f64` instructions a merge: a warp's trees
+/// take about 600 instructions whatever its share of the input). On a short
+/// input, one whose threads would have at most eight rounds of
+/// [`ROUND_VECTORS`] 16-byte loads each, fewer warps pay for those trees:
+/// half the blocks an SM holds where that gives each thread at most four
+/// rounds, else three quarters, in whole blocks on every SM. Longer inputs,
+/// and cards that hold one block an SM, keep `resident`. Measured on an
+/// H100 (`reduce ops --max-grid G`, one sitting, two passes;
 /// `docs/src/performance/tuning.md`, the variance's grid on short inputs):
 /// the `f32` variance of 2^22 elements took 13.71-13.79 µs on 264 blocks of
 /// 256, 14.14-14.29 on the 528 resident; of 2^24, 29.63-29.82 on 396 and
 /// 30.43-30.56 on 528; the `bf16` variance of 2^21 9.82-9.95 on 264 and
-/// 10.43-10.50 on 512.
+/// 10.43-10.50 on 512; and of 2^25 on 99 of the 132 resident blocks of
+/// 1024, 31.68-31.78 against 30.98-31.01 on all of them.
 ///
 /// ```
 /// use reduction::dispatch::grid_for_heavy_merges;
-/// assert_eq!(grid_for_heavy_merges(1 << 22, 4, 256, 528), 264); // f32: four rounds a thread on half
-/// assert_eq!(grid_for_heavy_merges(1 << 24, 4, 256, 528), 396); // three quarters
-/// assert_eq!(grid_for_heavy_merges(1 << 25, 4, 256, 528), 528); // 15.5 rounds on every block
+/// assert_eq!(grid_for_heavy_merges(1 << 22, 4, 256, 528, 132), 264); // f32: four rounds a thread on half
+/// assert_eq!(grid_for_heavy_merges(1 << 24, 4, 256, 528, 132), 396); // three quarters
+/// assert_eq!(grid_for_heavy_merges(1 << 25, 4, 256, 528, 132), 528); // 15.5 rounds on every block
+/// assert_eq!(grid_for_heavy_merges(1 << 25, 2, 1024, 132, 132), 132); // bf16: one block an SM, all kept
 /// ```
-pub fn grid_for_heavy_merges(n: usize, elem_size: usize, block: u32, resident: u32) -> u32 {
+pub fn grid_for_heavy_merges(n: usize, elem_size: usize, block: u32, resident: u32, sms: u32) -> u32 {
     let resident = resident.max(1);
+    let sms = sms.clamp(1, resident);
+    let per_sm = resident / sms;
     let round = ROUND_VECTORS as usize * block.max(1) as usize;
     let vectors = n.saturating_mul(elem_size).div_ceil(16);
     let rounds_on = |blocks: u32| vectors.div_ceil(round * blocks as usize);
-    if rounds_on(resident) > 8 {
+    if per_sm < 2 || rounds_on(resident) > 8 {
         return resident;
     }
-    let half = (resident / 2).max(1);
-    if rounds_on(half) <= 4 { half } else { (resident - resident / 4).max(1) }
+    let half = per_sm / 2 * sms;
+    if rounds_on(half) <= 4 { half } else { per_sm * 3 / 4 * sms }
 }
 
 /// The levels that reduce `n > 0` elements to one. Levels after the first
@@ -330,17 +335,25 @@ mod tests {
     fn heavy_merges_run_fewer_blocks_only_on_short_inputs() {
         for elem_size in [2, 4, 8] {
             for block in [0u32, 256, 1024] {
-                for resident in [0u32, 1, 3, 264, 528, 660] {
+                for (resident, sms) in
+                    [(0u32, 0u32), (1, 132), (3, 1), (132, 132), (264, 132), (528, 132), (660, 132), (99, 132)]
+                {
                     for n in [0usize, 1, 1000, 1 << 20, 1 << 22, (1 << 24) + 3, 1 << 28, usize::MAX] {
-                        let grid = grid_for_heavy_merges(n, elem_size, block, resident);
-                        let resident = resident.max(1);
-                        assert!((1..=resident).contains(&grid), "n={n} size {elem_size} b{block} r{resident}: {grid}");
+                        let grid = grid_for_heavy_merges(n, elem_size, block, resident, sms);
+                        let (resident, sms) = (resident.max(1), sms.clamp(1, resident.max(1)));
+                        let at = format!("n={n} size {elem_size} b{block} r{resident} on {sms}: {grid}");
+                        assert!((1..=resident).contains(&grid), "{at}");
                         let round = ROUND_VECTORS as usize * block.max(1) as usize;
                         let vectors = n.saturating_mul(elem_size).div_ceil(16);
-                        if vectors.div_ceil(round * resident as usize) > 8 {
-                            assert_eq!(grid, resident, "n={n}: a long input keeps every block");
+                        let per_sm = resident / sms;
+                        if vectors.div_ceil(round * resident as usize) > 8 || per_sm < 2 {
+                            assert_eq!(grid, resident, "{at}: a long input, or one block an SM, keeps every block");
                         } else {
-                            assert!(grid == (resident / 2).max(1) || grid == (resident - resident / 4).max(1));
+                            assert!(grid == per_sm / 2 * sms || grid == per_sm * 3 / 4 * sms, "{at}");
+                            assert!(
+                                grid.is_multiple_of(sms) && grid < resident,
+                                "{at}: whole blocks on every SM, fewer"
+                            );
                         }
                     }
                 }

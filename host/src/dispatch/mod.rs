@@ -531,7 +531,9 @@ fn flat_levels(request: &Request, kernel: &Kernel, entry: &str, block: u32, card
         let resident = request.options.max_grid.map_or(resident, |g| resident.min(g.max(1)));
         match (kernel.scheme, request.inputs, request.acc_bytes) {
             (Scheme::SinglePass, 1, ..=8) => grid_in_whole_rounds(request.n, elem, block, resident),
-            (Scheme::SinglePass, _, 17..) => grid_for_heavy_merges(request.n, elem, block, resident),
+            (Scheme::SinglePass, _, 17..) => {
+                grid_for_heavy_merges(request.n, elem, block, resident, card.tuning().sm_count)
+            }
             _ => resident,
         }
     } else {

@@ -168,7 +168,7 @@ fn the_variance_runs_fewer_blocks_on_short_inputs() {
         let p = plan(&Request::of::<Moments, f32>(n, &Options::default()), &card).unwrap();
         let resident = card.resident_blocks(&p.entry, p.block, p.smem).unwrap();
         let grid = p.levels[0].launches[0].grid;
-        let want = if short { grid_for_heavy_merges(n, 4, p.block, resident) } else { resident };
+        let want = if short { grid_for_heavy_merges(n, 4, p.block, resident, card.0.sm_count) } else { resident };
         assert_eq!((grid, short), (want, grid < resident), "2^{}: {grid} blocks of {resident}", n.ilog2());
     }
 }
@@ -181,7 +181,8 @@ fn planning_helpers_are_total() {
     let k = Kernel::find("reduce7").unwrap();
     assert_eq!(grid_for(k, 1000, 0, 0), 1);
     assert_eq!(grid_in_whole_rounds(1000, 4, 0, 0), 1);
-    assert_eq!(grid_for_heavy_merges(usize::MAX, 16, 0, 0), 1);
+    assert_eq!(grid_for_heavy_merges(usize::MAX, 16, 0, 0, 0), 1);
+    assert_eq!(grid_for_heavy_merges(usize::MAX, 16, u32::MAX, u32::MAX, u32::MAX), u32::MAX);
     assert!(depth(k, &levels(k, 1000, 0, 4), 0) > 0);
     let huge = Tuning { sm_count: u32::MAX, threads_per_sm: u32::MAX, bandwidth_per_sm: 1e9 };
     assert!([256, 512, 1024].contains(&huge.default_block("argmax", usize::MAX)));
