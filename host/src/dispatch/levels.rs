@@ -112,8 +112,7 @@ pub fn grid_for(kernel: &Kernel, n: usize, block: u32, resident: u32) -> u32 {
 /// assert_eq!(grid_in_whole_rounds(1 << 24, 4, 256, 1056), 1056); // f32: four rounds, every block
 /// ```
 pub fn grid_in_whole_rounds(n: usize, elem_size: usize, block: u32, resident: u32) -> u32 {
-    let round = ROUND_VECTORS as usize * block.max(1) as usize;
-    let vectors = n.saturating_mul(elem_size).div_ceil(16);
+    let (vectors, round) = vectors_and_round(n, elem_size, block);
     let rounds = vectors.div_ceil(round * resident.max(1) as usize);
     if rounds > 2 {
         return resident.max(1);
@@ -150,14 +149,21 @@ pub fn grid_for_heavy_merges(n: usize, elem_size: usize, block: u32, resident: u
     let resident = resident.max(1);
     let sms = sms.clamp(1, resident);
     let per_sm = resident / sms;
-    let round = ROUND_VECTORS as usize * block.max(1) as usize;
-    let vectors = n.saturating_mul(elem_size).div_ceil(16);
+    let (vectors, round) = vectors_and_round(n, elem_size, block);
     let rounds_on = |blocks: u32| vectors.div_ceil(round * blocks as usize);
     if per_sm < 2 || rounds_on(resident) > 8 {
         return resident;
     }
     let half = per_sm / 2 * sms;
     if rounds_on(half) <= 4 { half } else { per_sm * 3 / 4 * sms }
+}
+
+/// The 16-byte vectors of `n` elements of `elem_size` bytes, and how many
+/// of them a round of [`ROUND_VECTORS`] loads takes for a block of `block`
+/// threads: what [`grid_in_whole_rounds`] and [`grid_for_heavy_merges`]
+/// count rounds with.
+fn vectors_and_round(n: usize, elem_size: usize, block: u32) -> (usize, usize) {
+    (n.saturating_mul(elem_size).div_ceil(16), ROUND_VECTORS as usize * block.max(1) as usize)
 }
 
 /// The levels that reduce `n > 0` elements to one. Levels after the first
