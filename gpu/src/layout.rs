@@ -8,7 +8,7 @@ pub const SINGLE_PASS_FLAG_OFFSET: usize = 32 * 32;
 
 /// `single_pass` and `segments` (`strided_fold.rs`): 16-byte vectors a
 /// thread loads before it combines any of them, a *round*; the host sizes
-/// short inputs' grids in whole rounds (`reduction::plan::grid_in_whole_rounds`).
+/// short inputs' grids in whole rounds (`reduction::dispatch::grid_in_whole_rounds`).
 pub const ROUND_VECTORS: u64 = 4;
 
 /// `single_pass`: dynamic shared memory per block, in bytes.

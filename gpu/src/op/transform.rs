@@ -6,7 +6,7 @@
 //! `torch.linalg.vector_norm` on CUDA, and like the library's float sums,
 //! with the same error bound: `|computed - exact| ≤ h·ε·Σ|mapped|`, where
 //! `ε` is the accumulator's unit roundoff and `h` the longest chain of
-//! additions (`reduction::plan::depth`; the GPU may fuse a product into the
+//! additions (`reduction::dispatch::depth`; the GPU may fuse a product into the
 //! sum, `fma`, which only tightens it). The norm is the square root of the
 //! sum of squares, unscaled: it overflows to `inf` when that sum does.
 

@@ -112,11 +112,11 @@ pub fn grid_for(kernel: &Kernel, n: usize, block: u32, resident: u32) -> u32 {
 /// assert_eq!(grid_in_whole_rounds(1 << 24, 4, 256, 1056), 1056); // f32: four rounds, every block
 /// ```
 pub fn grid_in_whole_rounds(n: usize, elem_size: usize, block: u32, resident: u32) -> u32 {
-    let (vectors, round) = vectors_and_round(n, elem_size, block);
-    let rounds = vectors.div_ceil(round * resident.max(1) as usize);
+    let rounds = rounds_on(n, elem_size, block)(resident);
     if rounds > 2 {
         return resident.max(1);
     }
+    let (vectors, round) = vectors_and_round(n, elem_size, block);
     vectors.div_ceil(round * rounds.max(1)).clamp(1, resident.max(1) as usize) as u32
 }
 
@@ -147,21 +147,75 @@ pub fn grid_in_whole_rounds(n: usize, elem_size: usize, block: u32, resident: u3
 /// ```
 pub fn grid_for_heavy_merges(n: usize, elem_size: usize, block: u32, resident: u32, sms: u32) -> u32 {
     let resident = resident.max(1);
-    let sms = sms.clamp(1, resident);
-    let per_sm = resident / sms;
-    let (vectors, round) = vectors_and_round(n, elem_size, block);
-    let rounds_on = |blocks: u32| vectors.div_ceil(round * blocks as usize);
-    if per_sm < 2 || rounds_on(resident) > 8 {
+    let rounds_on = rounds_on(n, elem_size, block);
+    if rounds_on(resident) > SHORT_ROUNDS {
         return resident;
     }
-    let half = per_sm / 2 * sms;
-    if rounds_on(half) <= 4 { half } else { per_sm * 3 / 4 * sms }
+    let half = share_of_each_sm(resident, sms, 1, 2, 2);
+    if rounds_on(half) <= 4 { half } else { share_of_each_sm(resident, sms, 3, 4, 2) }
+}
+
+/// The most blocks a single-pass logsumexp over `n` elements of
+/// `elem_size` bytes (an accumulator of at most 8 bytes) should have on
+/// `resident` blocks over `sms` SMs: those of [`grid_in_whole_rounds`];
+/// where that keeps every block (more than two rounds a thread) on a short
+/// input (at most eight), half the blocks an SM holds where it holds four
+/// or more (blocks of 256 threads, not the three of 512 from 2^25
+/// elements on an H100), in whole blocks on every SM. An element costs an
+/// exponential and a merge rescales a sum by one, so fewer warps doing
+/// more rounds each cost less. Measured on an
+/// H100 (`reduce ops --op logsumexp --max-grid G`, one sitting, two passes;
+/// `docs/src/performance/tuning.md`, logsumexp on short inputs): `f32`
+/// of 2^23 elements took 18.08-18.11 µs on 396 blocks of 256 and
+/// 18.66-18.69 on the 792 resident, of 2^24 28.77-28.78 and 29.50-29.57;
+/// `bf16` of 2^24 18.38-18.50 and 19.07-19.14, `f16` 18.37-18.45 and
+/// 19.22-19.30; where [`grid_in_whole_rounds`] gives fewer blocks, it does
+/// better than half (`bf16` of 2^23 12.83-12.86 µs on 512, 13.07-13.23 on 396).
+///
+/// ```
+/// use reduction::dispatch::grid_for_logsumexp;
+/// assert_eq!(grid_for_logsumexp(1 << 23, 4, 256, 792, 132), 396); // f32: three rounds a thread on all
+/// assert_eq!(grid_for_logsumexp(1 << 23, 2, 256, 792, 132), 512); // bf16: two rounds, whole
+/// assert_eq!(grid_for_logsumexp(1 << 25, 4, 512, 396, 132), 396); // eleven rounds: every block
+/// assert_eq!(grid_for_logsumexp(1 << 25, 2, 512, 396, 132), 396); // three blocks an SM: all kept
+/// ```
+pub fn grid_for_logsumexp(n: usize, elem_size: usize, block: u32, resident: u32, sms: u32) -> u32 {
+    let resident = resident.max(1);
+    let grid = grid_in_whole_rounds(n, elem_size, block, resident);
+    if grid < resident || rounds_on(n, elem_size, block)(resident) > SHORT_ROUNDS {
+        return grid;
+    }
+    share_of_each_sm(resident, sms, 1, 2, 4)
+}
+
+/// The most rounds of [`ROUND_VECTORS`] loads a thread has on an input
+/// [`grid_for_heavy_merges`] and [`grid_for_logsumexp`] call short.
+const SHORT_ROUNDS: usize = 8;
+
+/// `num / den` of the blocks each of `sms` SMs holds, of `resident` on
+/// the card, in whole blocks on every SM; all of them where an SM holds
+/// fewer than `least`.
+fn share_of_each_sm(resident: u32, sms: u32, num: u64, den: u64, least: u32) -> u32 {
+    let resident = resident.max(1);
+    let sms = sms.clamp(1, resident);
+    let per_sm = resident / sms;
+    if per_sm < least.max(2) {
+        return resident;
+    }
+    (per_sm as u64 * num / den * sms as u64).clamp(1, resident as u64) as u32
+}
+
+/// How many rounds each thread has with `blocks` blocks of `block` threads
+/// over `n` elements of `elem_size` bytes.
+fn rounds_on(n: usize, elem_size: usize, block: u32) -> impl Fn(u32) -> usize {
+    let (vectors, round) = vectors_and_round(n, elem_size, block);
+    move |blocks| vectors.div_ceil(round.saturating_mul(blocks.max(1) as usize))
 }
 
 /// The 16-byte vectors of `n` elements of `elem_size` bytes, and how many
 /// of them a round of [`ROUND_VECTORS`] loads takes for a block of `block`
-/// threads: what [`grid_in_whole_rounds`] and [`grid_for_heavy_merges`]
-/// count rounds with.
+/// threads: what [`grid_in_whole_rounds`] and [`rounds_on`] count rounds
+/// with.
 fn vectors_and_round(n: usize, elem_size: usize, block: u32) -> (usize, usize) {
     (n.saturating_mul(elem_size).div_ceil(16), ROUND_VECTORS as usize * block.max(1) as usize)
 }

@@ -31,7 +31,8 @@ mod tuning;
 pub(crate) use by_key::ByKeyKernel;
 pub use by_key::{BY_KEY_BLOCK, HASH_SLOTS, by_key_plan};
 pub use levels::{
-    Launch, Level, MAX_CHUNK, depth, grid_for, grid_for_heavy_merges, grid_in_whole_rounds, levels, scratch_sizes,
+    Launch, Level, MAX_CHUNK, depth, grid_for, grid_for_heavy_merges, grid_for_logsumexp, grid_in_whole_rounds, levels,
+    scratch_sizes,
 };
 pub use modes::mode_entry;
 pub(crate) use modes::{mode_kernel, portable_form, shaped_mode};
@@ -523,17 +524,20 @@ pub(super) fn fuller_block(
 /// per element and keep every block: halving their threads cost them up to
 /// 1 µs at 2^16-2^20. An accumulator of more than 16 bytes (the variance's
 /// three `f64`) has a heavy merge, and a short input fewer blocks
-/// ([`grid_for_heavy_merges`]).
+/// ([`grid_for_heavy_merges`]); so does logsumexp, an exponential an
+/// element, where its rounds are not whole ([`grid_for_logsumexp`]).
 fn flat_levels(request: &Request, kernel: &Kernel, entry: &str, block: u32, card: &impl Limits) -> Result<Vec<Level>> {
     let elem = request.elem_bytes;
     let resident = if kernel.scheme.grid_stride() {
         let resident = card.resident_blocks(entry, block, kernel.scheme.smem(block, elem))?;
         let resident = request.options.max_grid.map_or(resident, |g| resident.min(g.max(1)));
+        let sms = card.tuning().sm_count;
         match (kernel.scheme, request.inputs, request.acc_bytes) {
-            (Scheme::SinglePass, 1, ..=8) => grid_in_whole_rounds(request.n, elem, block, resident),
-            (Scheme::SinglePass, _, 17..) => {
-                grid_for_heavy_merges(request.n, elem, block, resident, card.tuning().sm_count)
+            (Scheme::SinglePass, 1, ..=8) if request.op == Op::LogSumExp.name() => {
+                grid_for_logsumexp(request.n, elem, block, resident, sms)
             }
+            (Scheme::SinglePass, 1, ..=8) => grid_in_whole_rounds(request.n, elem, block, resident),
+            (Scheme::SinglePass, _, 17..) => grid_for_heavy_merges(request.n, elem, block, resident, sms),
             _ => resident,
         }
     } else {

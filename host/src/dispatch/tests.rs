@@ -3,7 +3,7 @@
 use super::*;
 use crate::options::Determinism;
 use gpu::layout::MODES_SMEM;
-use gpu::op::{ArgMax, Dot, Moments, Sum};
+use gpu::op::{ArgMax, Dot, LogSumExp, Moments, Sum};
 
 /// An H100 (132 SMs, 25 GB/s an SM), an A100 (108 SMs) and a small card
 /// of 24 SMs holding 1536 threads each; every entry allows `most`
@@ -173,6 +173,20 @@ fn the_variance_runs_fewer_blocks_on_short_inputs() {
     }
 }
 
+/// logsumexp runs half the blocks the card holds where a thread would have
+/// more than two rounds on a short input, else the grid of whole rounds.
+#[test]
+fn logsumexp_runs_half_the_blocks_where_its_rounds_are_not_whole() {
+    let card = cards(1024)[0];
+    for (n, half) in [(1usize << 22, false), (1 << 24, true), (1 << 28, false)] {
+        let p = plan(&Request::of::<LogSumExp, f32>(n, &Options::default()), &card).unwrap();
+        let resident = card.resident_blocks(&p.entry, p.block, p.smem).unwrap();
+        let grid = p.levels[0].launches[0].grid;
+        let want = if half { resident / 2 } else { grid_in_whole_rounds(n, 4, p.block, resident) };
+        assert_eq!(grid, want, "2^{}: {grid} blocks of {resident}", n.ilog2());
+    }
+}
+
 /// The public planning helpers give an answer for any arguments: a block of
 /// 0 threads, a card of the largest counts (no division by zero, no
 /// overflow; the plan itself refuses such blocks).
@@ -183,6 +197,10 @@ fn planning_helpers_are_total() {
     assert_eq!(grid_in_whole_rounds(1000, 4, 0, 0), 1);
     assert_eq!(grid_for_heavy_merges(usize::MAX, 16, 0, 0, 0), 1);
     assert_eq!(grid_for_heavy_merges(usize::MAX, 16, u32::MAX, u32::MAX, u32::MAX), u32::MAX);
+    assert_eq!(grid_for_logsumexp(usize::MAX, 16, 0, 0, 0), 1);
+    // one round a thread on every block: the fewest blocks that take it whole
+    let whole = grid_in_whole_rounds(usize::MAX, 16, u32::MAX, u32::MAX);
+    assert_eq!((grid_for_logsumexp(usize::MAX, 16, u32::MAX, u32::MAX, u32::MAX), whole), (whole, 67108865));
     assert!(depth(k, &levels(k, 1000, 0, 4), 0) > 0);
     let huge = Tuning { sm_count: u32::MAX, threads_per_sm: u32::MAX, bandwidth_per_sm: 1e9 };
     assert!([256, 512, 1024].contains(&huge.default_block("argmax", usize::MAX)));
