@@ -112,12 +112,12 @@ pub fn grid_for(kernel: &Kernel, n: usize, block: u32, resident: u32) -> u32 {
 /// assert_eq!(grid_in_whole_rounds(1 << 24, 4, 256, 1056), 1056); // f32: four rounds, every block
 /// ```
 pub fn grid_in_whole_rounds(n: usize, elem_size: usize, block: u32, resident: u32) -> u32 {
-    let rounds = rounds_on(n, elem_size, block)(resident);
-    if rounds > 2 {
+    let rounds = Rounds::of(n, elem_size, block);
+    let each = rounds.on(resident);
+    if each > 2 {
         return resident.max(1);
     }
-    let (vectors, round) = vectors_and_round(n, elem_size, block);
-    vectors.div_ceil(round * rounds.max(1)).clamp(1, resident.max(1) as usize) as u32
+    rounds.fewest_blocks_for(each).clamp(1, resident.max(1) as usize) as u32
 }
 
 /// The most blocks a single-pass launch over `n` elements of `elem_size`
@@ -147,12 +147,12 @@ pub fn grid_in_whole_rounds(n: usize, elem_size: usize, block: u32, resident: u3
 /// ```
 pub fn grid_for_heavy_merges(n: usize, elem_size: usize, block: u32, resident: u32, sms: u32) -> u32 {
     let resident = resident.max(1);
-    let rounds_on = rounds_on(n, elem_size, block);
-    if rounds_on(resident) > SHORT_ROUNDS {
+    let rounds = Rounds::of(n, elem_size, block);
+    if rounds.on(resident) > SHORT_ROUNDS {
         return resident;
     }
     let half = share_of_each_sm(resident, sms, 1, 2, 2);
-    if rounds_on(half) <= 4 { half } else { share_of_each_sm(resident, sms, 3, 4, 2) }
+    if rounds.on(half) <= 4 { half } else { share_of_each_sm(resident, sms, 3, 4, 2) }
 }
 
 /// The most blocks a single-pass logsumexp over `n` elements of
@@ -182,7 +182,7 @@ pub fn grid_for_heavy_merges(n: usize, elem_size: usize, block: u32, resident: u
 pub fn grid_for_logsumexp(n: usize, elem_size: usize, block: u32, resident: u32, sms: u32) -> u32 {
     let resident = resident.max(1);
     let grid = grid_in_whole_rounds(n, elem_size, block, resident);
-    if grid < resident || rounds_on(n, elem_size, block)(resident) > SHORT_ROUNDS {
+    if grid < resident || Rounds::of(n, elem_size, block).on(resident) > SHORT_ROUNDS {
         return grid;
     }
     share_of_each_sm(resident, sms, 1, 2, 4)
@@ -199,25 +199,38 @@ fn share_of_each_sm(resident: u32, sms: u32, num: u64, den: u64, least: u32) -> 
     let resident = resident.max(1);
     let sms = sms.clamp(1, resident);
     let per_sm = resident / sms;
-    if per_sm < least.max(2) {
+    if per_sm < least {
         return resident;
     }
     (per_sm as u64 * num / den * sms as u64).clamp(1, resident as u64) as u32
 }
 
-/// How many rounds each thread has with `blocks` blocks of `block` threads
-/// over `n` elements of `elem_size` bytes.
-fn rounds_on(n: usize, elem_size: usize, block: u32) -> impl Fn(u32) -> usize {
-    let (vectors, round) = vectors_and_round(n, elem_size, block);
-    move |blocks| vectors.div_ceil(round.saturating_mul(blocks.max(1) as usize))
+/// An input's 16-byte vectors and how many of them a block's round of
+/// [`ROUND_VECTORS`] loads a thread takes: what the grids above count
+/// rounds with.
+struct Rounds {
+    vectors: usize,
+    round: usize,
 }
 
-/// The 16-byte vectors of `n` elements of `elem_size` bytes, and how many
-/// of them a round of [`ROUND_VECTORS`] loads takes for a block of `block`
-/// threads: what [`grid_in_whole_rounds`] and [`rounds_on`] count rounds
-/// with.
-fn vectors_and_round(n: usize, elem_size: usize, block: u32) -> (usize, usize) {
-    (n.saturating_mul(elem_size).div_ceil(16), ROUND_VECTORS as usize * block.max(1) as usize)
+impl Rounds {
+    /// For `n` elements of `elem_size` bytes and blocks of `block` threads.
+    fn of(n: usize, elem_size: usize, block: u32) -> Rounds {
+        Rounds {
+            vectors: n.saturating_mul(elem_size).div_ceil(16),
+            round: ROUND_VECTORS as usize * block.max(1) as usize,
+        }
+    }
+
+    /// The rounds each thread has on `blocks` blocks.
+    fn on(&self, blocks: u32) -> usize {
+        self.vectors.div_ceil(self.round.saturating_mul(blocks.max(1) as usize))
+    }
+
+    /// The fewest blocks on which each thread has at most `rounds` rounds.
+    fn fewest_blocks_for(&self, rounds: usize) -> usize {
+        self.vectors.div_ceil(self.round.saturating_mul(rounds.max(1)))
+    }
 }
 
 /// The levels that reduce `n > 0` elements to one. Levels after the first
