@@ -112,12 +112,7 @@ pub fn grid_for(kernel: &Kernel, n: usize, block: u32, resident: u32) -> u32 {
 /// assert_eq!(grid_in_whole_rounds(1 << 24, 4, 256, 1056), 1056); // f32: four rounds, every block
 /// ```
 pub fn grid_in_whole_rounds(n: usize, elem_size: usize, block: u32, resident: u32) -> u32 {
-    let rounds = Rounds::of(n, elem_size, block);
-    let each = rounds.on(resident);
-    if each > 2 {
-        return resident.max(1);
-    }
-    rounds.fewest_blocks_for(each).clamp(1, resident.max(1) as usize) as u32
+    Rounds::of(n, elem_size, block).grid_in_whole_rounds(resident)
 }
 
 /// The most blocks a single-pass launch over `n` elements of `elem_size`
@@ -181,8 +176,9 @@ pub fn grid_for_heavy_merges(n: usize, elem_size: usize, block: u32, resident: u
 /// ```
 pub fn grid_for_logsumexp(n: usize, elem_size: usize, block: u32, resident: u32, sms: u32) -> u32 {
     let resident = resident.max(1);
-    let grid = grid_in_whole_rounds(n, elem_size, block, resident);
-    if grid < resident || Rounds::of(n, elem_size, block).on(resident) > SHORT_ROUNDS {
+    let rounds = Rounds::of(n, elem_size, block);
+    let grid = rounds.grid_in_whole_rounds(resident);
+    if grid < resident || rounds.on(resident) > SHORT_ROUNDS {
         return grid;
     }
     share_of_each_sm(resident, sms, 1, 2, 4)
@@ -230,6 +226,16 @@ impl Rounds {
     /// The fewest blocks on which each thread has at most `rounds` rounds.
     fn fewest_blocks_for(&self, rounds: usize) -> usize {
         self.vectors.div_ceil(self.round.saturating_mul(rounds.max(1)))
+    }
+
+    /// [`grid_in_whole_rounds`] on `resident` blocks.
+    fn grid_in_whole_rounds(&self, resident: u32) -> u32 {
+        let resident = resident.max(1);
+        let each = self.on(resident);
+        if each > 2 {
+            return resident;
+        }
+        self.fewest_blocks_for(each).clamp(1, resident as usize) as u32
     }
 }
 
