@@ -5,8 +5,10 @@
 //! (Pareto) lengths, the staged kernel's form for cards before sm_80,
 //! 2^24 rows of
 //! 16 and rows of 2^20; every strategy; arg-min/max ties and NaN per row;
-//! the same bits from run to run; results into a device buffer; the typed
-//! errors; and a planted error the check must reject.
+//! the same bits from run to run; results into a device buffer; the
+//! blocks the card holds of a launch past 48 KiB of shared memory, which
+//! the columns' grid is planned from; the typed errors; and a planted
+//! error the check must reject.
 
 mod common;
 
@@ -164,6 +166,7 @@ fn main() {
         gpu_trial("segments::staged_as_before_sm80", staged_before_sm80),
         gpu_trial("run_to_run::same_bits_20_runs", run_to_run),
         gpu_trial("device::results_into_a_device_buffer", into_device),
+        gpu_trial("device::blocks_held_past_48_kib_of_shared_memory", past_48_kib),
         gpu_trial_alone("errors::typed_before_any_launch", typed_errors), // counts the allocations: alone
         gpu_trial("planted::a_dropped_element_fails_the_check", planted),
         gpu_trial_alone("big::rows_of_2^20", rows_of_2_20),
@@ -357,6 +360,20 @@ fn run_to_run() -> Result<(), Failed> {
         }
     }
     Ok(())
+}
+
+/// A column block of the half types' variance holds 48 KiB of
+/// accumulators and 16 bytes more, past what a launch gets without asking:
+/// the card holds about as many of such blocks as of 48 KiB ones (the
+/// shared memory decides), not one an SM, or the planner, which counts the
+/// blocks a wave holds, plans its grid for too few.
+fn past_48_kib() -> Result<(), Failed> {
+    let r = reducer();
+    let gpu = r.gpu();
+    let entry = "columns_sum_f32";
+    let (unasked, past) =
+        (gpu.resident_blocks(entry, 256, 48 << 10)?, gpu.resident_blocks(entry, 256, (48 << 10) + 16)?);
+    ensure(2 * past > unasked, || format!("{entry}: {past} blocks at once of 48 KiB + 16 bytes, {unasked} of 48 KiB"))
 }
 
 fn into_device() -> Result<(), Failed> {

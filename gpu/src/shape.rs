@@ -69,9 +69,9 @@ pub const STAGED_BLOCKS_PER_SM: u32 = 4;
 /// (`reduction::dispatch::column_blocks_per_sm`: the variance of `f32`, 70
 /// registers alone, 64 declared; 1 GiB matrices along their columns, an
 /// H200 17-21% faster, an H100 3-6%). Where the card holds
-/// fewer of an entry's blocks and the grid would run one wave of them and a
-/// little of a second (`reduction::dispatch::wave_and_a_little`: three an
-/// SM), it aims at half as many.
+/// fewer of an entry's blocks and the grid would run a second wave of them
+/// and no third (`reduction::dispatch::second_wave`: three an SM, or the
+/// half types' variance, two), it aims at half as many.
 pub const COLUMN_BLOCKS_PER_SM: u32 = 4;
 
 /// Shared memory a block of `segments_staged` needs: a warp's stages.

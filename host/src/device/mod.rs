@@ -166,6 +166,23 @@ fn max_threads(func: &CudaFunction) -> Result<u32> {
     Ok(threads.max(0) as u32)
 }
 
+/// Shared memory a launch gets without asking: more must be allowed for
+/// the function first (a column block of the half types' variance holds
+/// 48 KiB of accumulators and the "last block" flag).
+pub(crate) const SMEM_UNASKED: u32 = 48 << 10;
+
+/// Let `func` be launched with `smem` bytes of dynamic shared memory, where
+/// that is more than [`SMEM_UNASKED`] and the card has it; else the
+/// driver's error. Before a launch, and before asking the occupancy API,
+/// which counts no blocks at all of a function not yet allowed its memory.
+pub(crate) fn allow_smem(func: &CudaFunction, smem: u32) -> std::result::Result<(), DriverError> {
+    use sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES as MAX_DYNAMIC;
+    if smem <= SMEM_UNASKED {
+        return Ok(());
+    }
+    func.set_attribute(MAX_DYNAMIC, smem as i32)
+}
+
 /// Why no GPU can be used here, or `None` if one can: the reason tests
 /// print after `SKIPPED:`.
 ///
@@ -451,9 +468,9 @@ impl Gpu {
         if let Some(&n) = self.resident.lock().unwrap_or_else(|p| p.into_inner()).get(&key) {
             return Ok(n);
         }
-        let per_sm = self
-            .loaded_with(entry, per_sm.map(|blocks| (block, blocks)))?
-            .func
+        let func = self.loaded_with(entry, per_sm.map(|blocks| (block, blocks)))?.func;
+        allow_smem(&func, smem).map_err(driver("cuFuncSetAttribute"))?;
+        let per_sm = func
             .occupancy_max_active_blocks_per_multiprocessor(block, smem as usize, None)
             .map_err(driver("cuOccupancyMaxActiveBlocksPerMultiprocessor"))?;
         let n = per_sm.max(1) * self.info.sm_count;

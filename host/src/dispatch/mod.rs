@@ -40,9 +40,8 @@ pub use shape::{
     EVEN, EVEN_STAGED_WARPS, EVEN_WARPS, HALF_COLUMN_BLOCKS_PER_SM, LONG, LONG_ACC_BYTES, LONG_MIN_TILE_BYTES,
     LONG_WARPS, PAIRED, SHORT, ShapeKernel, ShapePlan, TAIL, TAILED_MIN_TILE_BYTES, column_blocks_per_sm,
     column_wide_most, even_lengths, even_lengths_of, heavy_tail, heavy_tail_of, long_segments, long_segments_of,
-    paired_segments, paired_segments_of, rows_min_tile_bytes, rows_short_takes, scheduled_at, shape_plan,
+    paired_segments, paired_segments_of, rows_min_tile_bytes, rows_short_takes, scheduled_at, second_wave, shape_plan,
     short_segments, short_segments_of, single_stretch, staged_scheduled, staged_scheduled_of, team_vectors,
-    wave_and_a_little,
 };
 pub use tuning::Tuning;
 
@@ -422,8 +421,8 @@ fn check_operation(request: &Request, kernel: &Kernel) -> Result<()> {
 /// same on every card so that the order and the bits do not depend on it,
 /// and the entries of the operation's portable `form`
 /// (`dispatch::shaped_mode`). Where the columns kernel's
-/// automatic grid would run one wave of blocks and a little of a second
-/// ([`wave_and_a_little`]: the blocks of the entry the card holds at once,
+/// automatic grid would run a second wave of blocks and no third
+/// ([`second_wave`]: the blocks of the entry the card holds at once,
 /// as it is declared), it is planned for half as many blocks, where the
 /// SMs still get one and a half or more each.
 #[allow(clippy::too_many_arguments)]
@@ -445,7 +444,7 @@ pub(crate) fn shape_launch(
         return Ok(first);
     }
     let resident = card.resident_declared(&first.entry, SHAPE_BLOCK, first.smem, first.blocks_per_sm)?;
-    if !wave_and_a_little(first.grid as u64, resident as u64) {
+    if !second_wave(first.grid as u64, resident as u64) {
         return Ok(first);
     }
     // half as many, where the SMs still get one and a half or more each:

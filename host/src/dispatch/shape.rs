@@ -522,7 +522,7 @@ pub fn column_wide_most(op: Op, ty: DType) -> u32 {
 ///   (70 registers alone, three blocks an SM; declared, 64 and a few
 ///   spilled): an H200 17-21% faster on all five matrices (when it took 84
 ///   registers alone), an H100 3-6% faster on all five (at 70, against
-///   the grid that follows [`wave_and_a_little`] undeclared, itself
+///   the grid that follows [`second_wave`] undeclared, itself
 ///   8.6-18% faster than the 512 blocks of four matrices);
 /// * the variance of the half types: [`HALF_COLUMN_BLOCKS_PER_SM`] (eight
 ///   columns a thread, 160 registers alone: one block an SM; declared,
@@ -546,10 +546,12 @@ pub fn column_blocks_per_sm(op: Op, ty: DType) -> Option<u32> {
 }
 
 /// Whether a grid of `grid` blocks, of which the card holds `resident` at
-/// once, runs one wave and a little of a second: more than one wave, the
-/// second less than half full. Its last blocks run with the card mostly
-/// idle, where half as many blocks, each with twice the rows or columns,
-/// run in one wave together. The columns kernel aims at
+/// once, runs a second wave and no third: more than one wave, at most two.
+/// Its second wave's blocks each pay a block's start and end again (the
+/// columns' row lanes meet in a chain of merges, and the chunks' partials
+/// in the last block), and where the second is less than half full they
+/// run with the card mostly idle; half as many blocks, each with twice the
+/// rows or columns, run in one wave together. The columns kernel aims at
 /// [`Fit::column_blocks`], 512 on 132 SMs, four blocks an SM; an entry of
 /// 65-80 registers a thread, undeclared ([`column_blocks_per_sm`]), holds
 /// three an SM, 396 blocks at once. H100, 16384² `f32` along its columns,
@@ -557,18 +559,21 @@ pub fn column_blocks_per_sm(op: Op, ty: DType) -> Option<u32> {
 /// block) 425.8 µs, 256 (64 columns) 378.0, 1024 (64 columns, four chunks
 /// of rows) 374.8 (`reduce shapes --op moments --case "16384x16384 axis 0"
 /// --sweep --runs 10`); `nanmean` of `bf16` (74 registers) along four of
-/// the five matrices 4-12% faster (`docs/src/performance/tuning-heavier-shapes.md`).
+/// the five matrices 4-12% faster. The variance of the half types,
+/// declared two an SM (264 blocks at once), in two nearly full waves of
+/// 512: 16384² `bf16` 196.8 µs against 185.2 in one wave of 256, 16777216×16
+/// 218.3 against 199.9 (`--sweep`, `docs/src/performance/tuning-heavier-shapes.md`).
 ///
 /// ```
-/// use reduction::dispatch::wave_and_a_little;
-/// assert!(wave_and_a_little(512, 396)); // three blocks an SM of 132
-/// assert!(!wave_and_a_little(512, 528)); // four: one wave
-/// assert!(!wave_and_a_little(512, 264)); // two: two waves, the second nearly full
-/// assert!(!wave_and_a_little(2048, 396)); // five waves and a little
-/// assert!(!wave_and_a_little(256, 396));
+/// use reduction::dispatch::second_wave;
+/// assert!(second_wave(512, 396)); // three blocks an SM of 132
+/// assert!(second_wave(512, 264)); // two: two waves, the second nearly full
+/// assert!(!second_wave(512, 528)); // four: one wave
+/// assert!(!second_wave(2048, 396)); // five waves and a little
+/// assert!(!second_wave(256, 396));
 /// ```
-pub fn wave_and_a_little(grid: u64, resident: u64) -> bool {
-    resident < grid && 2 * grid < 3 * resident
+pub fn second_wave(grid: u64, resident: u64) -> bool {
+    resident < grid && grid <= 2 * resident
 }
 
 /// Blocks an SM the variance of the half types along columns is declared

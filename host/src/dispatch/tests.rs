@@ -208,12 +208,13 @@ fn planning_helpers_are_total() {
 }
 
 /// The columns' automatic grid is planned for half as many blocks where it
-/// would run one wave and a little: `nanmean` of 16384² `bf16` on an H100
-/// that holds three of its blocks an SM (396), not where it holds four,
-/// under an explicit strategy, or in the portable order; the variance of
-/// `f32`, declared four blocks an SM, keeps its 512.
+/// would run a second wave and no third: `nanmean` of 16384² `bf16` on an
+/// H100 that holds three of its blocks an SM (396), not where it holds
+/// four, under an explicit strategy, or in the portable order; the variance
+/// of `f32`, declared four blocks an SM, keeps its 512, that of `bf16`,
+/// declared two (264), runs 256 in one wave where 512 would run two.
 #[test]
-fn column_grids_are_not_a_wave_and_a_little() {
+fn column_grids_run_one_wave_not_two() {
     let h100 = |per_sm| (cards(1024)[0].0, 1024, per_sm);
     let m = Shape::Columns(crate::shape::Matrix::new(16384, 16384));
     let launch = |card: &(Tuning, u32, u32), op, strategy, portable| {
@@ -229,6 +230,11 @@ fn column_grids_are_not_a_wave_and_a_little() {
     assert_eq!(launch(&h100(3), nanmean, asked, false).grid, 512);
     let declared = launch(&h100(3), Op::Moments, auto, false);
     assert_eq!((declared.grid, declared.blocks_per_sm), (512, Some(4)));
+    let half = shape_launch(&h100(1), (Op::Moments, DType::BF16, 12), 1 << 28, m, auto, true, false, None).unwrap();
+    assert_eq!((half.grid, half.tile, half.split, half.blocks_per_sm), (256, 1, 1, Some(2)));
+    let tall = Shape::Columns(crate::shape::Matrix::new(1 << 24, 16));
+    let half = shape_launch(&h100(1), (Op::Moments, DType::BF16, 12), 1 << 28, tall, auto, true, false, None).unwrap();
+    assert_eq!((half.grid, half.split), (256, 256));
     // rows and segments keep their plans
     let rows = Shape::Rows(crate::shape::Matrix::new(16384, 16384));
     let p = shape_launch(&h100(3), (Op::Moments, DType::F32, 12), 1 << 28, rows, auto, true, false, None).unwrap();
@@ -237,12 +243,12 @@ fn column_grids_are_not_a_wave_and_a_little() {
 
 /// Half as many column blocks only where the SMs still get one and a half
 /// or more each: an A100 (108 SMs) holding two of the entry's blocks an SM
-/// (216) keeps its 256 blocks, a wave and a little, rather than run 128.
+/// (216) keeps its 256 blocks, a second wave, rather than run 128.
 #[test]
 fn fewer_column_blocks_still_give_each_sm_one_and_a_half() {
     let a100 = (cards(1024)[1].0, 1024, 2);
     let m = Shape::Columns(crate::shape::Matrix::new(16384, 16384));
     let p = shape_launch(&a100, (Op::NanMean, DType::BF16, 8), 1 << 28, m, Strategy::Auto, true, false, None).unwrap();
-    assert!(wave_and_a_little(p.grid as u64, 216));
+    assert!(second_wave(p.grid as u64, 216));
     assert_eq!(p.grid, 256);
 }

@@ -183,13 +183,7 @@ impl Gpu {
             block_dim: (plan.kernel.block(), 1, 1),
             shared_mem_bytes: plan.smem,
         };
-        if plan.smem > 48 << 10 {
-            // past the 48 KiB a launch gets without asking (a column block of
-            // half-precision variance holds 48 KiB of accumulators): allowed
-            // for this entry, where the card has it; else the launch's error
-            use cudarc::driver::sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES as MAX_DYNAMIC;
-            func.set_attribute(MAX_DYNAMIC, plan.smem as i32).map_err(|source| launch_error(entry, &cfg, source))?;
-        }
+        crate::device::allow_smem(&func, plan.smem).map_err(|source| launch_error(entry, &cfg, source))?;
         self.launch_with_exponent(entry, exponent, || {
             // SAFETY: `segments_{op}_{type}` entries (and `segments_long_`,
             // `rows_short_`, `rows_long_`, which `plan` picks only for rows that
