@@ -169,7 +169,7 @@ fn max_threads(func: &CudaFunction) -> Result<u32> {
 /// Shared memory a launch gets without asking: more must be allowed for
 /// the function first (a column block of the half types' variance holds
 /// 48 KiB of accumulators and the "last block" flag).
-pub(crate) const SMEM_UNASKED: u32 = 48 << 10;
+const SMEM_UNASKED: u32 = 48 << 10;
 
 /// Let `func` be launched with `smem` bytes of dynamic shared memory, where
 /// that is more than [`SMEM_UNASKED`] and the card has it; else the
