@@ -64,6 +64,11 @@ pub const STAGE_WARP_BYTES: u32 = 4096;
 /// segments (H100).
 pub const STAGED_BLOCKS_PER_SM: u32 = 4;
 
+/// Row lanes from which a column block's row lanes meet as a tree
+/// ([`Columns::row_tree`]): the tall matrices of one or two 16-byte
+/// column units a row (8 or 16 columns of a half type).
+pub const TREE_ROW_LANES: u32 = 128;
+
 /// Blocks of the columns kernel an SM is planned for ([`Fit::of`]), and
 /// declared to the JIT for those whose registers would allow fewer
 /// (`reduction::dispatch::column_blocks_per_sm`: the variance of `f32`, 70
@@ -698,6 +703,29 @@ impl Columns {
             row_lanes: SHAPE_BLOCK >> shift,
             col_tiles: (units + unit_lanes as u64 - 1) >> shift,
         }
+    }
+
+    /// Whether a block's row lanes meet as a tree (lane `r` taking in lane
+    /// `r + row_lanes/2`, then `r + row_lanes/4`, ...) rather than in a
+    /// chain from lane 0's part, for accumulators of `acc_bytes`: where
+    /// there are [`TREE_ROW_LANES`] or more, and the thread holds eight
+    /// columns of accumulators of more than 16 bytes (the half types'
+    /// variance). A thread of each column merges the row lanes' parts one
+    /// after the other while the rest of the block waits, and in a grid of
+    /// one wave every block's chain comes at its end, the memory idle: 127
+    /// merges in `f64` for 16 columns of a half type. The tree's code costs
+    /// the `f32` variance's kernel, held to 64 registers, three times the
+    /// spills (24 → 72 bytes), and the other operations' merges are cheap.
+    ///
+    /// ```
+    /// use gpu::shape::Columns;
+    /// assert!(Columns::new(16, 8, true, 1).row_tree(24)); // 16 bf16 columns: 128 row lanes
+    /// assert!(!Columns::new(16, 8, true, 1).row_tree(4)); // a sum
+    /// assert!(!Columns::new(8, 4, true, 1).row_tree(24)); // 8 f32 columns
+    /// assert!(!Columns::new(64, 8, true, 1).row_tree(24)); // 64 bf16 columns: 32 row lanes
+    /// ```
+    pub const fn row_tree(&self, acc_bytes: usize) -> bool {
+        acc_bytes > 16 && self.width >= 8 && self.row_lanes >= TREE_ROW_LANES
     }
 
     /// Columns per column tile.

@@ -430,8 +430,15 @@ fn columns<R: Reduction<T>, T: Copy>(
     let geo = Columns::new(cols as u64, (16 / size_of::<T>()) as u32, vector, wide);
     let step = geo.row_lanes as usize;
     let per_chunk = Columns::chunk_rows(rows as u64, chunks) as usize;
-    // the row lanes' accumulators, combined in row-lane order from lane 0's (`across_rows`)
-    let across = |lane: &dyn Fn(usize) -> R::Acc| (1..step).fold(lane(0), |v, l| R::combine(v, lane(l)));
+    // the row lanes' accumulators, combined in row-lane order from lane 0's,
+    // or as a tree (`across_rows`, `Columns::row_tree`)
+    let across = |lane: &dyn Fn(usize) -> R::Acc| {
+        if geo.row_tree(size_of::<R::Acc>()) {
+            team_tree(&mut (0..step).map(lane).collect::<Vec<_>>(), R::combine)
+        } else {
+            (1..step).fold(lane(0), |v, l| R::combine(v, lane(l)))
+        }
+    };
     results(
         cols as u64,
         (0..cols).map(|c| {
