@@ -557,6 +557,31 @@ mod tests {
         }
     }
 
+    /// logsumexp of `bf16` columns, tall (128 row lanes), wide and narrow:
+    /// within `f32`'s rounding of the exact value, so a row dropped or
+    /// merged twice by the row lanes or the chunks shows (one row of 5000
+    /// moves the result by about 2·10⁻⁴).
+    #[test]
+    fn logsumexp_columns_count_every_row_once() {
+        use gpu::half::bf16;
+        use gpu::op::LogSumExp;
+        for (rows, cols, pitch) in [(5000, 16, 16), (1003, 64, 72), (129, 8, 8)] {
+            let x: Vec<bf16> = exact(rows * pitch).iter().map(|&v| bf16::from_f32(v as f32)).collect();
+            let m = Matrix::new(rows, cols).pitch(pitch);
+            for (wide, chunks) in [(0, 0), (1, 1), (2, 3), (16, 5)] {
+                let s = Strategy::Columns { wide, chunks };
+                let got = shaped_fixed_order::<LogSumExp, bf16>(&[&x], Shape::Columns(m), s).unwrap();
+                for (c, g) in got.iter().enumerate() {
+                    let want = (0..rows).map(|r| (x[r * pitch + c].to_f32() as f64).exp()).sum::<f64>().ln();
+                    assert!(
+                        (*g as f64 - want).abs() <= 2e-5 * want.abs().max(1.0),
+                        "{rows}x{cols} {s:?} column {c}: {g}, {want}"
+                    );
+                }
+            }
+        }
+    }
+
     #[test]
     fn segments_count_every_element_once() {
         let n = 100_000u64;
