@@ -217,8 +217,9 @@ fn planning_helpers_are_total() {
 fn column_grids_run_one_wave_not_two() {
     let h100 = |per_sm| (cards(1024)[0].0, 1024, per_sm);
     let m = Shape::Columns(crate::shape::Matrix::new(16384, 16384));
+    let welford = size_of::<gpu::op::Welford>(); // the variance's accumulator
     let launch = |card: &(Tuning, u32, u32), op, strategy, portable| {
-        let (ty, acc) = if op == Op::Moments { (DType::F32, 12) } else { (DType::BF16, 8) };
+        let (ty, acc) = if op == Op::Moments { (DType::F32, welford) } else { (DType::BF16, 8) };
         shape_launch(card, (op, ty, acc), 1 << 28, m, strategy, true, portable, None).unwrap()
     };
     let (auto, nanmean) = (Strategy::Auto, Op::NanMean);
@@ -230,15 +231,17 @@ fn column_grids_run_one_wave_not_two() {
     assert_eq!(launch(&h100(3), nanmean, asked, false).grid, 512);
     let declared = launch(&h100(3), Op::Moments, auto, false);
     assert_eq!((declared.grid, declared.blocks_per_sm), (512, Some(4)));
-    let half = shape_launch(&h100(1), (Op::Moments, DType::BF16, 12), 1 << 28, m, auto, true, false, None).unwrap();
+    let half =
+        shape_launch(&h100(1), (Op::Moments, DType::BF16, welford), 1 << 28, m, auto, true, false, None).unwrap();
     assert_eq!((half.grid, half.tile, half.split, half.blocks_per_sm), (256, 1, 1, Some(2)));
     let tall = Shape::Columns(crate::shape::Matrix::new(1 << 24, 16));
-    let half = shape_launch(&h100(1), (Op::Moments, DType::BF16, 12), 1 << 28, tall, auto, true, false, None).unwrap();
+    let half =
+        shape_launch(&h100(1), (Op::Moments, DType::BF16, welford), 1 << 28, tall, auto, true, false, None).unwrap();
     assert_eq!((half.grid, half.split), (256, 256));
     // rows and segments keep their plans
     let rows = Shape::Rows(crate::shape::Matrix::new(16384, 16384));
-    let p = shape_launch(&h100(3), (Op::Moments, DType::F32, 12), 1 << 28, rows, auto, true, false, None).unwrap();
-    assert_eq!(p, shape_plan(Op::Moments, DType::F32, 12, 1 << 28, rows, auto, true, h100(3).0.fit()).unwrap());
+    let p = shape_launch(&h100(3), (Op::Moments, DType::F32, welford), 1 << 28, rows, auto, true, false, None).unwrap();
+    assert_eq!(p, shape_plan(Op::Moments, DType::F32, welford, 1 << 28, rows, auto, true, h100(3).0.fit()).unwrap());
 }
 
 /// Half as many column blocks only where the SMs still get one and a half
