@@ -200,6 +200,12 @@ pub trait Reduction<T> {
     /// default 4; 8 where a group's own cost (the variance's merge) is
     /// larger than its elements'.
     const COLUMN_ROWS: usize = 4;
+    /// Whether a column block's row lanes meet as a tree where it has many
+    /// of them (`gpu::shape::Columns::row_tree`) rather than in a chain
+    /// from lane 0's part: for merges that cost far more than an add (the
+    /// variance's in `f64`, logsumexp's with its exponentials). By default
+    /// `false`.
+    const COLUMN_TREE: bool = false;
     /// The accumulator of a short run of elements, from `IDENTITY`: the
     /// positions `e = from, from + step, ...` below `to`, element
     /// `element(e)` (`x`, and `y`) at index `first + (e − from)` (a lane's

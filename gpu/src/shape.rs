@@ -707,25 +707,26 @@ impl Columns {
 
     /// Whether a block's row lanes meet as a tree (lane `r` taking in lane
     /// `r + row_lanes/2`, then `r + row_lanes/4`, ...) rather than in a
-    /// chain from lane 0's part, for accumulators of `acc_bytes`: where
-    /// there are [`TREE_ROW_LANES`] or more, and the thread holds eight
-    /// columns of accumulators of more than 16 bytes (the half types'
-    /// variance). A thread of each column merges the row lanes' parts one
-    /// after the other while the rest of the block waits, and in a grid of
-    /// one wave every block's chain comes at its end, the memory idle: 127
-    /// merges in `f64` for 16 columns of a half type. The tree's code costs
-    /// the `f32` variance's kernel, held to 64 registers, three times the
-    /// spills (24 → 72 bytes), and the other operations' merges are cheap.
+    /// chain from lane 0's part, for an operation whose merge is `costly`
+    /// (`Reduction::COLUMN_TREE`: the variance's in `f64`, logsumexp's with
+    /// its exponentials): where there are [`TREE_ROW_LANES`] or more, and
+    /// the thread holds eight columns (a half type's 16-byte vector). A
+    /// thread of each column merges the row lanes' parts one after the
+    /// other while the rest of the block waits, and in a grid of one wave
+    /// every block's chain comes at its end, the memory idle: 127 merges
+    /// for 16 columns of a half type. The tree's code costs the `f32`
+    /// variance's kernel, held to 64 registers, three times the spills
+    /// (24 → 72 bytes), and the other operations' merges are cheap.
     ///
     /// ```
     /// use gpu::shape::Columns;
-    /// assert!(Columns::new(16, 8, true, 1).row_tree(24)); // 16 bf16 columns: 128 row lanes
-    /// assert!(!Columns::new(16, 8, true, 1).row_tree(4)); // a sum
-    /// assert!(!Columns::new(8, 4, true, 1).row_tree(24)); // 8 f32 columns
-    /// assert!(!Columns::new(64, 8, true, 1).row_tree(24)); // 64 bf16 columns: 32 row lanes
+    /// assert!(Columns::new(16, 8, true, 1).row_tree(true)); // 16 bf16 columns: 128 row lanes
+    /// assert!(!Columns::new(16, 8, true, 1).row_tree(false)); // a sum
+    /// assert!(!Columns::new(8, 4, true, 1).row_tree(true)); // 8 f32 columns
+    /// assert!(!Columns::new(64, 8, true, 1).row_tree(true)); // 64 bf16 columns: 32 row lanes
     /// ```
-    pub const fn row_tree(&self, acc_bytes: usize) -> bool {
-        acc_bytes > 16 && self.width >= 8 && self.row_lanes >= TREE_ROW_LANES
+    pub const fn row_tree(&self, costly: bool) -> bool {
+        costly && self.width >= 8 && self.row_lanes >= TREE_ROW_LANES
     }
 
     /// Columns per column tile.

@@ -433,7 +433,7 @@ fn columns<R: Reduction<T>, T: Copy>(
     // the row lanes' accumulators, combined in row-lane order from lane 0's,
     // or as a tree (`across_rows`, `Columns::row_tree`)
     let across = |lane: &dyn Fn(usize) -> R::Acc| {
-        if geo.row_tree(size_of::<R::Acc>()) {
+        if geo.row_tree(R::COLUMN_TREE) {
             team_tree(&mut (0..step).map(lane).collect::<Vec<_>>(), R::combine)
         } else {
             (1..step).fold(lane(0), |v, l| R::combine(v, lane(l)))

