@@ -527,6 +527,29 @@ mod tests {
         }
     }
 
+    /// Runs `R` over `bf16` columns of small integers, in wide, narrow and
+    /// chunked strategies, and hands `check` each column's values and result.
+    fn each_bf16_column<R: Reduction<gpu::half::bf16>>(
+        shapes: &[(usize, usize, usize)],
+        check: impl Fn(&[f64], &R::Out) -> bool,
+    ) where
+        R::Out: std::fmt::Debug,
+    {
+        use gpu::half::bf16;
+        for &(rows, cols, pitch) in shapes {
+            let x: Vec<bf16> = exact(rows * pitch).iter().map(|&v| bf16::from_f32(v as f32)).collect();
+            let m = Matrix::new(rows, cols).pitch(pitch);
+            for (wide, chunks) in [(0, 0), (1, 1), (2, 3), (16, 5)] {
+                let s = Strategy::Columns { wide, chunks };
+                let got = shaped_fixed_order::<R, bf16>(&[&x], Shape::Columns(m), s).unwrap();
+                for (c, g) in got.iter().enumerate() {
+                    let col: Vec<f64> = (0..rows).map(|r| x[r * pitch + c].to_f32() as f64).collect();
+                    assert!(check(&col, g), "{rows}x{cols} {s:?} column {c}: {g:?}");
+                }
+            }
+        }
+    }
+
     /// The variance of `bf16` columns folds eight rows a group
     /// (`Reduction::COLUMN_ROWS`): on small integers, whose means and sums
     /// of squared deviations every order gives exactly, each column's mean
@@ -534,27 +557,15 @@ mod tests {
     /// groups or the rows after them shows.
     #[test]
     fn eight_row_groups_count_every_row_once() {
-        use gpu::half::bf16;
         use gpu::op::Moments;
-        assert_eq!(<Moments as gpu::op::Reduction<bf16>>::COLUMN_ROWS, 8);
-        for (rows, cols, pitch) in [(5000, 16, 16), (1003, 64, 72), (129, 8, 8), (7, 8, 8)] {
-            let x: Vec<bf16> = exact(rows * pitch).iter().map(|&v| bf16::from_f32(v as f32)).collect();
-            let m = Matrix::new(rows, cols).pitch(pitch);
-            for (wide, chunks) in [(0, 0), (1, 1), (2, 3), (16, 5)] {
-                let s = Strategy::Columns { wide, chunks };
-                let got = shaped_fixed_order::<Moments, bf16>(&[&x], Shape::Columns(m), s).unwrap();
-                for (c, g) in got.iter().enumerate() {
-                    let col: Vec<f64> = (0..rows).map(|r| x[r * pitch + c].to_f32() as f64).collect();
-                    let mean = col.iter().sum::<f64>() / rows as f64;
-                    let m2 = col.iter().map(|v| (v - mean) * (v - mean)).sum::<f64>();
-                    let close = |a: f64, b: f64| (a - b).abs() <= 1e-9 * b.abs().max(1.0);
-                    assert!(
-                        close(g.mean, mean) && close(g.m2, m2),
-                        "{rows}x{cols} {s:?} column {c}: {g:?}, {mean} {m2}"
-                    );
-                }
-            }
-        }
+        assert_eq!(<Moments as Reduction<gpu::half::bf16>>::COLUMN_ROWS, 8);
+        let shapes = [(5000, 16, 16), (1003, 64, 72), (129, 8, 8), (7, 8, 8)];
+        each_bf16_column::<Moments>(&shapes, |col, g| {
+            let mean = col.iter().sum::<f64>() / col.len() as f64;
+            let m2 = col.iter().map(|v| (v - mean) * (v - mean)).sum::<f64>();
+            let close = |a: f64, b: f64| (a - b).abs() <= 1e-9 * b.abs().max(1.0);
+            close(g.mean, mean) && close(g.m2, m2)
+        });
     }
 
     /// logsumexp of `bf16` columns, tall (128 row lanes), wide and narrow:
@@ -563,23 +574,11 @@ mod tests {
     /// moves the result by about 2·10⁻⁴).
     #[test]
     fn logsumexp_columns_count_every_row_once() {
-        use gpu::half::bf16;
-        use gpu::op::LogSumExp;
-        for (rows, cols, pitch) in [(5000, 16, 16), (1003, 64, 72), (129, 8, 8)] {
-            let x: Vec<bf16> = exact(rows * pitch).iter().map(|&v| bf16::from_f32(v as f32)).collect();
-            let m = Matrix::new(rows, cols).pitch(pitch);
-            for (wide, chunks) in [(0, 0), (1, 1), (2, 3), (16, 5)] {
-                let s = Strategy::Columns { wide, chunks };
-                let got = shaped_fixed_order::<LogSumExp, bf16>(&[&x], Shape::Columns(m), s).unwrap();
-                for (c, g) in got.iter().enumerate() {
-                    let want = (0..rows).map(|r| (x[r * pitch + c].to_f32() as f64).exp()).sum::<f64>().ln();
-                    assert!(
-                        (*g as f64 - want).abs() <= 2e-5 * want.abs().max(1.0),
-                        "{rows}x{cols} {s:?} column {c}: {g}, {want}"
-                    );
-                }
-            }
-        }
+        let shapes = [(5000, 16, 16), (1003, 64, 72), (129, 8, 8)];
+        each_bf16_column::<gpu::op::LogSumExp>(&shapes, |col, g| {
+            let want = col.iter().map(|v| v.exp()).sum::<f64>().ln();
+            (*g as f64 - want).abs() <= 2e-5 * want.abs().max(1.0)
+        });
     }
 
     #[test]
