@@ -89,8 +89,8 @@ pub trait ExpLn:
     const ONE: Self;
     /// `eˣ` for `x ≤ 0` (0 below the smallest value).
     fn exp_neg(self) -> Self;
-    /// `exp(self − max)` for `self ≤ max`, `max` finite: an element's term
-    /// of a part whose maximum is `max`.
+    /// `exp(self − max)` for `self ≤ max`: an element's term of a part
+    /// whose maximum is `max` (read only where `max` is finite).
     #[inline(always)]
     fn exp_below(self, max: Self) -> Self {
         (self - max).exp_neg()
@@ -406,7 +406,6 @@ fn round_with<T: Copy, A: ExpLn, const L: usize, const V: usize>(
     x: [[T; L]; V],
     peak: Option<A>,
     widen: impl Fn(T) -> A + Copy,
-    exp: impl Fn(A) -> A + Copy,
 ) -> MaxSum<A> {
     let x = |v: usize, k: usize| widen(x[v][k]);
     // the round's largest element, and whether one is NaN: `peak` where
@@ -419,7 +418,7 @@ fn round_with<T: Copy, A: ExpLn, const L: usize, const V: usize>(
     };
     // `acc`'s NaN, if any, stays (a NaN element makes `nan`)
     let max = if largest > acc.max { largest } else { acc.max };
-    let scale = if acc.max < max { exp(acc.max - max) } else { A::ONE };
+    let scale = if acc.max < max { (acc.max - max).exp_neg() } else { A::ONE };
     let sum = acc.sum * scale + super::each::<A, L, V>(|v, k| x(v, k).exp_below(max), |a, b| a + b);
     MaxSum { max: if nan { A::NAN } else { max }, sum: if max == A::NEG_INF { acc.sum } else { sum } }
 }
@@ -482,7 +481,7 @@ macro_rules! logsumexp {
                 _: [u64; V],
             ) -> MaxSum<$a> {
                 let widen = |$x: $t| -> $a { $widen };
-                round_with(acc, x, <$t as RoundPeak<$a>>::round_peak(x), widen, ExpLn::exp_neg)
+                round_with(acc, x, <$t as RoundPeak<$a>>::round_peak(x), widen)
             }
             /// A short run as one part: `run_with`.
             #[inline(always)]
@@ -500,7 +499,7 @@ macro_rules! logsumexp {
             #[inline(always)]
             fn fold_strided<const L: usize>(acc: MaxSum<$a>, x: [$t; L], _: [$t; L], _: u64, _: u64) -> MaxSum<$a> {
                 let widen = |$x: $t| -> $a { $widen };
-                round_with(acc, [x], <$t as RoundPeak<$a>>::round_peak([x]), widen, ExpLn::exp_neg)
+                round_with(acc, [x], <$t as RoundPeak<$a>>::round_peak([x]), widen)
             }
             #[inline(always)]
             fn finish(acc: MaxSum<$a>, _: u64) -> $a {
